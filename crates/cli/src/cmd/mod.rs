@@ -1,0 +1,23 @@
+//! One small module per command.
+
+pub mod adapter_report;
+pub mod ask;
+pub mod check;
+pub mod eval;
+pub mod explain;
+pub mod frame;
+pub mod outcomes;
+pub mod replay;
+pub mod resume;
+pub mod run;
+
+use std::process::ExitCode;
+
+/// Exit status for usage and I/O problems.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Commands that are declared but not built yet say so and exit 2, never pretending to work.
+pub fn not_built(name: &str) -> ExitCode {
+    eprintln!("decision {name}: not available in this build yet");
+    ExitCode::from(EXIT_USAGE)
+}

@@ -1,0 +1,10 @@
+//! `decision resume`.
+
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> ExitCode {
+    super::not_built("resume")
+}

@@ -1,0 +1,56 @@
+//! `decision`: check, explain and run `DECISION.md` decision contracts.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+/// Declarative decision contracts for AI agent hosts.
+#[derive(Parser)]
+#[command(name = "decision", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check DECISION.md files: parse, schema, policy and adapter layers, and lints.
+    Check(cmd::check::Args),
+    /// Print a contract as a readable table.
+    Explain(cmd::explain::Args),
+    /// Show the frame and questions a block would send, with their digests.
+    Frame(cmd::frame::Args),
+    /// Verify decision records in session logs.
+    Replay(cmd::replay::Args),
+    /// Evaluate a block's policy on given answers.
+    Eval(cmd::eval::Args),
+    /// Ask a decision provider one block's questions and evaluate its policy.
+    Ask(cmd::ask::Args),
+    /// Run the reference coding host on a task.
+    Run(cmd::run::Args),
+    /// Continue an unfinished run from its session log.
+    Resume(cmd::resume::Args),
+    /// Generate or check a host capability report.
+    AdapterReport(cmd::adapter_report::Args),
+    /// Tool outcome contracts: lint, validate, report.
+    #[command(subcommand)]
+    Outcomes(cmd::outcomes::Command),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check(args) => cmd::check::run(args),
+        Command::Explain(args) => cmd::explain::run(args),
+        Command::Frame(args) => cmd::frame::run(args),
+        Command::Replay(args) => cmd::replay::run(args),
+        Command::Eval(args) => cmd::eval::run(args),
+        Command::Ask(args) => cmd::ask::run(args),
+        Command::Run(args) => cmd::run::run(args),
+        Command::Resume(args) => cmd::resume::run(args),
+        Command::AdapterReport(args) => cmd::adapter_report::run(args),
+        Command::Outcomes(command) => cmd::outcomes::run(command),
+    }
+}

@@ -1,0 +1,1 @@
+//! The check layers (schema, policy, adapter) and the lints.

@@ -1,0 +1,1 @@
+//! `JSON.stringify`-compatible serialisation and the reference's frame and request digests.

@@ -1,0 +1,205 @@
+//! Predicate compilation: the closed grammar of runtime.md §5.1, checked against the block's
+//! questions. Hand-written matchers: the grammar is five anchored forms.
+
+use thiserror::Error;
+
+use super::{CompiledPolicy, CompiledRule, FALLBACK_FORMS, Predicate};
+use crate::contract::{Block, Primitive, Question};
+use crate::syntax::text::{is_js_whitespace, js_trim};
+
+/// Why a predicate did not compile.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum CompileError {
+    #[error("`{0}` is not a predicate")]
+    NotAPredicate(String),
+    #[error("`top` needs a block with exactly one question (this block has {0})")]
+    TopNeedsOneQuestion(usize),
+    #[error("no question `{0}` in this block")]
+    NoSuchQuestion(String),
+    #[error("`{form}:{question}` needs a {expected} question, but `{question}` is a {actual} question")]
+    WrongType { form: &'static str, question: String, expected: &'static str, actual: &'static str },
+}
+
+/// Compile every rule of a block. Rules that fail keep their place with [`Predicate::Never`];
+/// the errors are returned beside them, with the rule index.
+pub fn compile_block(block: &Block) -> (CompiledPolicy, Vec<(usize, CompileError)>) {
+    let mut errors = Vec::new();
+    let rules = block
+        .policy
+        .iter()
+        .enumerate()
+        .map(|(index, rule)| {
+            let text = js_trim(&rule.predicate).to_string();
+            let predicate = match compile_predicate(&text, &block.questions) {
+                Ok(p) => p,
+                Err(e) => {
+                    errors.push((index, e));
+                    Predicate::Never
+                }
+            };
+            CompiledRule { predicate, action: rule.action.clone(), text, span: rule.span }
+        })
+        .collect();
+    (CompiledPolicy { block: block.id.clone(), rules }, errors)
+}
+
+/// Compile one trimmed predicate against a block's questions.
+pub fn compile_predicate(text: &str, questions: &[Question]) -> Result<Predicate, CompileError> {
+    if FALLBACK_FORMS.contains(&text) {
+        return Ok(Predicate::Fallback);
+    }
+    if let Some(rest) = text.strip_prefix("top")
+        && let Some((op, threshold)) = comparison(rest, &[">=", "<"])
+    {
+        let [only] = questions else {
+            return Err(CompileError::TopNeedsOneQuestion(questions.len()));
+        };
+        let question = only.id.clone();
+        return Ok(if op == ">=" {
+            Predicate::TopGte { question, threshold }
+        } else {
+            Predicate::TopLt { question, threshold }
+        });
+    }
+    if let Some(rest) = text.strip_prefix("prob:")
+        && let Some((id, rest)) = question_id(rest)
+        && let Some((op, threshold)) = comparison(rest, &[">=", "<"])
+    {
+        let question = typed(questions, "prob", id, Primitive::Noul)?;
+        return Ok(if op == ">=" {
+            Predicate::ProbGte { question, threshold }
+        } else {
+            Predicate::ProbLt { question, threshold }
+        });
+    }
+    if let Some(rest) = text.strip_prefix("score:")
+        && let Some((id, rest)) = question_id(rest)
+        && let Some((_, threshold)) = comparison(rest, &[">="])
+    {
+        let question = typed(questions, "score", id, Primitive::Score)?;
+        return Ok(Predicate::ScoreGte { question, threshold });
+    }
+    if let Some(rest) = text.strip_prefix("picked:")
+        && let Some((id, rest)) = question_id(rest)
+    {
+        let rest = rest.trim_start_matches(is_js_whitespace);
+        if let Some(rest) = rest.strip_prefix('=') {
+            let option = rest.trim_start_matches(is_js_whitespace);
+            if !option.is_empty() && !option.chars().any(is_js_whitespace) {
+                let question = typed(questions, "picked", id, Primitive::Choice)?;
+                return Ok(Predicate::Picked { question, option: option.to_string() });
+            }
+        }
+    }
+    Err(CompileError::NotAPredicate(text.to_string()))
+}
+
+fn typed(questions: &[Question], form: &'static str, id: &str, expected: Primitive) -> Result<String, CompileError> {
+    let question = questions.iter().find(|q| q.id == id).ok_or_else(|| CompileError::NoSuchQuestion(id.to_string()))?;
+    if question.primitive != expected {
+        return Err(CompileError::WrongType {
+            form,
+            question: id.to_string(),
+            expected: expected.as_str(),
+            actual: question.primitive.as_str(),
+        });
+    }
+    Ok(question.id.clone())
+}
+
+/// `[A-Za-z_][A-Za-z0-9_.-]*` at the start of `text`; returns it and the rest.
+fn question_id(text: &str) -> Option<(&str, &str)> {
+    let first = text.chars().next()?;
+    if !(first.is_ascii_alphabetic() || first == '_') {
+        return None;
+    }
+    let end =
+        text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-')).unwrap_or(text.len());
+    Some(text.split_at(end))
+}
+
+/// `ws* OP ws* NUM` filling the whole of `text`, with OP one of `ops` (tried in order).
+fn comparison(text: &str, ops: &[&'static str]) -> Option<(&'static str, f64)> {
+    let text = text.trim_start_matches(is_js_whitespace);
+    let op = ops.iter().find(|op| text.starts_with(**op))?;
+    let number = text.get(op.len()..)?.trim_start_matches(is_js_whitespace);
+    Some((op, decimal(number)?))
+}
+
+/// NUM = `[0-9]*\.?[0-9]+`, the whole string.
+fn decimal(text: &str) -> Option<f64> {
+    let (int, frac) = match text.split_once('.') {
+        Some((int, frac)) => (int, Some(frac)),
+        None => (text, None),
+    };
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let valid = match frac {
+        Some(frac) => digits(int) && !frac.is_empty() && digits(frac),
+        None => !int.is_empty() && digits(int),
+    };
+    if valid { text.parse().ok() } else { None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::Span;
+
+    fn q(id: &str, primitive: Primitive) -> Question {
+        Question { id: id.into(), ask: "a".into(), primitive, options: vec![], span: Span::default() }
+    }
+
+    #[test]
+    fn numbers_follow_the_reference_grammar() {
+        for ok in ["0.6", ".5", "2", "05", "1.25"] {
+            assert!(decimal(ok).is_some(), "{ok}");
+        }
+        for bad in ["1.", "-1", "1e3", "", ".", "0x1", "1.2.3", " 1"] {
+            assert!(decimal(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn forms_compile_against_question_types() {
+        let qs = [q("ok", Primitive::Noul), q("risk", Primitive::Score), q("tool", Primitive::Choice)];
+        assert_eq!(compile_predicate("else", &qs), Ok(Predicate::Fallback));
+        assert_eq!(compile_predicate("其余", &qs), Ok(Predicate::Fallback));
+        assert_eq!(
+            compile_predicate("prob:ok>=0.6", &qs),
+            Ok(Predicate::ProbGte { question: "ok".into(), threshold: 0.6 })
+        );
+        assert_eq!(
+            compile_predicate("prob:ok < .5", &qs),
+            Ok(Predicate::ProbLt { question: "ok".into(), threshold: 0.5 })
+        );
+        assert_eq!(
+            compile_predicate("score:risk >= 2", &qs),
+            Ok(Predicate::ScoreGte { question: "risk".into(), threshold: 2.0 })
+        );
+        assert_eq!(
+            compile_predicate("picked:tool = read_file", &qs),
+            Ok(Predicate::Picked { question: "tool".into(), option: "read_file".into() })
+        );
+        assert!(matches!(compile_predicate("prob:tool >= 0.9", &qs), Err(CompileError::WrongType { .. })));
+        assert!(matches!(compile_predicate("score:ok >= 2", &qs), Err(CompileError::WrongType { .. })));
+        assert!(matches!(compile_predicate("picked:ok = a", &qs), Err(CompileError::WrongType { .. })));
+        assert!(matches!(compile_predicate("prob:nope >= 0.5", &qs), Err(CompileError::NoSuchQuestion(_))));
+        assert!(matches!(compile_predicate("top >= 0.6", &qs), Err(CompileError::TopNeedsOneQuestion(3))));
+        for bad in [
+            "top > 0.6",
+            "prob:ok <= 0.5",
+            "confidence >= 0.9",
+            "prob: ok >= 0.5",
+            "score:risk < 2",
+            "Else",
+            "picked:tool = a b",
+        ] {
+            assert!(matches!(compile_predicate(bad, &qs), Err(CompileError::NotAPredicate(_))), "{bad}");
+        }
+        let one = [q("done", Primitive::Noul)];
+        assert_eq!(
+            compile_predicate("top<0.6", &one),
+            Ok(Predicate::TopLt { question: "done".into(), threshold: 0.6 })
+        );
+    }
+}

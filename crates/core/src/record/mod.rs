@@ -1,0 +1,1 @@
+//! `decision-record/v1` records and their verification.

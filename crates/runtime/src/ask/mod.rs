@@ -1,0 +1,1 @@
+//! Questions on the wire, merged requests, answer validation and the decider.

@@ -1,0 +1,1 @@
+//! Frames: host state cells, trust, the standard projections, and frame compilation.

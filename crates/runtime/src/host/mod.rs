@@ -1,0 +1,1 @@
+//! The reference coding host and its sandboxed file tools.

@@ -1,0 +1,12 @@
+//! `decision-runtime`: the host side of `DECISION.md` — frames and projections, questions and
+//! answers, decision providers, the indexed question space, graph execution, the session log
+//! and contract-driven tool outcomes.
+
+pub mod ask;
+pub mod frame;
+pub mod graph;
+pub mod host;
+pub mod log;
+pub mod outcome;
+pub mod provider;
+pub mod space;

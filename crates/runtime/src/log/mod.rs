@@ -1,0 +1,1 @@
+//! The session log: JSONL writer and reader, hash chain, replay.

@@ -1,0 +1,1 @@
+//! Tool outcomes: deliverable contracts, typed violations, weak-success telemetry, reports.

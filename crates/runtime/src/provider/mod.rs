@@ -1,0 +1,1 @@
+//! Decision providers: System One, OpenAI-compatible, mock, script, heuristic, fallback.

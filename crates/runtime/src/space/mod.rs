@@ -1,0 +1,1 @@
+//! The indexed decision state: the candidate table, operation and target heads.
