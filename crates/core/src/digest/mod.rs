@@ -1,1 +1,166 @@
 //! `JSON.stringify`-compatible serialisation and the reference's frame and request digests.
+//!
+//! A digest is the first 16 lowercase hex characters of SHA-256 over the UTF-8 bytes of
+//! `JSON.stringify(value)`. Two pre-images exist:
+//! - `frameDigest(node, state)` hashes `[node, Object.entries(state)]`;
+//! - `requestDigest(sentFrameDigest, sentQuestions)` hashes `[sentFrameDigest, sentQuestions]`.
+//!
+//! [`stringify`] serialises values built in Rust; [`canonical`] re-serialises JSON text read
+//! back from a log (keeping escaped lone surrogates), so both sides hash the same bytes.
+
+pub mod canonical;
+mod stringify;
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+pub use canonical::{Member, ScanError, ScanErrorKind, Scanner, ValueKind, canonicalize};
+pub use stringify::{integer_key, stringify, write_f64, write_number, write_string, write_value};
+
+/// How many hex characters of the SHA-256 a digest keeps.
+pub const DIGEST_CHARS: usize = 16;
+
+/// The first [`DIGEST_CHARS`] lowercase hex characters of SHA-256 over `bytes`.
+pub fn digest_bytes(bytes: &[u8]) -> String {
+    hex_prefix(&Sha256::digest(bytes), DIGEST_CHARS)
+}
+
+/// The full lowercase hex SHA-256 of `bytes` (64 characters).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex_prefix(&Sha256::digest(bytes), 64)
+}
+
+fn hex_prefix(hash: &[u8], chars: usize) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(chars);
+    for &byte in hash.iter().take(chars.div_ceil(2)) {
+        for nibble in [byte >> 4, byte & 0xF] {
+            if out.len() < chars {
+                out.push(char::from(HEX.get(usize::from(nibble)).copied().unwrap_or(b'0')));
+            }
+        }
+    }
+    out
+}
+
+/// The pre-image of `frameDigest(node, state)`: `JSON.stringify([node, Object.entries(state)])`.
+pub fn frame_preimage(node: &str, state: &Map<String, Value>) -> String {
+    let mut out = String::with_capacity(512);
+    out.push('[');
+    write_string(node, &mut out);
+    out.push_str(",[");
+    // Object.entries enumerates in property order: integer-like keys first.
+    let mut entries: Vec<(&String, &Value)> = state.iter().collect();
+    if entries.iter().any(|(k, _)| integer_key(k).is_some()) {
+        let (mut integers, others): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(k, _)| integer_key(k).is_some());
+        integers.sort_by_key(|(k, _)| integer_key(k));
+        integers.extend(others);
+        entries = integers;
+    }
+    for (index, (key, value)) in entries.into_iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        out.push('[');
+        write_string(key, &mut out);
+        out.push(',');
+        write_value(value, &mut out);
+        out.push(']');
+    }
+    out.push_str("]]");
+    out
+}
+
+/// `frameDigest(node, state)`.
+pub fn frame_digest(node: &str, state: &Map<String, Value>) -> String {
+    digest_bytes(frame_preimage(node, state).as_bytes())
+}
+
+/// The pre-image of `requestDigest`: `JSON.stringify([sentFrameDigest, sentQuestions])`.
+/// `sent_questions` is the wire form of the merged question set (keys `type`,
+/// `instructions`, `criteria`).
+pub fn request_preimage(sent_frame_digest: &str, sent_questions: &Value) -> String {
+    let mut out = String::with_capacity(512);
+    out.push('[');
+    write_string(sent_frame_digest, &mut out);
+    out.push(',');
+    write_value(sent_questions, &mut out);
+    out.push(']');
+    out
+}
+
+/// `requestDigest(sentFrameDigest, sentQuestions)`.
+pub fn request_digest(sent_frame_digest: &str, sent_questions: &Value) -> String {
+    digest_bytes(request_preimage(sent_frame_digest, sent_questions).as_bytes())
+}
+
+/// Digests over text that is already canonical (`JSON.stringify` output), as read back from
+/// a log by [`Scanner`]. The pieces are fed to SHA-256 directly, with no intermediate copy.
+pub mod raw {
+    use super::*;
+
+    /// `frameDigest` from the canonical quoted node string and the canonical state object
+    /// (`state`, whose members `members` lists in enumeration order).
+    pub fn frame_digest(node_json: &[u8], state: &[u8], members: &[Member]) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(b"[");
+        hasher.update(node_json);
+        hasher.update(b",[");
+        for (index, member) in members.iter().enumerate() {
+            hasher.update(if index == 0 { &b"["[..] } else { &b",["[..] });
+            hasher.update(state.get(member.key.clone()).unwrap_or(&[]));
+            hasher.update(b",");
+            hasher.update(state.get(member.value.clone()).unwrap_or(&[]));
+            hasher.update(b"]");
+        }
+        hasher.update(b"]]");
+        hex_prefix(&hasher.finalize(), DIGEST_CHARS)
+    }
+
+    /// `requestDigest` from the sent frame digest and canonical question text.
+    pub fn request_digest(sent_frame_digest_json: &[u8], questions: &[u8]) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(b"[");
+        hasher.update(sent_frame_digest_json);
+        hasher.update(b",");
+        hasher.update(questions);
+        hasher.update(b"]");
+        hex_prefix(&hasher.finalize(), DIGEST_CHARS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn v1_frame_and_request() {
+        let state = json!({"tool":"Bash","base_risk":2,"task":"list the files"});
+        let state = state.as_object().unwrap();
+        assert_eq!(
+            frame_preimage("grade_risk", state),
+            r#"["grade_risk",[["tool","Bash"],["base_risk",2],["task","list the files"]]]"#
+        );
+        assert_eq!(frame_digest("grade_risk", state), "64a553646d6147af");
+        assert_eq!(request_digest("64a553646d6147af", &json!({"risk":{"type":"score"}})), "46be7920fb6250bb");
+    }
+
+    #[test]
+    fn raw_digests_agree_with_value_digests() {
+        let text = br#"{"b":1,"2":"x","a":[1.5e300]}"#;
+        let mut scanner = Scanner::new(text).unwrap();
+        let mut out = Vec::new();
+        let mut members = Vec::new();
+        scanner.object(&mut out, &mut members).unwrap();
+        let value: Value = serde_json::from_slice(text).unwrap();
+        assert_eq!(raw::frame_digest(b"\"n\"", &out, &members), frame_digest("n", value.as_object().unwrap()));
+        assert_eq!(raw::request_digest(b"\"f\"", &out), request_digest("f", &value));
+    }
+
+    #[test]
+    fn hex_is_lowercase_and_sized() {
+        assert_eq!(digest_bytes(b"").len(), 16);
+        assert_eq!(sha256_hex(b""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    }
+}

@@ -1,0 +1,88 @@
+//! Every vector in the shared `digests.json` reproduces, through both serialisers: the one
+//! for values built in Rust and the one for JSON text read back from a log.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+// Tests read the shared vectors file at run time; the library itself stays pure.
+#![allow(clippy::disallowed_methods)]
+
+use decision_core::digest::{
+    Scanner, canonicalize, digest_bytes, frame_digest, frame_preimage, raw, request_digest, request_preimage, stringify,
+};
+use serde_json::Value;
+
+const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/vectors/digests.json");
+
+fn vectors() -> Value {
+    let text = std::fs::read_to_string(VECTORS).expect("shared/vectors/digests.json is readable");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn str_of<'a>(case: &'a Value, key: &str) -> &'a str {
+    case[key].as_str().unwrap_or_else(|| panic!("vector field {key} in {case}"))
+}
+
+#[test]
+fn frame_vectors_reproduce() {
+    let vectors = vectors();
+    let cases = vectors["frame"].as_array().unwrap();
+    assert!(cases.len() >= 10);
+    for case in cases {
+        let name = str_of(case, "name");
+        let node = str_of(case, "node");
+        let state_json = str_of(case, "state_json");
+        let state: Value = serde_json::from_str(state_json).unwrap();
+        let state = state.as_object().unwrap();
+        assert_eq!(frame_preimage(node, state), str_of(case, "preimage"), "{name}: pre-image");
+        assert_eq!(frame_digest(node, state), str_of(case, "digest"), "{name}: digest");
+
+        // The same digest from the raw text, as a log reader computes it.
+        let mut scanner = Scanner::new(state_json.as_bytes()).unwrap();
+        let (mut text, mut members) = (Vec::new(), Vec::new());
+        scanner.object(&mut text, &mut members).unwrap();
+        let node_json = stringify(&Value::String(node.to_owned()));
+        assert_eq!(raw::frame_digest(node_json.as_bytes(), &text, &members), str_of(case, "digest"), "{name}: raw");
+    }
+}
+
+#[test]
+fn request_vectors_reproduce() {
+    let vectors = vectors();
+    let cases = vectors["request"].as_array().unwrap();
+    assert!(cases.len() >= 5);
+    for case in cases {
+        let name = str_of(case, "name");
+        let frame = str_of(case, "frame_digest");
+        let questions_json = str_of(case, "questions_json");
+        let questions: Value = serde_json::from_str(questions_json).unwrap();
+        assert_eq!(request_preimage(frame, &questions), str_of(case, "preimage"), "{name}: pre-image");
+        assert_eq!(request_digest(frame, &questions), str_of(case, "digest"), "{name}: digest");
+        let canonical = canonicalize(questions_json.as_bytes()).unwrap();
+        let frame_json = format!("\"{frame}\"");
+        assert_eq!(raw::request_digest(frame_json.as_bytes(), &canonical), str_of(case, "digest"), "{name}: raw");
+    }
+}
+
+#[test]
+fn stringify_vectors_reproduce() {
+    let vectors = vectors();
+    let cases = vectors["stringify"].as_array().unwrap();
+    assert!(cases.len() >= 5);
+    for case in cases {
+        let name = str_of(case, "name");
+        let input = str_of(case, "input_json");
+        let expected = str_of(case, "expected");
+        let canonical = String::from_utf8(canonicalize(input.as_bytes()).unwrap()).unwrap();
+        assert_eq!(canonical, expected, "{name}: from text");
+        assert_eq!(digest_bytes(canonical.as_bytes()), str_of(case, "sha256_16"), "{name}: digest");
+        let value: Value = serde_json::from_str(input).unwrap();
+        assert_eq!(stringify(&value), expected, "{name}: from value");
+    }
+}
+
+#[test]
+fn a_changed_byte_changes_the_digest() {
+    let vectors = vectors();
+    let case = &vectors["frame"][0];
+    let mut state: Value = serde_json::from_str(str_of(case, "state_json")).unwrap();
+    state["base_risk"] = Value::from(3);
+    assert_ne!(frame_digest(str_of(case, "node"), state.as_object().unwrap()), str_of(case, "digest"));
+}
