@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod render;
 
 /// Declarative decision contracts for AI agent hosts.
 #[derive(Parser)]

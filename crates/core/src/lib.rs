@@ -15,6 +15,7 @@ pub mod diag;
 pub mod digest;
 pub mod policy;
 pub mod record;
+pub mod suggest;
 pub mod syntax;
 pub mod vocab;
 

@@ -1,10 +1,101 @@
-//! `decision check`.
+//! `decision check`: every problem of every file, in one pass.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::Args)]
-pub struct Args {}
+use decision_core::Diagnostic;
+use decision_core::check::{self, CheckOptions};
+use decision_core::diag::Severity;
+use serde_json::json;
 
-pub fn run(_args: Args) -> ExitCode {
-    super::not_built("check")
+use super::contract_input::{Format, HostArgs, read_source};
+use crate::render;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    #[command(flatten)]
+    host: HostArgs,
+    /// `--deny warnings` turns every warning into an error.
+    #[arg(long, value_name = "warnings", value_parser = ["warnings"])]
+    deny: Option<String>,
+    /// DECISION.md files to check.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let capabilities = match args.host.capabilities() {
+        Ok(c) => c,
+        Err(message) => return super::usage_error(&message),
+    };
+    let deny_warnings = args.deny.is_some();
+    let mut any_error = false;
+    let mut io_error = false;
+    let mut files = Vec::new();
+    for path in &args.files {
+        let source = match read_source(path) {
+            Ok(s) => s,
+            Err(message) => {
+                eprintln!("error: {message}");
+                io_error = true;
+                continue;
+            }
+        };
+        let mut report = check::check(&source, CheckOptions { capabilities: capabilities.as_ref() });
+        if deny_warnings {
+            for d in &mut report.diagnostics {
+                d.severity = Severity::Error;
+            }
+        }
+        let ok = !report.has_errors();
+        any_error |= !ok;
+        match args.format {
+            Format::Human => {
+                let text = String::from_utf8_lossy(&source);
+                let display = path.display().to_string();
+                for d in &report.diagnostics {
+                    eprint!("{}", render::diagnostic(&display, &text, d));
+                }
+                let errors = report.diagnostics.iter().filter(|d| d.is_error()).count();
+                let warnings = report.diagnostics.len() - errors;
+                let verdict = if ok { "ok" } else { "FAILED" };
+                println!("{display}: {verdict} — {errors} errors, {warnings} warnings; {}", report.summary().headline());
+            }
+            Format::Json => files.push(json!({
+                "path": path.display().to_string(),
+                "ok": ok,
+                "schema": report.contract.schema.as_ref().map(|s| s.value.clone()),
+                "summary": report.summary(),
+                "diagnostics": report.diagnostics.iter().map(diagnostic_json).collect::<Vec<_>>(),
+            })),
+        }
+    }
+    if args.format == Format::Json {
+        println!("{}", json!({ "files": files }));
+    }
+    if io_error {
+        ExitCode::from(super::EXIT_USAGE)
+    } else if any_error {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn diagnostic_json(d: &Diagnostic) -> serde_json::Value {
+    json!({
+        "code": d.code,
+        "severity": d.severity,
+        "layer": d.layer,
+        "message": d.message,
+        "line": d.span.line,
+        "column": d.span.column,
+        "start": d.span.start,
+        "end": d.span.end,
+        "block": d.block,
+        "help": d.help,
+    })
 }

@@ -3,6 +3,7 @@
 pub mod adapter_report;
 pub mod ask;
 pub mod check;
+pub mod contract_input;
 pub mod eval;
 pub mod explain;
 pub mod frame;
@@ -19,5 +20,11 @@ pub const EXIT_USAGE: u8 = 2;
 /// Commands that are declared but not built yet say so and exit 2, never pretending to work.
 pub fn not_built(name: &str) -> ExitCode {
     eprintln!("decision {name}: not available in this build yet");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// Report a usage or I/O problem and exit 2.
+pub fn usage_error(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
     ExitCode::from(EXIT_USAGE)
 }

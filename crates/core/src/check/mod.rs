@@ -1,1 +1,139 @@
-//! The check layers (schema, policy, adapter) and the lints.
+//! The check layers — schema, policy, adapter — and the lints, run over a parsed contract.
+//! Every problem is collected; nothing stops at the first one.
+
+mod adapter;
+mod capabilities;
+pub mod codes;
+mod lints;
+mod summary;
+
+pub use adapter::adapter;
+pub use capabilities::{Capabilities, CapabilitiesError};
+pub use summary::Summary;
+
+use crate::contract::Contract;
+use crate::diag::{Diagnostic, Layer, Severity, Span};
+use crate::policy::{compile_block, CompileError, CompiledPolicy};
+use crate::syntax::{self, Parsed};
+use crate::vocab::{SCHEMA_V1, SCHEMA_VERSIONS};
+
+/// What to check against.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CheckOptions<'a> {
+    /// The host's capabilities; `None` skips the adapter layer.
+    pub capabilities: Option<&'a Capabilities>,
+}
+
+/// A checked contract: the contract, its compiled policies, and every diagnostic, ordered by
+/// layer (parse, schema, policy, adapter) and, within a layer, as found.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub contract: Contract,
+    pub policies: Vec<CompiledPolicy>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Report {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    pub fn summary(&self) -> Summary {
+        Summary::of(&self.contract)
+    }
+
+    /// The diagnostics of one layer.
+    pub fn layer(&self, layer: Layer) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(move |d| d.layer == layer)
+    }
+}
+
+/// Parse and run every layer.
+pub fn check(source: &[u8], options: CheckOptions<'_>) -> Report {
+    let Parsed { contract, mut diagnostics } = syntax::parse(source);
+    diagnostics.extend(lints::frame_lints(&contract, options.capabilities));
+    diagnostics.extend(schema(&contract));
+    let (policies, policy_diagnostics) = policies(&contract);
+    diagnostics.extend(policy_diagnostics);
+    if let Some(capabilities) = options.capabilities {
+        diagnostics.extend(adapter(&contract, capabilities));
+    }
+    // Stable: keeps the order of discovery within a layer.
+    diagnostics.sort_by_key(|d| d.layer);
+    Report { contract, policies, diagnostics }
+}
+
+/// The schema layer: a missing or unknown `schema:` is refused, never guessed.
+pub fn schema(contract: &Contract) -> Vec<Diagnostic> {
+    let help = Some(format!("write `schema: {SCHEMA_V1}` before the first `##` block"));
+    match &contract.schema {
+        None => vec![Diagnostic {
+            code: codes::SCHEMA_MISSING,
+            severity: Severity::Error,
+            layer: Layer::Schema,
+            message: "the file declares no `schema:`; a consumer cannot tell which semantics to read it with".into(),
+            span: Span { line: 1, column: 1, start: 0, end: 0 },
+            block: None,
+            help,
+        }],
+        Some(schema) if !SCHEMA_VERSIONS.contains(&schema.value.as_str()) => vec![Diagnostic {
+            code: codes::SCHEMA_UNSUPPORTED,
+            severity: Severity::Error,
+            layer: Layer::Schema,
+            message: format!("unsupported schema `{}`; this implementation reads {}", schema.value, SCHEMA_VERSIONS.join(", ")),
+            span: schema.span,
+            block: None,
+            help: Some(format!("write `schema: {SCHEMA_V1}`")),
+        }],
+        Some(_) => Vec::new(),
+    }
+}
+
+/// The policy layer: compile every block's rules; one diagnostic per rule that does not
+/// compile, at the rule's line; plus the policy lints.
+pub fn policies(contract: &Contract) -> (Vec<CompiledPolicy>, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let mut policies = Vec::with_capacity(contract.blocks.len());
+    for block in &contract.blocks {
+        let (policy, errors) = compile_block(block);
+        for (index, error) in errors {
+            let Some(rule) = policy.rules.get(index) else { continue };
+            diagnostics.push(Diagnostic {
+                code: codes::UNCOMPILED,
+                severity: Severity::Error,
+                layer: Layer::Policy,
+                message: format!("predicate `{}` (action {}) does not compile: {error}", rule.text, rule.action),
+                span: rule.span,
+                block: Some(block.id.clone()),
+                help: compile_help(&error, block),
+            });
+        }
+        diagnostics.extend(lints::policy_lints(block, &policy));
+        policies.push(policy);
+    }
+    (policies, diagnostics)
+}
+
+fn compile_help(error: &CompileError, block: &crate::contract::Block) -> Option<String> {
+    let ids = || block.questions.iter().map(|q| format!("`{}`", q.id)).collect::<Vec<_>>().join(", ");
+    Some(match error {
+        CompileError::NotAPredicate(_) => {
+            "predicates are `else`, `top >= n`, `top < n`, `prob:q >= n`, `prob:q < n`, `score:q >= n`, `picked:q = option`".into()
+        }
+        CompileError::TopNeedsOneQuestion(_) => "name the question: `prob:q`, `score:q` or `picked:q`".into(),
+        CompileError::NoSuchQuestion(id) => {
+            match crate::suggest::did_you_mean(id, block.questions.iter().map(|q| q.id.as_str())) {
+                Some(q) => format!("did you mean `{q}`?"),
+                None => format!("this block's questions are {}", ids()),
+            }
+        }
+        CompileError::WrongType { form, actual, .. } => {
+            let use_form = match *actual {
+                "noul" => "prob:",
+                "score" => "score:",
+                _ => "picked:",
+            };
+            format!("`{form}:` does not read a {actual} question; use `{use_form}`")
+        }
+    })
+}

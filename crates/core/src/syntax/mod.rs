@@ -1,5 +1,232 @@
 //! The line scanner: the only place that knows the text. Turns source bytes into a
-//! [`Contract`](crate::Contract) and the parse-layer diagnostics, never stopping at the first
-//! problem and never panicking.
+//! [`Contract`] and the parse-layer diagnostics (errors, and the lints the reference
+//! silently accepts, as warnings), never stopping at the first problem and never panicking.
+//! Time is linear in the input.
 
+mod block;
+mod clauses;
 pub mod text;
+
+use crate::check::codes;
+use crate::contract::{Contract, Located};
+use crate::diag::{Diagnostic, Layer, Severity, Span};
+use crate::vocab::GENERATOR_HEADINGS;
+use text::{is_js_whitespace, js_trim, js_trim_end};
+
+pub use clauses::{split_key_line, split_option, split_when, parse_dynamic, DynamicProblem, When};
+
+/// The result of parsing: the contract and every parse-layer diagnostic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    pub contract: Contract,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One line of the source (split on `\n` only; a CRLF line keeps its `\r`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Line<'a> {
+    /// 1-based.
+    pub number: u32,
+    /// Byte offset of the line in the original source.
+    pub start: usize,
+    pub raw: &'a str,
+}
+
+impl<'a> Line<'a> {
+    /// The span of `part`, which must be a sub-slice of this line (else the trimmed line).
+    pub fn span_of(&self, part: &str) -> Span {
+        let base = self.raw.as_ptr() as usize;
+        let at = part.as_ptr() as usize;
+        match at.checked_sub(base) {
+            Some(offset) if offset + part.len() <= self.raw.len() => self.span_at(offset, part.len()),
+            _ => self.span(),
+        }
+    }
+
+    /// The span of the trimmed line (the whole line when it is blank).
+    pub fn span(&self) -> Span {
+        let trimmed = js_trim(self.raw);
+        if trimmed.is_empty() {
+            return self.span_at(0, 0);
+        }
+        self.span_of(trimmed)
+    }
+
+    fn span_at(&self, offset: usize, len: usize) -> Span {
+        let column = self.raw.get(..offset).map_or(0, |prefix| prefix.chars().count()) + 1;
+        Span {
+            line: self.number,
+            column: u32::try_from(column).unwrap_or(u32::MAX),
+            start: self.start + offset,
+            end: self.start + offset + len,
+        }
+    }
+}
+
+/// Parse a `DECISION.md` from bytes. Invalid UTF-8 is reported at its location and the rest
+/// of the file is read with replacement characters.
+pub fn parse(source: &[u8]) -> Parsed {
+    match std::str::from_utf8(source) {
+        Ok(text) => parse_str(text),
+        Err(_) => {
+            let text = String::from_utf8_lossy(source);
+            let mut parsed = parse_str(&text);
+            let mut problems = invalid_utf8(source);
+            problems.append(&mut parsed.diagnostics);
+            parsed.diagnostics = problems;
+            parsed
+        }
+    }
+}
+
+/// Parse a `DECISION.md` from text.
+pub fn parse_str(source: &str) -> Parsed {
+    // A byte-order mark at the start is harmless: JavaScript's trim strips U+FEFF.
+    let (body, offset) = match source.strip_prefix('\u{FEFF}') {
+        Some(rest) => (rest, '\u{FEFF}'.len_utf8()),
+        None => (source, 0),
+    };
+    Scanner::default().run(body, offset)
+}
+
+fn invalid_utf8(source: &[u8]) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    let mut at = 0;
+    while let Some(rest) = source.get(at..) {
+        match std::str::from_utf8(rest) {
+            Ok(_) => break,
+            Err(e) => {
+                let start = at + e.valid_up_to();
+                let len = e.error_len().unwrap_or(rest.len() - e.valid_up_to()).max(1);
+                let before = source.get(..start).unwrap_or_default();
+                let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+                let line_start = before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
+                let column = String::from_utf8_lossy(source.get(line_start..start).unwrap_or_default()).chars().count() + 1;
+                problems.push(Diagnostic {
+                    code: codes::INVALID_UTF8,
+                    severity: Severity::Error,
+                    layer: Layer::Parse,
+                    message: format!("invalid UTF-8 (byte 0x{:02X})", source.get(start).copied().unwrap_or(0)),
+                    span: Span {
+                        line: u32::try_from(line).unwrap_or(u32::MAX),
+                        column: u32::try_from(column).unwrap_or(u32::MAX),
+                        start,
+                        end: start + len,
+                    },
+                    block: None,
+                    help: Some("save the file as UTF-8".into()),
+                });
+                at = start + len;
+                if problems.len() >= 100 {
+                    break;
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// Pass 1: split the text into the preamble (title, schema, intro) and sections.
+#[derive(Default)]
+struct Scanner {
+    contract: Contract,
+    diagnostics: Vec<Diagnostic>,
+    intro: Vec<String>,
+    generator: Vec<String>,
+    saw_generator: bool,
+}
+
+/// `## text` (raw line): the heading text, trailing whitespace removed.
+fn section_heading(raw: &str) -> Option<&str> {
+    let rest = raw.strip_prefix("##")?;
+    if !rest.starts_with(is_js_whitespace) {
+        return None;
+    }
+    let heading = js_trim_end(rest.trim_start_matches(is_js_whitespace));
+    (!heading.is_empty()).then_some(heading)
+}
+
+/// `# text` (raw line): the title.
+fn title(raw: &str) -> Option<&str> {
+    let rest = raw.strip_prefix('#')?;
+    if !rest.starts_with(is_js_whitespace) {
+        return None;
+    }
+    let title = js_trim(rest);
+    (!title.is_empty()).then_some(title)
+}
+
+impl Scanner {
+    fn run(mut self, source: &str, offset: usize) -> Parsed {
+        let mut lines = lines(source, offset).peekable();
+        // The preamble, before the first section.
+        while let Some(line) = lines.next_if(|l| section_heading(l.raw).is_none()) {
+            if let Some(title) = title(line.raw) {
+                self.contract.title = Some(title.to_string());
+                continue;
+            }
+            let trimmed = js_trim(line.raw);
+            if let Some((key, value)) = split_key_line(trimmed)
+                && key == "schema"
+            {
+                self.contract.schema = Some(Located { value: value.to_string(), span: line.span() });
+                continue;
+            }
+            self.lint_heading_like(&line, None);
+            self.intro.push(line.raw.to_string());
+        }
+        // Sections.
+        let mut seen_blocks: Vec<(String, u32)> = Vec::new();
+        while let Some(heading_line) = lines.next() {
+            let Some(heading) = section_heading(heading_line.raw) else { continue };
+            let mut body = Vec::new();
+            while let Some(line) = lines.next_if(|l| section_heading(l.raw).is_none()) {
+                body.push(line);
+            }
+            if GENERATOR_HEADINGS.contains(&heading.to_lowercase().as_str()) {
+                self.saw_generator = true;
+                self.generator.extend(body.iter().map(|l| l.raw.to_string()));
+                continue;
+            }
+            let block = block::interpret(heading, &heading_line, &body, &mut self.diagnostics);
+            if seen_blocks.iter().any(|(id, _)| *id == block.id) {
+                self.diagnostics.push(Diagnostic {
+                    code: codes::BLOCK_DUP_ID,
+                    severity: Severity::Error,
+                    layer: Layer::Parse,
+                    message: format!("block id `{}` is used twice", block.id),
+                    span: heading_line.span_of(heading),
+                    block: Some(block.id.clone()),
+                    help: seen_blocks
+                        .iter()
+                        .find(|(id, _)| *id == block.id)
+                        .map(|(_, line)| format!("the first `## {}` is on line {line}; rename one of them", block.id)),
+                });
+            } else {
+                seen_blocks.push((block.id.clone(), heading_line.number));
+            }
+            self.contract.blocks.push(block);
+        }
+        self.contract.intro = js_trim(&self.intro.join("\n")).to_string();
+        if self.saw_generator {
+            self.contract.generator = Some(js_trim(&self.generator.join("\n")).to_string());
+        }
+        Parsed { contract: self.contract, diagnostics: self.diagnostics }
+    }
+
+    fn lint_heading_like(&mut self, line: &Line<'_>, block: Option<&str>) {
+        if let Some(d) = block::heading_like_lint(line, block) {
+            self.diagnostics.push(d);
+        }
+    }
+}
+
+/// Split on `\n` only, keeping byte offsets.
+fn lines(source: &str, offset: usize) -> impl Iterator<Item = Line<'_>> {
+    let mut start = 0;
+    source.split('\n').enumerate().map(move |(index, raw)| {
+        let line = Line { number: u32::try_from(index + 1).unwrap_or(u32::MAX), start: offset + start, raw };
+        start += raw.len() + 1;
+        line
+    })
+}

@@ -1,0 +1,47 @@
+//! Shared inputs of the commands that read a contract: the file and the host to check it
+//! against.
+
+use std::path::{Path, PathBuf};
+
+use decision_core::check::Capabilities;
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Profile {
+    /// The reference host: 11 state cells, 14 projections, 2 providers, 6 positions,
+    /// 14 actions and its seven required blocks.
+    Reference,
+}
+
+/// `--capabilities FILE.json | --profile reference`
+#[derive(clap::Args)]
+pub struct HostArgs {
+    /// A host capability report (JSON) to run the adapter layer against.
+    #[arg(long, value_name = "FILE.json", conflicts_with = "profile")]
+    capabilities: Option<PathBuf>,
+    /// A built-in host profile to run the adapter layer against.
+    #[arg(long, value_enum)]
+    profile: Option<Profile>,
+}
+
+impl HostArgs {
+    /// The capabilities to check against; `None` skips the adapter layer.
+    pub fn capabilities(&self) -> Result<Option<Capabilities>, String> {
+        if let Some(Profile::Reference) = self.profile {
+            return Ok(Some(Capabilities::reference()));
+        }
+        let Some(path) = &self.capabilities else { return Ok(None) };
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Capabilities::from_json(&text).map(Some).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// Read a contract file's bytes, with a clear message on failure.
+pub fn read_source(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}

@@ -1,0 +1,203 @@
+//! The adapter layer: the contract against a host's capabilities, in both directions for
+//! provider reads. With a profile that requires them, also the required blocks, question
+//! ids and full frame coverage (the reference's "frame layer").
+
+use super::codes;
+use super::Capabilities;
+use crate::contract::{Block, Contract};
+use crate::diag::{Diagnostic, Layer, Severity, Span};
+use crate::suggest::did_you_mean;
+use crate::vocab::ANY_POSITION_ACTION;
+
+struct Sink<'a> {
+    out: Vec<Diagnostic>,
+    block: Option<&'a str>,
+}
+
+impl Sink<'_> {
+    fn push(&mut self, code: &'static str, span: Span, message: String, help: Option<String>) {
+        self.out.push(Diagnostic {
+            code,
+            severity: Severity::Error,
+            layer: Layer::Adapter,
+            message,
+            span,
+            block: self.block.map(str::to_string),
+            help,
+        });
+    }
+}
+
+fn suggest_in(word: &str, names: &[String], what: &str) -> Option<String> {
+    did_you_mean(word, names.iter().map(String::as_str))
+        .map(|s| format!("did you mean `{s}`?"))
+        .or_else(|| Some(format!("the host registers {what}: {}", names.join(", "))))
+}
+
+/// Check a contract against a host's capabilities.
+pub fn adapter(contract: &Contract, caps: &Capabilities) -> Vec<Diagnostic> {
+    let mut sink = Sink { out: Vec::new(), block: None };
+    for required in &caps.required_blocks {
+        if !contract.blocks.iter().any(|b| &b.id == required) {
+            let existing = contract.blocks.iter().map(|b| b.id.as_str()).collect::<Vec<_>>().join(", ");
+            sink.push(
+                codes::A_BLOCK_MISSING,
+                Span { line: 1, column: 1, start: 0, end: 0 },
+                format!("the host requires a block `{required}`, and the file has none (it has: {existing})"),
+                did_you_mean(required, contract.blocks.iter().map(|b| b.id.as_str()))
+                    .map(|b| format!("did you mean to name `## {b}` `## {required}`?"))
+                    .or_else(|| Some(format!("add `## {required}`"))),
+            );
+        }
+    }
+    for block in &contract.blocks {
+        sink.block = Some(&block.id);
+        check_block(&mut sink, block, caps);
+    }
+    sink.out
+}
+
+fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
+    let position_actions = caps.positions.get(&block.position);
+    if position_actions.is_none() {
+        let positions: Vec<String> = caps.positions.keys().cloned().collect();
+        sink.push(
+            codes::A_POSITION,
+            block.when_span,
+            format!("the host has not registered position `{}`", block.position),
+            suggest_in(&block.position, &positions, "positions"),
+        );
+    }
+    for rule in &block.policy {
+        if !caps.actions.contains(&rule.action) {
+            sink.push(codes::A_ACTION, rule.span, format!("the host has no handler for action `{}`", rule.action), suggest_in(&rule.action, &caps.actions, "actions"));
+        }
+        if let Some(handled) = position_actions
+            && rule.action != ANY_POSITION_ACTION
+            && !handled.contains(&rule.action)
+        {
+            sink.push(
+                codes::A_ACTION_AT_POSITION,
+                rule.span,
+                format!("position `{}` does not handle action `{}` in this host", block.position, rule.action),
+                Some(format!("`{}` handles: {}", block.position, handled.join(", "))),
+            );
+        }
+    }
+    if let Some(dynamic) = &block.dynamic
+        && !dynamic.provider.is_empty()
+    {
+        let provider = &dynamic.provider;
+        if !caps.dynamic_providers.contains(provider) {
+            sink.push(codes::A_PROVIDER, dynamic.span, format!("the host has not registered dynamic provider `{provider}`"), suggest_in(provider, &caps.dynamic_providers, "providers"));
+        }
+        match caps.dynamic_provider_reads.get(provider) {
+            None => sink.push(
+                codes::A_PROVIDER_READS_MISSING,
+                dynamic.span,
+                format!("the host does not declare which cells provider `{provider}` reads (the file says {})", dynamic.reads.join(", ")),
+                Some("declare the provider's reads in the host's capabilities".into()),
+            ),
+            Some(host_reads) => {
+                let less: Vec<&str> = dynamic.reads.iter().filter(|c| !host_reads.contains(c)).map(String::as_str).collect();
+                let more: Vec<&str> = host_reads.iter().filter(|c| !dynamic.reads.contains(c)).map(String::as_str).collect();
+                if !less.is_empty() {
+                    sink.push(
+                        codes::A_PROVIDER_READS_LESS,
+                        dynamic.span,
+                        format!("the file says provider `{provider}` reads [{}], which the host's provider does not read; candidates would silently lose a class", less.join(", ")),
+                        Some(format!("the host's `{provider}` reads: {}", host_reads.join(", "))),
+                    );
+                }
+                if !more.is_empty() {
+                    sink.push(
+                        codes::A_PROVIDER_READS_MORE,
+                        dynamic.span,
+                        format!("the host's provider `{provider}` also reads [{}], which the file does not name; candidates would change for an undeclared reason", more.join(", ")),
+                        Some(format!("add them to the `dynamic:` line: `{provider}(ctx: {})`", host_reads.join(", "))),
+                    );
+                }
+            }
+        }
+    }
+    if let Some(frame) = &block.frame {
+        for field in &frame.fields {
+            match &field.projection {
+                Some(p) if !caps.projections.contains(p) => {
+                    sink.push(codes::A_PROJECTION, field.span, format!("the host has not registered projection `{p}`"), suggest_in(p, &caps.projections, "projections"));
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(cells) = &caps.state_cells
+                        && !cells.contains(&field.key)
+                    {
+                        sink.push(
+                            codes::A_STATE_CELL,
+                            field.span,
+                            format!("`{}` is neither a state cell of the host nor given a projection", field.key),
+                            suggest_in(&field.key, cells, "state cells"),
+                        );
+                    }
+                }
+            }
+            if caps.require_coverage && field.why.is_empty() {
+                sink.push(codes::A_FIELD_NO_WHY, field.span, format!("field `{}` does not say why it is in this decision", field.key), Some("add `—— reason`".into()));
+            }
+        }
+        for exclusion in &frame.excluded {
+            if let Some(cells) = &caps.state_cells
+                && !cells.contains(&exclusion.field)
+            {
+                sink.push(
+                    codes::A_EXCL_UNKNOWN,
+                    exclusion.span,
+                    format!("excluded name `{}` is not a state cell of the host", exclusion.field),
+                    suggest_in(&exclusion.field, cells, "state cells"),
+                );
+            }
+            if caps.require_coverage && exclusion.why.is_empty() {
+                sink.push(codes::A_EXCL_NO_WHY, exclusion.span, format!("exclusion of `{}` gives no reason, which is the same as not declaring it", exclusion.field), Some("add `—— reason`".into()));
+            }
+        }
+        if caps.require_coverage {
+            coverage(sink, block, caps);
+        }
+    }
+    if let Some(expected) = caps.required_questions.get(&block.id) {
+        let actual: Vec<&str> = block.questions.iter().map(|q| q.id.as_str()).collect();
+        if actual != expected.iter().map(String::as_str).collect::<Vec<_>>() {
+            sink.push(
+                codes::A_QUESTION_IDS,
+                block.span,
+                format!("the host reads questions [{}] from `{}`, the file asks [{}]", expected.join(", "), block.id, actual.join(", ")),
+                Some("name the questions as the host reads them (`### id`)".into()),
+            );
+        }
+    }
+}
+
+/// Every state cell is either the source of a field or deliberately excluded, never both.
+fn coverage(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
+    let (Some(frame), Some(cells)) = (&block.frame, &caps.state_cells) else { return };
+    let sources: Vec<&str> = frame.fields.iter().map(|f| f.source_cell(|p| caps.projection_cell(p))).collect();
+    for exclusion in &frame.excluded {
+        if sources.contains(&exclusion.field.as_str()) {
+            sink.push(
+                codes::A_CONTRADICTION,
+                exclusion.span,
+                format!("`{}` is both read by a field and excluded", exclusion.field),
+                Some("remove the exclusion or the field that reads it".into()),
+            );
+        }
+    }
+    for cell in cells {
+        if !sources.contains(&cell.as_str()) && !frame.excluded.iter().any(|e| &e.field == cell) {
+            sink.push(
+                codes::A_UNCOVERED,
+                frame.span,
+                format!("state cell `{cell}` is neither read nor deliberately excluded"),
+                Some(format!("add `- {cell} —— why this decision does not see it`")),
+            );
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! What a host can honour: positions and their actions, actions, state cells, projections,
+//! dynamic providers and the cells they read. Read from the reference's capability report
+//! format, or built in (the reference host's profile).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::vocab::{self, ACTIONS, ANY_POSITION_ACTION, POSITIONS, PROJECTIONS, REFERENCE_BLOCKS, REFERENCE_CELLS};
+
+/// A host's capabilities.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Capabilities {
+    /// Core and `host:` positions, each with the actions it handles.
+    pub positions: BTreeMap<String, Vec<String>>,
+    /// Actions the host has handlers for.
+    pub actions: Vec<String>,
+    /// State cells; `None` skips state-cell checks.
+    pub state_cells: Option<Vec<String>>,
+    pub projections: Vec<String>,
+    /// The cell each projection reads, where known (used to find a field's source cell).
+    pub projection_reads: BTreeMap<String, String>,
+    pub dynamic_providers: Vec<String>,
+    pub dynamic_provider_reads: BTreeMap<String, Vec<String>>,
+    /// Blocks the host requires, in order.
+    pub required_blocks: Vec<String>,
+    /// The question ids the host reads from each required block.
+    pub required_questions: BTreeMap<String, Vec<String>>,
+    /// Every frame must account for every state cell (read or excluded, with reasons).
+    pub require_coverage: bool,
+}
+
+/// Why a capability file could not be read.
+#[derive(Debug, Error)]
+pub enum CapabilitiesError {
+    #[error("invalid capability JSON at line {line}, column {column}: {message}")]
+    Json { line: usize, column: usize, message: String },
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportFile {
+    positions: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    host_positions: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    projections: Vec<String>,
+    #[serde(default)]
+    dynamic_providers: Vec<String>,
+    #[serde(default)]
+    dynamic_provider_reads: BTreeMap<String, Vec<String>>,
+    actions: Option<Vec<String>>,
+    state_cells: Option<Vec<String>>,
+}
+
+impl Capabilities {
+    /// Read a capability report (`positions`, `hostPositions`, `projections`,
+    /// `dynamicProviders`, `dynamicProviderReads`, and optional `actions` and `stateCells`).
+    /// Without `actions`, the host handles every action named in its positions, and
+    /// `escalate`, which is legal everywhere. Without `stateCells`, cells are not checked.
+    pub fn from_json(text: &str) -> Result<Capabilities, CapabilitiesError> {
+        let file: ReportFile = serde_json::from_str(text).map_err(|e| CapabilitiesError::Json {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        let mut positions = file.positions;
+        positions.extend(file.host_positions);
+        let actions = file.actions.unwrap_or_else(|| {
+            let mut actions: Vec<String> = positions.values().flatten().cloned().collect();
+            actions.push(ANY_POSITION_ACTION.to_string());
+            actions.sort();
+            actions.dedup();
+            actions
+        });
+        let projection_reads = file
+            .projections
+            .iter()
+            .filter_map(|p| vocab::projection(p).map(|decl| (p.clone(), decl.reads.to_string())))
+            .collect();
+        Ok(Capabilities {
+            positions,
+            actions,
+            state_cells: file.state_cells,
+            projections: file.projections,
+            projection_reads,
+            dynamic_providers: file.dynamic_providers,
+            dynamic_provider_reads: file.dynamic_provider_reads,
+            required_blocks: Vec::new(),
+            required_questions: BTreeMap::new(),
+            require_coverage: false,
+        })
+    }
+
+    /// The reference host: 11 state cells, 14 projections, 2 providers with their reads,
+    /// 6 positions, 14 actions, the seven required blocks and full frame coverage.
+    pub fn reference() -> Capabilities {
+        let strings = |items: &[&str]| items.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+        Capabilities {
+            positions: POSITIONS.iter().map(|(p, actions)| ((*p).to_string(), strings(actions))).collect(),
+            actions: strings(&ACTIONS),
+            state_cells: Some(REFERENCE_CELLS.iter().map(|c| c.name.to_string()).collect()),
+            projections: PROJECTIONS.iter().map(|p| p.name.to_string()).collect(),
+            projection_reads: PROJECTIONS.iter().map(|p| (p.name.to_string(), p.reads.to_string())).collect(),
+            dynamic_providers: vocab::REFERENCE_PROVIDERS.iter().map(|(p, _)| (*p).to_string()).collect(),
+            dynamic_provider_reads: vocab::REFERENCE_PROVIDERS
+                .iter()
+                .map(|(p, reads)| ((*p).to_string(), strings(reads)))
+                .collect(),
+            required_blocks: strings(&REFERENCE_BLOCKS),
+            required_questions: vocab::REFERENCE_QUESTIONS.iter().map(|(b, q)| ((*b).to_string(), strings(q))).collect(),
+            require_coverage: true,
+        }
+    }
+
+    /// The cell a projection reads, if known.
+    pub fn projection_cell(&self, projection: &str) -> Option<&str> {
+        self.projection_reads.get(projection).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actions_default_to_those_named_in_positions_plus_escalate() {
+        let caps = Capabilities::from_json(r#"{"positions":{"after-tool":["stop"]},"hostPositions":{"host:x":["call"]}}"#).unwrap();
+        assert_eq!(caps.actions, ["call", "escalate", "stop"]);
+        assert!(caps.positions.contains_key("host:x"));
+        assert_eq!(caps.state_cells, None);
+    }
+
+    #[test]
+    fn malformed_files_are_located_errors() {
+        let err = Capabilities::from_json("{\n  \"positions\": 3\n}").unwrap_err();
+        let CapabilitiesError::Json { line, .. } = err;
+        assert_eq!(line, 2);
+        assert!(Capabilities::from_json("{}").is_err(), "positions is required");
+    }
+}

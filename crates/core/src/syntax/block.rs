@@ -1,0 +1,643 @@
+//! Pass 2: interpreting one decision block, line by line (format.md §1.3–§1.10), then the
+//! block-level checks in the reference's order. Lints for what the reference silently
+//! accepts are emitted here too, as warnings.
+
+use super::clauses::{list_item, parse_dynamic, split_key_line, split_option, split_reason, split_when, DynamicProblem};
+use super::text::{is_js_whitespace, js_trim, utf16_prefix};
+use super::Line;
+use crate::check::codes;
+use crate::contract::{Block, Dynamic, Exclusion, Frame, FrameField, Kind, Primitive, Question, QuestionOption, Rule};
+use crate::diag::{Diagnostic, Layer, Severity, Span};
+use crate::suggest::did_you_mean;
+use crate::vocab::{self, ACTIONS, ANY_POSITION_ACTION, BLOCK_KEYS, POSITIONS};
+
+/// A question being read.
+struct Draft {
+    id: String,
+    span: Span,
+    ask: String,
+    ask_span: Option<Span>,
+    options: Vec<QuestionOption>,
+    /// Whether the span was replaced by the first option's line.
+    has_option_line: bool,
+}
+
+impl Draft {
+    fn new(id: &str, span: Span) -> Draft {
+        Draft { id: id.to_string(), span, ask: String::new(), ask_span: None, options: Vec::new(), has_option_line: false }
+    }
+
+    fn keep(&self) -> bool {
+        !self.ask.is_empty() || !self.options.is_empty()
+    }
+}
+
+struct BlockReader<'d> {
+    id: String,
+    heading: Span,
+    diagnostics: &'d mut Vec<Diagnostic>,
+    kind: Option<Kind>,
+    saw_kind: bool,
+    kind_span: Option<Span>,
+    when: Option<(String, Span)>,
+    dynamic: Option<(String, Span)>,
+    frame: Option<Frame>,
+    in_frame: bool,
+    in_policy: bool,
+    drafts: Vec<Draft>,
+    current: Draft,
+    rules: Vec<Rule>,
+    rationale: Vec<String>,
+}
+
+/// Interpret one block: its heading text and the raw lines after the heading.
+pub(super) fn interpret(heading: &str, heading_line: &Line<'_>, body: &[Line<'_>], diagnostics: &mut Vec<Diagnostic>) -> Block {
+    let heading_span = heading_line.span_of(heading);
+    let mut reader = BlockReader {
+        id: heading.to_string(),
+        heading: heading_span,
+        diagnostics,
+        kind: None,
+        saw_kind: false,
+        kind_span: None,
+        when: None,
+        dynamic: None,
+        frame: None,
+        in_frame: false,
+        in_policy: false,
+        drafts: Vec::new(),
+        current: Draft::new(heading, heading_span),
+        rules: Vec::new(),
+        rationale: Vec::new(),
+    };
+    for line in body {
+        reader.line(line);
+    }
+    reader.finish()
+}
+
+/// A line that looks like a heading but is read as prose (`###`, `#### x`, `  ## x`).
+pub(super) fn heading_like_lint(line: &Line<'_>, block: Option<&str>) -> Option<Diagnostic> {
+    let trimmed = js_trim(line.raw);
+    let hashes = trimmed.chars().take_while(|c| *c == '#').count();
+    let text = js_trim(trimmed.trim_start_matches('#'));
+    let what = if hashes == 3 && text.is_empty() {
+        "`###` without a question id is read as prose"
+    } else if hashes >= 4 && trimmed.chars().nth(hashes).is_some_and(is_js_whitespace) {
+        "a `####` heading is read as prose; questions use `###`"
+    } else if hashes == 2 && line.raw.starts_with(is_js_whitespace) && !text.is_empty() {
+        "an indented `##` does not start a block; it is read as prose"
+    } else {
+        return None;
+    };
+    Some(Diagnostic {
+        code: codes::L_NOT_A_HEADING,
+        severity: Severity::Warning,
+        layer: Layer::Parse,
+        message: what.to_string(),
+        span: line.span(),
+        block: block.map(str::to_string),
+        help: Some("write `## id` for a block or `### id` for a question at the start of the line".into()),
+    })
+}
+
+impl BlockReader<'_> {
+    fn push(&mut self, code: &'static str, span: Span, message: String, help: Option<String>) {
+        self.diagnostics.push(Diagnostic {
+            code,
+            severity: Severity::Error,
+            layer: Layer::Parse,
+            message,
+            span,
+            block: Some(self.id.clone()),
+            help,
+        });
+    }
+
+    fn lint(&mut self, code: &'static str, span: Span, message: String, help: Option<String>) {
+        self.diagnostics.push(Diagnostic {
+            code,
+            severity: Severity::Warning,
+            layer: Layer::Parse,
+            message,
+            span,
+            block: Some(self.id.clone()),
+            help,
+        });
+    }
+
+    fn line(&mut self, line: &Line<'_>) {
+        let t = js_trim(line.raw);
+        // 1. Blank: ends frame and policy regions.
+        if t.is_empty() {
+            self.rationale.push(String::new());
+            self.in_policy = false;
+            self.in_frame = false;
+            return;
+        }
+        // 2. Subheading: a new question.
+        if let Some(rest) = t.strip_prefix("###")
+            && rest.starts_with(is_js_whitespace)
+        {
+            let id = js_trim(rest);
+            let next = Draft::new(id, line.span_of(id));
+            let done = std::mem::replace(&mut self.current, next);
+            if done.keep() {
+                self.drafts.push(done);
+            }
+            self.in_policy = false;
+            return;
+        }
+        // 3. Frame region.
+        if self.in_frame {
+            if let Some(body) = t.strip_prefix("+ ") {
+                return self.frame_line(line, t, true, body);
+            }
+            if let Some(body) = t.strip_prefix("- ") {
+                return self.frame_line(line, t, false, body);
+            }
+            self.in_frame = false;
+            if t.starts_with('+') {
+                self.lint(
+                    codes::L_FRAME_LINE_DROPPED,
+                    line.span(),
+                    "this line ends the frame region and is read as prose, not as a frame field".into(),
+                    Some("write `+ ` (plus and one space) before the field".into()),
+                );
+            }
+        }
+        // 4. List item: a policy rule or an option.
+        if let Some(body) = list_item(t) {
+            if self.in_policy {
+                self.rule(line, body);
+            } else {
+                self.option(line, body);
+            }
+            return;
+        }
+        // 5. Key line or prose.
+        let Some((key, value)) = split_key_line(t) else {
+            self.in_policy = false;
+            if t.starts_with("+ ") && self.frame.is_some() {
+                self.lint(
+                    codes::L_FRAME_LINE_DROPPED,
+                    line.span(),
+                    "a frame line outside the frame region is read as prose".into(),
+                    Some("frame lines must follow `frame:` (or another frame line) with no blank line between".into()),
+                );
+            }
+            if let Some(d) = heading_like_lint(line, Some(&self.id)) {
+                self.diagnostics.push(d);
+            }
+            self.rationale.push(t.to_string());
+            return;
+        };
+        let key_lower = key.to_ascii_lowercase();
+        if key_lower == "policy" {
+            self.in_policy = true;
+            if !value.is_empty() {
+                self.lint(
+                    codes::L_POLICY_VALUE,
+                    line.span_of(value),
+                    "text after `policy:` is ignored".into(),
+                    Some("put rules on the following lines as `- predicate → action`".into()),
+                );
+            }
+            return;
+        }
+        self.in_policy = false;
+        let key_span = line.span_of(key);
+        match key_lower.as_str() {
+            "kind" => self.kind_line(line, value),
+            "when" => {
+                if let Some((_, first)) = &self.when {
+                    let first = first.line;
+                    self.lint(codes::L_DUP_WHEN, key_span, format!("second `when:` in this block (the first is on line {first}); the last one wins"), Some("keep one `when:` line".into()));
+                }
+                self.when = Some((value.to_string(), line.span()));
+            }
+            "dynamic" => {
+                if let Some((_, first)) = &self.dynamic {
+                    let first = first.line;
+                    self.lint(codes::L_DUP_DYNAMIC, key_span, format!("second `dynamic:` in this block (the first is on line {first}); the last one wins"), Some("keep one `dynamic:` line".into()));
+                }
+                self.dynamic = Some((value.to_string(), line.span()));
+            }
+            "frame" => {
+                if !value.is_empty() {
+                    self.push(
+                        codes::FRAME_VALUE,
+                        line.span_of(value),
+                        "`frame:` takes no value".into(),
+                        Some("write the frame on the following lines: `+ field bound [projection] —— why` and `- cell —— why`".into()),
+                    );
+                }
+                if let Some(first) = &self.frame {
+                    let first = first.span.line;
+                    self.lint(codes::L_SECOND_FRAME, key_span, format!("a second `frame:` discards the frame on line {first}"), Some("merge the two frames into one".into()));
+                }
+                self.frame = Some(Frame { fields: Vec::new(), excluded: Vec::new(), span: line.span() });
+                self.in_frame = true;
+            }
+            "ask" => {
+                if let Some(first) = self.current.ask_span {
+                    self.lint(codes::L_DUP_ASK, key_span, format!("second `ask:` for question `{}` (the first is on line {}); the last one wins", self.current.id, first.line), Some("keep one `ask:` per question".into()));
+                }
+                self.current.ask = value.to_string();
+                self.current.ask_span = Some(line.span());
+            }
+            _ => {
+                let help = match did_you_mean(&key_lower, BLOCK_KEYS) {
+                    Some(key) => format!("did you mean `{key}:`? If this is prose, do not start the line with `word:` (e.g. wrap the word in `**…**`)"),
+                    None => "the keys are kind / when / dynamic / frame / ask / policy; if this is prose, do not start the line with `word:` (e.g. wrap the word in `**…**`)".into(),
+                };
+                self.push(codes::UNKNOWN_KEY, key_span, format!("unknown key `{key_lower}`"), Some(help));
+            }
+        }
+    }
+
+    fn kind_line(&mut self, line: &Line<'_>, value: &str) {
+        let span = line.span_of(value);
+        if let Some(first) = self.kind_span {
+            self.lint(codes::L_DUP_KIND, line.span(), format!("second `kind:` in this block (the first is on line {}); the last valid one wins", first.line), Some("keep one `kind:` line".into()));
+        }
+        self.saw_kind = true;
+        self.kind_span = Some(line.span());
+        match Kind::parse(value) {
+            Some(kind) => self.kind = Some(kind),
+            None => {
+                let help = match did_you_mean(value, Kind::ALL.iter().map(|k| k.as_str())) {
+                    Some(k) => format!("did you mean `{k}`?"),
+                    None => "kind is one of choice / noul / score / mixed / rule".into(),
+                };
+                self.push(codes::KIND_INVALID, if value.is_empty() { line.span() } else { span }, format!("`{value}` is not a kind (choice / noul / score / mixed / rule)"), Some(help));
+            }
+        }
+    }
+
+    fn frame_line(&mut self, line: &Line<'_>, trimmed: &str, is_field: bool, body: &str) {
+        if self.frame.is_none() {
+            return;
+        }
+        let (head, why) = split_reason(body);
+        let why = why.unwrap_or_default();
+        let span = line.span();
+        if why.is_empty() {
+            let what = if is_field { "every field must say why it is in this decision" } else { "every deliberate exclusion must say why" };
+            self.push(
+                codes::FRAME_NO_WHY,
+                span,
+                format!("frame line `{}` gives no reason; {what}", utf16_prefix(trimmed, 40)),
+                Some("add `—— reason` at the end of the line".into()),
+            );
+        }
+        let tokens: Vec<&str> = head.split(is_js_whitespace).filter(|t| !t.is_empty()).collect();
+        let Some(first) = tokens.first().copied() else {
+            self.push(codes::FRAME_EMPTY, span, format!("frame line `{}` is empty", utf16_prefix(trimmed, 40)), Some("name a cell before `——`".into()));
+            return;
+        };
+        if !is_field {
+            if tokens.len() > 1 {
+                let extra = tokens.get(1..).unwrap_or_default().join(" ");
+                self.push(
+                    codes::FRAME_EXCL_EXTRA,
+                    line.span_of(tokens.get(1).copied().unwrap_or(first)),
+                    format!("an exclusion names only the cell `{first}`; got extra `{extra}`"),
+                    Some(format!("write `- {first} —— reason`")),
+                );
+            }
+            let exclusion = Exclusion { field: first.to_string(), why: why.to_string(), span };
+            if let Some(frame) = self.frame.as_mut() {
+                frame.excluded.push(exclusion);
+            }
+            return;
+        }
+        let bound_token = tokens.get(1).copied();
+        let bound = bound_token.and_then(decimal_bound);
+        let Some(bound) = bound else {
+            let (message, help, at) = match bound_token {
+                None => (
+                    format!("frame field `{first}` lacks a positive bound in column 2"),
+                    format!("write `+ {first} 200 —— reason`: bounds are mandatory (characters for text, items for lists)"),
+                    line.span_of(first),
+                ),
+                Some(token) => (
+                    format!("frame field `{first}` has bound `{token}`, which is not a positive decimal integer"),
+                    match js_number_integer(token) {
+                        Some(n) if n >= 1.0 => format!("write the bound as a plain decimal integer: `{n}`"),
+                        _ => format!("write a whole number ≥ 1, e.g. `+ {first} 200 —— reason`"),
+                    },
+                    line.span_of(token),
+                ),
+            };
+            self.push(codes::FRAME_BOUND, at, message, Some(help));
+            return;
+        };
+        if tokens.len() > 3 {
+            let extra = tokens.get(3..).unwrap_or_default().join(" ");
+            self.push(
+                codes::FRAME_COLUMNS,
+                line.span_of(tokens.get(3).copied().unwrap_or(first)),
+                format!("frame field `{first}` has at most three columns (name / bound / projection); got extra `{extra}`"),
+                Some("move the extra text after `——`".into()),
+            );
+        }
+        let field = FrameField {
+            key: first.to_string(),
+            bound,
+            projection: tokens.get(2).map(|p| (*p).to_string()),
+            why: why.to_string(),
+            span,
+        };
+        if let Some(frame) = self.frame.as_mut() {
+            frame.fields.push(field);
+        }
+    }
+
+    fn rule(&mut self, line: &Line<'_>, body: &str) {
+        let span = line.span();
+        let Some((predicate, action)) = body.split_once('→') else {
+            let help = if body.contains("->") { "use `→` (U+2192); `->` is not an arrow here" } else { "write `- predicate → action`" };
+            self.push(codes::POL_NO_ARROW, span, format!("policy rule `{body}` lacks `→ action`"), Some(help.into()));
+            return;
+        };
+        let (predicate, action) = (js_trim(predicate), js_trim(action));
+        if predicate.is_empty() || action.is_empty() {
+            self.push(codes::POL_EMPTY, span, format!("policy rule `{body}` has an empty predicate or action"), Some("write `- predicate → action`".into()));
+            return;
+        }
+        if !vocab::is_action(action) && !vocab::is_host_name(action) {
+            let help = match did_you_mean(action, ACTIONS) {
+                Some(a) => format!("did you mean `{a}`?"),
+                None => format!("actions are {}; host actions are written `host:<name>`", ACTIONS.join(" / ")),
+            };
+            self.push(codes::POL_UNKNOWN_ACTION, line.span_of(action), format!("unknown action `{action}`"), Some(help));
+        }
+        self.rules.push(Rule { predicate: predicate.to_string(), action: action.to_string(), span });
+    }
+
+    fn option(&mut self, line: &Line<'_>, body: &str) {
+        let span = line.span();
+        if !self.current.has_option_line {
+            self.current.span = span;
+            self.current.has_option_line = true;
+        }
+        let option = match split_option(body) {
+            Some((name, criterion)) => QuestionOption { name: name.to_string(), named: true, criterion: criterion.to_string(), span },
+            None => QuestionOption {
+                name: self.current.options.len().to_string(),
+                named: false,
+                criterion: body.to_string(),
+                span,
+            },
+        };
+        self.current.options.push(option);
+    }
+
+    fn finish(mut self) -> Block {
+        let last = std::mem::replace(&mut self.current, Draft::new("", Span::default()));
+        if last.keep() {
+            self.drafts.push(last);
+        }
+        // Missing kind.
+        if !self.saw_kind {
+            self.push(
+                codes::KIND_MISSING,
+                self.heading,
+                format!("block `{}` declares no kind", self.id),
+                Some("add `kind: choice | noul | score | mixed | rule` — every block must say who answers it".into()),
+            );
+        }
+        let (position, purpose, when_span) = self.when_checks();
+        let dynamic = self.dynamic_checks();
+        let questions = self.questions();
+        let kind = self.kind.unwrap_or(Kind::Rule);
+        if self.kind.is_some() {
+            self.kind_checks(kind, &questions, dynamic.is_some());
+        }
+        let rationale = js_trim(&self.rationale.join("\n")).to_string();
+        Block {
+            id: self.id,
+            span: self.heading,
+            kind,
+            kind_declared: self.kind.is_some(),
+            position,
+            purpose,
+            when_span,
+            dynamic,
+            frame: self.frame,
+            questions,
+            policy: self.rules,
+            rationale,
+        }
+    }
+
+    fn when_checks(&mut self) -> (String, String, Span) {
+        let (value, span) = self.when.clone().unwrap_or_else(|| (String::new(), self.heading));
+        let when = split_when(js_trim(&value));
+        let position = when.position.to_string();
+        if position.is_empty() {
+            self.push(
+                codes::WHEN_MISSING,
+                span,
+                "`when:` names no position; the position decides which code carries out this decision's actions".into(),
+                Some(format!("add `when: <position> —— <purpose>`; positions are {} or host:<name>", position_names())),
+            );
+            return (position, when.purpose.to_string(), span);
+        }
+        if !when.leftover.is_empty() {
+            self.push(
+                codes::WHEN_LEFTOVER,
+                span,
+                format!("text `{}` after position `{position}` is not introduced by `——`, so nothing reads it", when.leftover),
+                Some(format!("write `when: {position} —— {}`", when.leftover)),
+            );
+        }
+        match vocab::position_actions(&position) {
+            Some(handled) => {
+                let offending: Vec<String> = self
+                    .rules
+                    .iter()
+                    .filter(|r| !handled.contains(&r.action.as_str()) && r.action != ANY_POSITION_ACTION)
+                    .map(|r| r.action.clone())
+                    .collect();
+                for action in offending {
+                    self.push(
+                        codes::ACTION_NOT_AT_POSITION,
+                        span,
+                        format!("position `{position}` does not handle action `{action}` (it handles {} / escalate)", handled.join(" / ")),
+                        Some("use an action this position handles, or move the block to a position that handles it".into()),
+                    );
+                }
+            }
+            None if vocab::is_host_name(&position) => {}
+            None => {
+                let help = match did_you_mean(&position, POSITIONS.iter().map(|(p, _)| *p)) {
+                    Some(p) => format!("did you mean `{p}`?"),
+                    None => format!("positions are {} or host:<name>", position_names()),
+                };
+                self.push(codes::WHEN_UNKNOWN, span, format!("`{position}` is not a position"), Some(help));
+            }
+        }
+        (position, when.purpose.to_string(), span)
+    }
+
+    fn dynamic_checks(&mut self) -> Option<Dynamic> {
+        let (value, span) = self.dynamic.clone()?;
+        if js_trim(&value).is_empty() {
+            return None;
+        }
+        let parts = parse_dynamic(&value);
+        for problem in &parts.problems {
+            let (code, message, help) = match problem {
+                DynamicProblem::NoWhy => (codes::DYN_NO_WHY, "`dynamic:` gives no reason why the candidates are rebuilt every step".to_string(), "add `—— reason` at the end".to_string()),
+                DynamicProblem::NoArrow => (codes::DYN_NO_ARROW, "`dynamic:` lacks `→ <output>`".into(), "write `provider(ctx: cells…) → candidates —— why`".into()),
+                DynamicProblem::MultiArrow(n) => (codes::DYN_MULTI_ARROW, format!("`dynamic:` has {n} arrows; only one is allowed"), "write `provider(ctx: cells…) → candidates —— why`".into()),
+                DynamicProblem::Output(o) => (codes::DYN_OUTPUT, format!("unknown dynamic output `{o}`"), "the only output is `candidates`".into()),
+                DynamicProblem::Call(c) => (codes::DYN_CALL, format!("dynamic provider `{c}` is not written `<name>(ctx: <cell>, …)`"), "name the provider and the cells it reads: `toolsFor(ctx: history, files)`".into()),
+                DynamicProblem::NoCells => (codes::DYN_NO_CELLS, "`dynamic:` does not say which cells the provider reads".into(), "list the cells: `name(ctx: cell, …)` — a cell left out silently removes a class of candidates".into()),
+                DynamicProblem::BadCell(c) => (codes::DYN_BAD_CELL, format!("dynamic cell name `{c}` is not an identifier"), "cell names are ASCII identifiers".into()),
+                DynamicProblem::DupCells(d) => (codes::DYN_DUP_CELLS, format!("dynamic cell names repeated: {}", d.join(", ")), "name each cell once".into()),
+            };
+            self.push(code, span, message, Some(help));
+        }
+        Some(Dynamic { provider: parts.provider, reads: parts.reads, output: parts.output, why: parts.why, span })
+    }
+
+    fn questions(&mut self) -> Vec<Question> {
+        let drafts = std::mem::take(&mut self.drafts);
+        let mut questions = Vec::with_capacity(drafts.len());
+        let mut first_spans: Vec<(String, Span)> = Vec::new();
+        for draft in drafts {
+            if !first_spans.iter().any(|(id, _)| *id == draft.id) {
+                first_spans.push((draft.id.clone(), draft.span));
+            }
+            if draft.options.is_empty() {
+                self.push(codes::Q_NO_OPTIONS, draft.span, format!("question `{}` has no options", draft.id), Some("add options as `- name — criterion` lines".into()));
+                continue;
+            }
+            let named = draft.options.iter().filter(|o| o.named).count();
+            let unnamed = draft.options.len() - named;
+            let is_noul = draft.options.len() == 2
+                && named == 2
+                && draft.options.iter().any(|o| o.name == "true")
+                && draft.options.iter().any(|o| o.name == "false");
+            let primitive = if is_noul {
+                Primitive::Noul
+            } else if unnamed == 0 {
+                Primitive::Choice
+            } else if named == 0 {
+                Primitive::Score
+            } else {
+                self.push(
+                    codes::Q_MIXED_STYLE,
+                    draft.span,
+                    format!("question `{}` mixes option styles: {named} named (`name — criterion`), {unnamed} unnamed", draft.id),
+                    Some("name every option (choice) or none (score levels, lowest first)".into()),
+                );
+                Primitive::Choice
+            };
+            if draft.ask.is_empty() {
+                self.push(codes::Q_NO_ASK, draft.span, format!("question `{}` lacks `ask:`", draft.id), Some("add `ask: <the question>`".into()));
+            }
+            self.option_lints(&draft);
+            questions.push(Question { id: draft.id, ask: draft.ask, primitive, options: draft.options, span: draft.span });
+        }
+        let mut reported: Vec<&str> = Vec::new();
+        for (i, q) in questions.iter().enumerate() {
+            if questions.iter().take(i).any(|p| p.id == q.id) && !reported.contains(&q.id.as_str()) {
+                reported.push(&q.id);
+            }
+        }
+        for id in reported {
+            let span = first_spans.iter().find(|(d, _)| d == id).map_or(self.heading, |(_, s)| *s);
+            self.push(codes::Q_DUP_ID, span, format!("question id `{id}` is used twice in this block"), Some("give each `###` question its own id".into()));
+        }
+        questions
+    }
+
+    fn option_lints(&mut self, draft: &Draft) {
+        for (i, option) in draft.options.iter().enumerate() {
+            if option.named && draft.options.iter().take(i).any(|o| o.named && o.name == option.name) {
+                self.lint(
+                    codes::L_DUP_OPTION,
+                    option.span,
+                    format!("option `{}` of question `{}` is written twice; the later one replaces the earlier", option.name, draft.id),
+                    Some("give each option its own name".into()),
+                );
+            }
+        }
+    }
+
+    fn kind_checks(&mut self, kind: Kind, questions: &[Question], has_dynamic: bool) {
+        let count = questions.len();
+        match kind {
+            Kind::Rule => {
+                if count > 0 {
+                    self.push(codes::RULE_HAS_QUESTIONS, self.heading, "a `kind: rule` block must not ask questions: code answers it, not the model".into(), Some("remove the questions, or change the kind to choice / noul / score / mixed".into()));
+                }
+                return;
+            }
+            Kind::Mixed => {
+                if count < 2 {
+                    self.push(codes::MIXED_TOO_FEW, self.heading, format!("`kind: mixed` needs at least 2 questions (got {count})"), Some("with one question use choice / noul / score".into()));
+                }
+            }
+            Kind::Choice | Kind::Noul | Kind::Score => {
+                let [question] = questions else {
+                    self.push(codes::SINGLE_COUNT, self.heading, format!("`kind: {}` needs exactly 1 question (got {count})", kind.as_str()), Some("for several questions use `kind: mixed`".into()));
+                    return;
+                };
+                if question.primitive.as_str() != kind.as_str() {
+                    let hint = match (question.primitive, kind) {
+                        (Primitive::Score, _) => "the options have no names; if you meant choice, write each as `name — criterion`",
+                        (Primitive::Choice, Kind::Noul) => "the options are named; a noul's two options must be `true` and `false`",
+                        (Primitive::Noul, _) => "the options are `true` and `false`",
+                        _ => "the options are named",
+                    };
+                    self.push(
+                        codes::KIND_MISMATCH,
+                        question.span,
+                        format!("`kind: {}` does not match how the options are written: they make a {} question", kind.as_str(), question.primitive.as_str()),
+                        Some(hint.into()),
+                    );
+                }
+            }
+        }
+        if !has_dynamic {
+            for q in questions.iter().filter(|q| q.primitive == Primitive::Choice && q.options.len() < 2) {
+                self.push(
+                    codes::CHOICE_FEW,
+                    q.span,
+                    format!("question `{}` has {} option; a choice needs at least 2", q.id, q.options.len()),
+                    Some("add options, or declare runtime candidates: `dynamic: provider(ctx: cells…) → candidates —— why`".into()),
+                );
+            }
+        }
+    }
+}
+
+fn position_names() -> String {
+    POSITIONS.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(" / ")
+}
+
+/// Bounds are decimal integers ≥ 1 only (no sign, hex, exponent or fraction).
+fn decimal_bound(token: &str) -> Option<u64> {
+    if token.is_empty() || !token.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    token.parse::<u64>().ok().filter(|n| *n >= 1)
+}
+
+/// What JavaScript's `Number(token)` would make of a bound, when it is an integer: used only
+/// to suggest the decimal spelling of `0x190`, `4e2`, `400.0` and `+400`.
+fn js_number_integer(token: &str) -> Option<f64> {
+    let lower = token.to_ascii_lowercase();
+    let unsigned = lower.strip_prefix('+').unwrap_or(&lower);
+    let radix = [("0x", 16), ("0o", 8), ("0b", 2)].into_iter().find(|(p, _)| unsigned.starts_with(p));
+    let value = match radix {
+        Some((prefix, radix)) => u64::from_str_radix(unsigned.get(prefix.len()..)?, radix).ok().map(|v| v as f64),
+        None => unsigned.parse::<f64>().ok(),
+    }?;
+    (value.is_finite() && value.fract() == 0.0).then_some(value)
+}
