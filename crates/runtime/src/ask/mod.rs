@@ -1,1 +1,17 @@
 //! Questions on the wire, merged requests, answer validation and the decider.
+
+mod answer;
+mod compile;
+mod decider;
+mod wire;
+
+pub use answer::{
+    ARGMAX_TOLERANCE, AnswerProblem, Normalized, QuestionProblem, SUM_TOLERANCE, answer_kind, normalize,
+    validate_answer, validate_answers,
+};
+pub use compile::{
+    BlockQuestions, CandidateProvider, CandidateRegistry, Candidates, QuestionError, check_reads, compile_questions,
+    wire_question,
+};
+pub use decider::{DecideError, Decider, NodeDecision, NodeSpec, invalid_reason};
+pub use wire::{Questions, WireQuestion};

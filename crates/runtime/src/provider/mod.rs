@@ -1,1 +1,123 @@
-//! Decision providers: System One, OpenAI-compatible, mock, script, heuristic, fallback.
+//! Decision providers behind one trait: System One over HTTP, OpenAI-compatible servers
+//! scored by log-probabilities, the deterministic `mock` and `script:FILE`, retries and a
+//! fallback chain.
+
+mod error;
+mod fallback;
+mod http;
+mod mock;
+mod openai;
+mod retry;
+mod script;
+mod secret;
+mod systemone;
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+pub use error::{ErrorCode, ProviderError, classify_status, parse_retry_after};
+pub use fallback::FallbackChain;
+pub use mock::{MOCK_WARNING, MockProvider};
+pub use openai::{OpenAiMode, OpenAiProvider};
+pub use retry::{RetryNotice, RetryPolicy, Retrying};
+pub use script::{ScriptError, ScriptProvider};
+pub use secret::ApiKey;
+pub use systemone::{DEFAULT_MAX_RESPONSE_BYTES, SystemOneProvider};
+
+use crate::ask::Questions;
+
+/// The timeout a request carries when nobody says otherwise (runtime.md §1.4).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One request: the shared state and every question asked of it, in one forward pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub state: Value,
+    pub questions: Questions,
+    pub model: Option<String>,
+    pub timeout: Duration,
+}
+
+impl Request {
+    pub fn new(state: Value, questions: Questions) -> Self {
+        Request { state, questions, model: None, timeout: DEFAULT_TIMEOUT }
+    }
+
+    /// The System One body `{model, state, questions}`; `model` is omitted when unset.
+    pub fn body(&self, default_model: Option<&str>) -> Value {
+        let mut body = Map::new();
+        if let Some(model) = self.model.as_deref().or(default_model) {
+            body.insert("model".into(), Value::String(model.into()));
+        }
+        body.insert("state".into(), self.state.clone());
+        body.insert("questions".into(), self.questions.to_json());
+        Value::Object(body)
+    }
+}
+
+/// Token usage, kept only where the server reported numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Usage {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// Literally `true` on the wire means the counts are estimates.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
+}
+
+impl Usage {
+    /// Read `{input_tokens?, output_tokens?, estimated?}`; `None` when it is not an object.
+    pub fn from_json(value: Option<&Value>) -> Option<Usage> {
+        let map = value?.as_object()?;
+        Some(Usage {
+            input_tokens: map.get("input_tokens").and_then(Value::as_u64),
+            output_tokens: map.get("output_tokens").and_then(Value::as_u64),
+            estimated: map.get("estimated") == Some(&Value::Bool(true)),
+        })
+    }
+}
+
+/// What came back. `answers` are raw (as received, after §1.3 normalisation); validation
+/// happens in the decider, so the raw entries stay available for audit.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Response {
+    pub answers: Map<String, Value>,
+    /// The name of whoever actually served the request.
+    pub provider: String,
+    pub model: Option<String>,
+    pub latency: Duration,
+    pub usage: Option<Usage>,
+    /// A fallback was taken, or answers are missing or were dropped.
+    pub degraded: bool,
+    pub warnings: Vec<String>,
+}
+
+/// Something that answers closed questions about a state.
+pub trait DecisionProvider: Send + Sync {
+    /// A name for logs and records (never contains secrets).
+    fn name(&self) -> &str;
+    /// Answer every question of `request` against its state, in one call.
+    fn decide(&self, request: &Request) -> Result<Response, ProviderError>;
+}
+
+impl<P: DecisionProvider + ?Sized> DecisionProvider for Box<P> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn decide(&self, request: &Request) -> Result<Response, ProviderError> {
+        (**self).decide(request)
+    }
+}
+
+impl<P: DecisionProvider + ?Sized> DecisionProvider for std::sync::Arc<P> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn decide(&self, request: &Request) -> Result<Response, ProviderError> {
+        (**self).decide(request)
+    }
+}

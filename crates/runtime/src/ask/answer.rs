@@ -1,0 +1,326 @@
+//! Typed answers that fail closed (question-space.md Part 1 item 4), and the response
+//! normalisation of runtime.md §1.3 as far as it does not weaken validation.
+//!
+//! Validation turns the raw JSON answer to one question into a typed
+//! [`Answer`](decision_core::policy::Answer) or a typed [`AnswerProblem`]. Nothing is coerced:
+//! a boolean is not a number, a string is not a probability, a missing probability is not 0,
+//! an out-of-range `noul` is rejected rather than clamped. The reference's `Number(v) || 0`
+//! coercion is deliberately not reproduced, because it would turn `true` into a valid 1.
+
+use std::collections::BTreeMap;
+
+use decision_core::policy::Answer;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use super::wire::{Questions, WireQuestion};
+
+/// |Σp − 1| must not exceed this.
+pub const SUM_TOLERANCE: f64 = 0.02;
+/// The chosen option's probability may fall short of the maximum by at most this.
+pub const ARGMAX_TOLERANCE: f64 = 1e-6;
+
+/// Why an answer was rejected. Every variant means: no actionable observation.
+#[derive(Debug, Clone, PartialEq, Error, Serialize)]
+#[serde(tag = "problem", rename_all = "snake_case")]
+pub enum AnswerProblem {
+    #[error("no answer was returned")]
+    Missing,
+    #[error("the answer is not a JSON object")]
+    NotAnObject,
+    #[error("the answer has no recognisable type (no `noul`, `choice` or `score`)")]
+    Unrecognised,
+    #[error("a {found} answer to a {expected} question")]
+    WrongType { expected: &'static str, found: &'static str },
+    #[error("`{field}` is missing")]
+    MissingField { field: &'static str },
+    #[error("`choice` is not a string")]
+    ChoiceNotString,
+    #[error("choice `{choice}` was not offered")]
+    NotOffered { choice: String },
+    #[error("`probabilities` is not an object")]
+    ProbabilitiesNotObject,
+    #[error("the probability keys differ from the offered set (missing {missing:?}, not offered {extra:?})")]
+    KeysDiffer { missing: Vec<String>, extra: Vec<String> },
+    #[error("`{field}` is a boolean, not a number")]
+    Boolean { field: String },
+    #[error("`{field}` is not a number")]
+    NotANumber { field: String },
+    #[error("`{field}` = {value} is not a finite number in [0, 1]")]
+    OutOfRange { field: String, value: f64 },
+    #[error("the probabilities sum to {sum}, not 1 ± 0.02")]
+    SumOff { sum: f64 },
+    #[error("choice `{choice}` (p = {p}) is not the most probable option (max p = {max})")]
+    NotArgmax { choice: String, p: f64, max: f64 },
+    #[error("score {score} is outside [0, {max_level}]")]
+    ScoreOutOfRange { score: f64, max_level: usize },
+    #[error("the question offers nothing to choose")]
+    NothingOffered,
+}
+
+/// The answer type an entry declares by its value (preferred) or its `type` tag (§1.3:
+/// "value wins over type tag"). `None` when neither says.
+pub fn answer_kind(entry: &Map<String, Value>) -> Option<&'static str> {
+    let tag = entry.get("type").and_then(Value::as_str);
+    if tag == Some("noul") || entry.contains_key("noul") {
+        Some("noul")
+    } else if tag == Some("score") || entry.contains_key("score") {
+        Some("score")
+    } else if tag == Some("choice") || entry.contains_key("choice") {
+        Some("choice")
+    } else {
+        None
+    }
+}
+
+/// Validate the raw answer to one question. `None` means no answer came back.
+pub fn validate_answer(question: &WireQuestion, raw: Option<&Value>) -> Result<Answer, AnswerProblem> {
+    let entry = raw.ok_or(AnswerProblem::Missing)?.as_object().ok_or(AnswerProblem::NotAnObject)?;
+    let kind = answer_kind(entry).ok_or(AnswerProblem::Unrecognised)?;
+    if kind != question.type_name() {
+        return Err(AnswerProblem::WrongType { expected: question.type_name(), found: kind });
+    }
+    match question {
+        WireQuestion::Noul { .. } => {
+            let noul = unit(entry.get("noul"), "noul")?;
+            if entry.contains_key("confidence") {
+                unit(entry.get("confidence"), "confidence")?;
+            }
+            Ok(Answer::Noul { noul })
+        }
+        WireQuestion::Choice { criteria, .. } => {
+            if criteria.is_empty() {
+                return Err(AnswerProblem::NothingOffered);
+            }
+            let choice = match entry.get("choice") {
+                None | Some(Value::Null) => return Err(AnswerProblem::MissingField { field: "choice" }),
+                Some(Value::String(s)) => s.clone(),
+                Some(_) => return Err(AnswerProblem::ChoiceNotString),
+            };
+            if !criteria.iter().any(|(id, _)| *id == choice) {
+                return Err(AnswerProblem::NotOffered { choice });
+            }
+            let probabilities = distribution(entry, criteria.iter().map(|(id, _)| id.as_str()))?;
+            let confidence = confidence(entry, &probabilities)?;
+            let p = probabilities.get(&choice).copied().unwrap_or(0.0);
+            let max = probabilities.values().copied().fold(0.0, f64::max);
+            if p < max - ARGMAX_TOLERANCE {
+                return Err(AnswerProblem::NotArgmax { choice, p, max });
+            }
+            Ok(Answer::Choice { choice, probabilities, confidence: Some(confidence) })
+        }
+        WireQuestion::Score { criteria, .. } => {
+            let max_level = criteria.len().checked_sub(1).ok_or(AnswerProblem::NothingOffered)?;
+            let score = number(entry.get("score"), "score")?;
+            if !(0.0..=max_level as f64).contains(&score) {
+                return Err(AnswerProblem::ScoreOutOfRange { score, max_level });
+            }
+            let ids: Vec<String> = (0..criteria.len()).map(|k| k.to_string()).collect();
+            let probabilities = distribution(entry, ids.iter().map(String::as_str))?;
+            let confidence = confidence(entry, &probabilities)?;
+            Ok(Answer::Score { score, probabilities, confidence: Some(confidence) })
+        }
+    }
+}
+
+/// `probabilities`: keys exactly the offered ids, values in [0, 1], summing to 1 ± 0.02.
+fn distribution<'a>(
+    entry: &Map<String, Value>,
+    offered: impl Iterator<Item = &'a str> + Clone,
+) -> Result<BTreeMap<String, f64>, AnswerProblem> {
+    let raw = match entry.get("probabilities") {
+        None | Some(Value::Null) => return Err(AnswerProblem::MissingField { field: "probabilities" }),
+        Some(Value::Object(map)) => map,
+        Some(_) => return Err(AnswerProblem::ProbabilitiesNotObject),
+    };
+    let missing: Vec<String> = offered.clone().filter(|id| !raw.contains_key(*id)).map(str::to_string).collect();
+    let extra: Vec<String> = raw.keys().filter(|k| !offered.clone().any(|id| id == k.as_str())).cloned().collect();
+    if !missing.is_empty() || !extra.is_empty() {
+        return Err(AnswerProblem::KeysDiffer { missing, extra });
+    }
+    let mut probabilities = BTreeMap::new();
+    for (id, value) in raw {
+        probabilities.insert(id.clone(), unit(Some(value), &format!("probabilities.{id}"))?);
+    }
+    let sum: f64 = probabilities.values().sum();
+    if (sum - 1.0).abs() > SUM_TOLERANCE {
+        return Err(AnswerProblem::SumOff { sum });
+    }
+    Ok(probabilities)
+}
+
+/// A present confidence must be a number in [0, 1]; an absent one is the largest
+/// probability (§1.3, pinned by the reference tests).
+fn confidence(entry: &Map<String, Value>, probabilities: &BTreeMap<String, f64>) -> Result<f64, AnswerProblem> {
+    match entry.get("confidence") {
+        None | Some(Value::Null) => Ok(probabilities.values().copied().fold(0.0, f64::max)),
+        value => unit(value, "confidence"),
+    }
+}
+
+fn number(value: Option<&Value>, field: &str) -> Result<f64, AnswerProblem> {
+    match value {
+        None | Some(Value::Null) => Err(AnswerProblem::MissingField { field: static_field(field) }),
+        Some(Value::Bool(_)) => Err(AnswerProblem::Boolean { field: field.to_string() }),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(v) if v.is_finite() => Ok(v),
+            _ => Err(AnswerProblem::NotANumber { field: field.to_string() }),
+        },
+        Some(_) => Err(AnswerProblem::NotANumber { field: field.to_string() }),
+    }
+}
+
+fn unit(value: Option<&Value>, field: &str) -> Result<f64, AnswerProblem> {
+    let v = number(value, field)?;
+    if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(AnswerProblem::OutOfRange { field: field.to_string(), value: v }) }
+}
+
+fn static_field(field: &str) -> &'static str {
+    match field {
+        "noul" => "noul",
+        "score" => "score",
+        "confidence" => "confidence",
+        _ => "value",
+    }
+}
+
+/// One question's rejection.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuestionProblem {
+    pub question: String,
+    #[serde(flatten)]
+    pub problem: AnswerProblem,
+}
+
+impl std::fmt::Display for QuestionProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}`: {}", self.question, self.problem)
+    }
+}
+
+/// Validate the answers to every question in `questions`: the typed answers when all are
+/// valid, otherwise every problem found (in question order).
+pub fn validate_answers(
+    questions: &Questions,
+    raw: &Map<String, Value>,
+) -> Result<decision_core::policy::Answers, Vec<QuestionProblem>> {
+    let mut answers = decision_core::policy::Answers::new();
+    let mut problems = Vec::new();
+    for (id, question) in questions.iter() {
+        match validate_answer(question, raw.get(id)) {
+            Ok(answer) => {
+                answers.insert(id.to_string(), answer);
+            }
+            Err(problem) => problems.push(QuestionProblem { question: id.to_string(), problem }),
+        }
+    }
+    if problems.is_empty() { Ok(answers) } else { Err(problems) }
+}
+
+/// The result of normalising a response's `answers` (§1.3).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Normalized {
+    /// Every entry as received (answers to unasked ids included, as the reference keeps them;
+    /// the decider hands each node only its own ids).
+    pub answers: Map<String, Value>,
+    /// Asked ids with no entry.
+    pub missing: Vec<String>,
+    /// Entries that are unrecognisable: not objects, of no known type, or whose value is not
+    /// a finite number (`noul`, `score`) or a non-empty string (`choice`).
+    pub dropped: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+impl Normalized {
+    pub fn degraded(&self) -> bool {
+        !self.missing.is_empty() || !self.dropped.is_empty()
+    }
+}
+
+/// Normalise a response's `answers` value against the asked questions. Unrecognisable entries
+/// are removed (so they count as missing and fail validation) and reported as dropped.
+/// `server_warnings` come first in the warnings, as in the reference.
+pub fn normalize(asked: &Questions, answers: Option<&Value>, server_warnings: Vec<String>) -> Normalized {
+    let mut out = Normalized { warnings: server_warnings, ..Normalized::default() };
+    if let Some(Value::Object(map)) = answers {
+        for (id, entry) in map {
+            if is_recognisable(entry) {
+                out.answers.insert(id.clone(), entry.clone());
+            } else {
+                out.dropped.push(id.clone());
+            }
+        }
+    }
+    out.missing = asked.ids().filter(|id| !out.answers.contains_key(*id)).map(str::to_string).collect();
+    if !out.missing.is_empty() {
+        out.warnings.push(format!(
+            "the backend returned no answer for {}/{} question(s): {}",
+            out.missing.len(),
+            asked.len(),
+            out.missing.join(", ")
+        ));
+    }
+    if !out.dropped.is_empty() {
+        out.warnings.push(format!("unrecognisable answers dropped: {}", out.dropped.join(", ")));
+    }
+    out
+}
+
+fn is_recognisable(entry: &Value) -> bool {
+    let Some(map) = entry.as_object() else { return false };
+    let finite = |key: &str| map.get(key).and_then(Value::as_f64).is_some_and(f64::is_finite);
+    match answer_kind(map) {
+        Some("noul") => finite("noul"),
+        Some("score") => finite("score"),
+        Some("choice") => map.get("choice").and_then(Value::as_str).is_some_and(|s| !s.is_empty()),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn two() -> WireQuestion {
+        WireQuestion::Choice {
+            instructions: "?".into(),
+            criteria: vec![("a".into(), "A".into()), ("b".into(), "B".into())],
+        }
+    }
+
+    #[test]
+    fn normalisation_drops_unrecognisable_entries_and_reports_missing() {
+        let mut asked = Questions::new();
+        asked.insert("x", two());
+        asked.insert("n", WireQuestion::Noul { instructions: "?".into(), criteria: None });
+        asked.insert("s", WireQuestion::Score { instructions: "?".into(), criteria: vec!["l".into(), "h".into()] });
+        let raw =
+            json!({"x": {"type": "choice", "choice": ""}, "n": {"type": "choice", "noul": 0.4}, "extra": {"noul": 1}});
+        let out = normalize(&asked, Some(&raw), vec!["server says hi".into()]);
+        assert_eq!(out.dropped, ["x"]);
+        assert_eq!(out.missing, ["x", "s"]);
+        assert!(out.answers.contains_key("n"), "value wins over type tag");
+        assert!(out.answers.contains_key("extra"));
+        assert_eq!(out.warnings[0], "server says hi");
+        assert!(out.degraded());
+        let fine =
+            normalize(&asked, Some(&json!({"x": {"choice": "a"}, "n": {"noul": 0.1}, "s": {"score": 1}})), vec![]);
+        assert!(!fine.degraded());
+        assert!(fine.warnings.is_empty());
+    }
+
+    #[test]
+    fn missing_confidence_is_the_largest_probability() {
+        let a = validate_answer(&two(), Some(&json!({"choice": "a", "probabilities": {"a": 0.9, "b": 0.1}}))).unwrap();
+        assert_eq!(
+            a,
+            Answer::Choice {
+                choice: "a".into(),
+                probabilities: [("a".into(), 0.9), ("b".into(), 0.1)].into(),
+                confidence: Some(0.9)
+            }
+        );
+    }
+}

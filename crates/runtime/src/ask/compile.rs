@@ -1,0 +1,161 @@
+//! A block's questions at run time: the file's questions in wire form, with the candidates of
+//! a `dynamic:` block built by the host's registered provider.
+//!
+//! A candidate provider sees only the cells it declared (the file's `dynamic:` reads, which
+//! must equal the host's declaration in both directions), so candidates cannot silently
+//! depend on a cell nobody wrote down.
+
+use decision_core::contract::{Block, Primitive, Question};
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use super::wire::{Questions, WireQuestion};
+
+/// The options a candidate provider offers for one step.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Candidates {
+    /// `(option id, when to pick it)`, in the order offered.
+    pub options: Vec<(String, String)>,
+    /// Instructions computed by code, replacing the file's `ask:` (as `pick_input` does).
+    pub instructions: Option<String>,
+}
+
+/// A host's dynamic candidate provider, registered under the name the file uses.
+pub trait CandidateProvider: Send + Sync {
+    fn name(&self) -> &str;
+    /// The cells this provider reads, as the host declares them.
+    fn reads(&self) -> Vec<String>;
+    /// Build this step's candidates from `cells`, which holds only the declared cells.
+    fn candidates(&self, cells: &Map<String, Value>) -> Candidates;
+}
+
+/// Why a block's questions could not be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum QuestionError {
+    #[error("block `{block}` has no questions")]
+    NoQuestions { block: String },
+    #[error("block `{block}`: the host has not registered dynamic provider `{provider}`")]
+    UnregisteredProvider { block: String, provider: String },
+    #[error(
+        "block `{block}`: provider `{provider}` reads differ from the file (the host lacks {missing:?}; the file does not declare {extra:?})"
+    )]
+    ReadsDiffer { block: String, provider: String, missing: Vec<String>, extra: Vec<String> },
+    #[error("block `{block}`: a dynamic block needs exactly one choice question to receive candidates (found {found})")]
+    DynamicTarget { block: String, found: usize },
+}
+
+/// The registered candidate providers.
+#[derive(Default)]
+pub struct CandidateRegistry {
+    providers: Vec<Box<dyn CandidateProvider>>,
+}
+
+impl CandidateRegistry {
+    pub fn new() -> Self {
+        CandidateRegistry::default()
+    }
+
+    /// Register a provider; a later registration under the same name replaces the earlier.
+    pub fn register(&mut self, provider: Box<dyn CandidateProvider>) {
+        self.providers.retain(|p| p.name() != provider.name());
+        self.providers.push(provider);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn CandidateProvider> {
+        self.providers.iter().find(|p| p.name() == name).map(|p| &**p)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.providers.iter().map(|p| p.name()).collect()
+    }
+}
+
+/// A block's compiled questions for one step.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BlockQuestions {
+    pub questions: Questions,
+    /// Dynamic questions with no candidates this step: not asked at all (a choice over
+    /// nothing is invalid), so the host must not decide this block now.
+    pub not_asked: Vec<String>,
+}
+
+/// The wire form of a file question (static options).
+pub fn wire_question(question: &Question) -> WireQuestion {
+    let instructions = question.ask.clone();
+    match question.primitive {
+        Primitive::Noul => {
+            let criterion = |name: &str| question.option(name).map(|o| o.criterion.clone());
+            let criteria = criterion("true").zip(criterion("false"));
+            WireQuestion::Noul { instructions, criteria }
+        }
+        Primitive::Choice => WireQuestion::Choice {
+            instructions,
+            criteria: question.options.iter().map(|o| (o.name.clone(), o.criterion.clone())).collect(),
+        },
+        Primitive::Score => WireQuestion::Score {
+            instructions,
+            criteria: question.options.iter().map(|o| o.criterion.clone()).collect(),
+        },
+    }
+}
+
+/// Compile a block's questions for this step. `cells` are the host's state cells (only the
+/// ones a dynamic provider declared are shown to it).
+pub fn compile_questions(
+    block: &Block,
+    cells: &Map<String, Value>,
+    registry: &CandidateRegistry,
+) -> Result<BlockQuestions, QuestionError> {
+    if block.questions.is_empty() {
+        return Err(QuestionError::NoQuestions { block: block.id.clone() });
+    }
+    let dynamic = match &block.dynamic {
+        Some(dynamic) => {
+            let provider = registry.get(&dynamic.provider).ok_or_else(|| QuestionError::UnregisteredProvider {
+                block: block.id.clone(),
+                provider: dynamic.provider.clone(),
+            })?;
+            check_reads(&block.id, &dynamic.provider, &dynamic.reads, &provider.reads())?;
+            let choices: Vec<&Question> = block.questions.iter().filter(|q| q.primitive == Primitive::Choice).collect();
+            let [target] = choices.as_slice() else {
+                return Err(QuestionError::DynamicTarget { block: block.id.clone(), found: choices.len() });
+            };
+            let visible: Map<String, Value> =
+                dynamic.reads.iter().filter_map(|cell| Some((cell.clone(), cells.get(cell)?.clone()))).collect();
+            Some((target.id.clone(), provider.candidates(&visible)))
+        }
+        None => None,
+    };
+    let mut out = BlockQuestions::default();
+    for question in &block.questions {
+        match &dynamic {
+            Some((target, candidates)) if *target == question.id => {
+                if candidates.options.is_empty() {
+                    out.not_asked.push(question.id.clone());
+                    continue;
+                }
+                let instructions = candidates.instructions.clone().unwrap_or_else(|| question.ask.clone());
+                out.questions.insert(
+                    question.id.clone(),
+                    WireQuestion::Choice { instructions, criteria: candidates.options.clone() },
+                );
+            }
+            _ => {
+                out.questions.insert(question.id.clone(), wire_question(question));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The file's reads and the host's must be the same set: a missing cell silently loses a
+/// class of candidates; an extra one makes candidates change for a reason nobody wrote down.
+pub fn check_reads(block: &str, provider: &str, file: &[String], host: &[String]) -> Result<(), QuestionError> {
+    let missing: Vec<String> = file.iter().filter(|c| !host.contains(c)).cloned().collect();
+    let extra: Vec<String> = host.iter().filter(|c| !file.contains(c)).cloned().collect();
+    if missing.is_empty() && extra.is_empty() {
+        Ok(())
+    } else {
+        Err(QuestionError::ReadsDiffer { block: block.to_string(), provider: provider.to_string(), missing, extra })
+    }
+}

@@ -1,0 +1,252 @@
+//! The decider (runtime.md §1.5): one request per step for every node that shares it, then,
+//! per node, validation of its own answers and policy evaluation.
+//!
+//! An invalid or missing answer yields no action: the node escalates with the typed problems
+//! as its reason, and the raw answers stay on the result for audit. A decision is never
+//! retried because of what the model said (transport retries live in the provider). A
+//! provider failure never throws either: every node escalates. Only wiring errors (two
+//! frames disagreeing on a key, a question asked twice) are errors, before anything is sent.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use decision_core::digest::{frame_digest, request_digest};
+use decision_core::policy::{Answers, CompiledPolicy, Margin, evaluate};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use super::answer::{QuestionProblem, validate_answers};
+use super::wire::Questions;
+use crate::provider::{DEFAULT_TIMEOUT, DecisionProvider, Request, Usage};
+
+/// One node's part of a step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeSpec {
+    pub id: String,
+    /// The node's frame state.
+    pub state: Map<String, Value>,
+    pub questions: Questions,
+    pub policy: CompiledPolicy,
+    /// The digest of the node's frame artifact, when it has one.
+    pub frame_digest: Option<String>,
+    pub model: Option<String>,
+}
+
+/// Wiring errors: nothing was sent.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum DecideError {
+    #[error("nothing to decide: no nodes")]
+    NoNodes,
+    #[error("nodes `{first}` and `{second}` send different values for state key `{key}`")]
+    StateConflict { key: String, first: String, second: String },
+    #[error("question `{question}` is asked by both `{first}` and `{second}`")]
+    DuplicateQuestion { question: String, first: String, second: String },
+}
+
+/// What one node decided, with everything needed to audit it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeDecision {
+    pub id: String,
+    pub step: u64,
+    /// Every node id of the shared request, in order.
+    pub batch_ids: Vec<String>,
+    pub sent_frame_digest: String,
+    pub request_digest: String,
+    /// The state actually sent (the merged one when batched).
+    pub state: Value,
+    /// The questions actually sent (the merged set).
+    pub sent_questions: Value,
+    /// This node's own questions.
+    pub questions: Value,
+    /// This node's answers exactly as received (for audit), whether valid or not.
+    pub raw_answers: Map<String, Value>,
+    /// The validated answers (empty when any answer was invalid).
+    pub answers: Answers,
+    /// Every validation problem; empty when all answers are valid.
+    pub problems: Vec<QuestionProblem>,
+    pub valid: bool,
+    pub action: String,
+    pub reason: String,
+    /// The rule that fired; `None` when nothing matched or no policy ran.
+    pub rule: Option<usize>,
+    pub margin: Option<Margin>,
+    pub escalate: bool,
+    pub provider: String,
+    pub model: Option<String>,
+    pub latency_ms: u64,
+    pub usage: Option<Usage>,
+    pub degraded: bool,
+    pub warnings: Vec<String>,
+}
+
+/// Asks a provider and applies policies.
+pub struct Decider {
+    provider: Arc<dyn DecisionProvider>,
+    timeout: Duration,
+    model: Option<String>,
+    step: AtomicU64,
+}
+
+impl Decider {
+    pub fn new(provider: Arc<dyn DecisionProvider>) -> Decider {
+        Decider { provider, timeout: DEFAULT_TIMEOUT, model: None, step: AtomicU64::new(0) }
+    }
+
+    /// The timeout every request carries.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The model every request names unless a node names its own.
+    pub fn with_model(mut self, model: Option<String>) -> Self {
+        self.model = model;
+        self
+    }
+
+    pub fn set_step(&self, step: u64) {
+        self.step.store(step, Ordering::Relaxed);
+    }
+
+    pub fn provider_name(&self) -> &str {
+        self.provider.name()
+    }
+
+    /// Decide one node.
+    pub fn decide(&self, spec: &NodeSpec) -> Result<NodeDecision, DecideError> {
+        let mut out = self.decide_many(std::slice::from_ref(spec))?;
+        out.pop().ok_or(DecideError::NoNodes)
+    }
+
+    /// Decide several nodes with one request: the state is the key union of their states
+    /// (equal values required), the questions the union of their questions (no id twice).
+    pub fn decide_many(&self, specs: &[NodeSpec]) -> Result<Vec<NodeDecision>, DecideError> {
+        let (state, questions) = merge(specs)?;
+        let batch_ids: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
+        let sent_frame_digest = match specs {
+            [only] => only.frame_digest.clone().unwrap_or_else(|| frame_digest(&only.id, &state)),
+            _ => frame_digest(&batch_ids.join("+"), &state),
+        };
+        let sent_questions = questions.to_json();
+        let request_digest = request_digest(&sent_frame_digest, &sent_questions);
+        let model = specs.first().and_then(|s| s.model.clone()).or_else(|| self.model.clone());
+        let request = Request { state: Value::Object(state), questions, model, timeout: self.timeout };
+        let step = self.step.load(Ordering::Relaxed);
+        let started = Instant::now();
+        let outcome = self.provider.decide(&request);
+        let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let base = |spec: &NodeSpec| NodeDecision {
+            id: spec.id.clone(),
+            step,
+            batch_ids: batch_ids.clone(),
+            sent_frame_digest: sent_frame_digest.clone(),
+            request_digest: request_digest.clone(),
+            state: request.state.clone(),
+            sent_questions: sent_questions.clone(),
+            questions: spec.questions.to_json(),
+            raw_answers: Map::new(),
+            answers: Answers::new(),
+            problems: Vec::new(),
+            valid: false,
+            action: "escalate".into(),
+            reason: String::new(),
+            rule: None,
+            margin: None,
+            escalate: true,
+            provider: self.provider.name().to_string(),
+            model: request.model.clone(),
+            latency_ms,
+            usage: None,
+            degraded: true,
+            warnings: Vec::new(),
+        };
+        let response = match outcome {
+            Ok(response) => response,
+            Err(error) => {
+                let reason = format!("{} unavailable: {}", self.provider.name(), error.message);
+                return Ok(specs
+                    .iter()
+                    .map(|spec| NodeDecision { reason: reason.clone(), warnings: vec![reason.clone()], ..base(spec) })
+                    .collect());
+            }
+        };
+        Ok(specs
+            .iter()
+            .map(|spec| {
+                let raw: Map<String, Value> = spec
+                    .questions
+                    .ids()
+                    .filter_map(|id| Some((id.to_string(), response.answers.get(id)?.clone())))
+                    .collect();
+                let mut node = NodeDecision {
+                    provider: response.provider.clone(),
+                    model: response.model.clone().or_else(|| request.model.clone()),
+                    usage: response.usage,
+                    degraded: response.degraded,
+                    warnings: response.warnings.clone(),
+                    ..base(spec)
+                };
+                match validate_answers(&spec.questions, &raw) {
+                    Ok(answers) => {
+                        let decision = evaluate(&spec.policy, &answers);
+                        node.valid = true;
+                        node.escalate = decision.action == "escalate";
+                        node.action = decision.action;
+                        node.reason = decision.reason;
+                        node.rule = decision.rule;
+                        node.margin = decision.margin;
+                        node.answers = answers;
+                    }
+                    Err(problems) => {
+                        node.reason = invalid_reason(&problems);
+                        node.problems = problems;
+                    }
+                }
+                node.raw_answers = raw;
+                node
+            })
+            .collect())
+    }
+}
+
+/// The reason of a fail-closed decision: every problem, then what happened.
+pub fn invalid_reason(problems: &[QuestionProblem]) -> String {
+    let listed: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    format!("invalid answer ({}) → escalate; no action taken", listed.join("; "))
+}
+
+fn merge(specs: &[NodeSpec]) -> Result<(Map<String, Value>, Questions), DecideError> {
+    let (first, rest) = specs.split_first().ok_or(DecideError::NoNodes)?;
+    let mut state = first.state.clone();
+    let mut owner: Vec<(&str, &str)> = first.state.keys().map(|k| (k.as_str(), first.id.as_str())).collect();
+    let mut questions = first.questions.clone();
+    for spec in rest {
+        for (key, value) in &spec.state {
+            match state.get(key) {
+                Some(existing) if existing != value => {
+                    let first = owner.iter().find(|(k, _)| k == key).map(|(_, n)| n.to_string()).unwrap_or_default();
+                    return Err(DecideError::StateConflict { key: key.clone(), first, second: spec.id.clone() });
+                }
+                Some(_) => {}
+                None => {
+                    state.insert(key.clone(), value.clone());
+                    owner.push((key.as_str(), spec.id.as_str()));
+                }
+            }
+        }
+        for (id, question) in spec.questions.iter() {
+            if !questions.insert(id, question.clone()) {
+                let first =
+                    specs.iter().find(|s| s.questions.get(id).is_some()).map(|s| s.id.clone()).unwrap_or_default();
+                return Err(DecideError::DuplicateQuestion {
+                    question: id.to_string(),
+                    first,
+                    second: spec.id.clone(),
+                });
+            }
+        }
+    }
+    Ok((state, questions))
+}

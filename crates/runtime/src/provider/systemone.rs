@@ -1,0 +1,109 @@
+//! The System One protocol (runtime.md §1.4): `POST {base}/v1/systemone` with
+//! `{model, state, questions}`, a bearer key, answers normalised per §1.3.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::error::{ErrorCode, ProviderError};
+use super::http::JsonClient;
+use super::secret::ApiKey;
+use super::{DecisionProvider, Request, Response, Usage};
+use crate::ask::normalize;
+
+/// Replies larger than this are refused (a decision reply is a few kilobytes).
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 1 << 20;
+
+/// A System One decision model over HTTP.
+#[derive(Debug, Clone)]
+pub struct SystemOneProvider {
+    name: String,
+    endpoint: String,
+    key: Option<ApiKey>,
+    default_model: Option<String>,
+    client: JsonClient,
+}
+
+impl SystemOneProvider {
+    /// The official endpoint.
+    pub const OFFICIAL_URL: &'static str = "https://api.typesafe.ai";
+    /// The environment variable holding the bearer key.
+    pub const KEY_VARIABLE: &'static str = "TYPESAFE_API_KEY";
+    /// The model the reference thresholds were tuned against.
+    pub const PINNED_MODEL: &'static str = "jev-1.13.0";
+
+    /// A provider for `base_url` (trailing slashes stripped), no key, no default model.
+    pub fn new(base_url: &str) -> SystemOneProvider {
+        let base = base_url.trim_end_matches('/');
+        let host = base.split("://").nth(1).unwrap_or(base).split('/').next().unwrap_or(base);
+        let name = if base == Self::OFFICIAL_URL { "systemone".to_string() } else { format!("systemone@{host}") };
+        SystemOneProvider {
+            name,
+            endpoint: format!("{base}/v1/systemone"),
+            key: None,
+            default_model: None,
+            client: JsonClient::new(DEFAULT_MAX_RESPONSE_BYTES, true),
+        }
+    }
+
+    pub fn with_key(mut self, key: Option<ApiKey>) -> Self {
+        self.key = key;
+        self
+    }
+
+    pub fn with_default_model(mut self, model: Option<String>) -> Self {
+        self.default_model = model;
+        self
+    }
+
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Refuse replies larger than `bytes`; `reuse_connections = false` opens a new
+    /// connection per request (for measurement; reuse is the default).
+    pub fn with_transport(mut self, max_response_bytes: u64, reuse_connections: bool) -> Self {
+        self.client = JsonClient::new(max_response_bytes, reuse_connections);
+        self
+    }
+
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+}
+
+impl DecisionProvider for SystemOneProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn decide(&self, request: &Request) -> Result<Response, ProviderError> {
+        let started = Instant::now();
+        let body = request.body(self.default_model.as_deref());
+        let reply = self.client.post(&self.name, &self.endpoint, self.key.as_ref(), &body, request.timeout)?;
+        parse_reply(&self.name, request, &reply, started.elapsed())
+    }
+}
+
+/// Read `{answers, model?, usage?, warnings?, degraded?}`.
+fn parse_reply(who: &str, request: &Request, reply: &Value, latency: Duration) -> Result<Response, ProviderError> {
+    let answers = reply.get("answers").filter(|a| a.is_object()).ok_or_else(|| {
+        ProviderError::new(who, ErrorCode::EmptyResponse, format!("{who} replied without an `answers` object"))
+    })?;
+    let server_warnings = reply
+        .get("warnings")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    let normalized = normalize(&request.questions, Some(answers), server_warnings);
+    Ok(Response {
+        degraded: normalized.degraded() || reply.get("degraded") == Some(&Value::Bool(true)),
+        answers: normalized.answers,
+        provider: who.to_string(),
+        model: reply.get("model").and_then(Value::as_str).map(str::to_string),
+        latency,
+        usage: Usage::from_json(reply.get("usage")),
+        warnings: normalized.warnings,
+    })
+}
