@@ -1,0 +1,790 @@
+//! The out-of-band report: deterministic scoring per tool and method over a log of outcome
+//! events, with advisory recommendations and the evidence behind each. It reads; it changes
+//! nothing.
+//!
+//! # The outcome event
+//!
+//! ```json
+//! {"type":"tool:outcome","tool":"catalog","method":"find_movies","trace_id":"t1","call_id":"c1",
+//!  "at":1767225600000,"depth":0,"contract":"held","weak_success":["empty_array_success"],
+//!  "outcome":{"status":"ok","value":{"status":"success","movies":[]}}}
+//! ```
+//!
+//! * `outcome` (required): the outcome document ([`Outcome::from_json`]).
+//! * `tool`, `method`: required, here or inside `outcome`.
+//! * `trace_id`, `call_id` (strings), `at` (milliseconds since the epoch), `depth` (0 = top
+//!   level): optional; correction linking needs `trace_id` and `at`.
+//! * `contract`: `held`, `violated` or `not_applied`, as validation decided. An error outcome of
+//!   type `contract_violation` counts as violated without it.
+//! * `weak_success`: the flags recorded at call time; when absent they are computed from the
+//!   outcome with [`telemetry::observe`].
+//!
+//! A log line may hold the event in three ways:
+//! * a runtime session-log envelope `{"kind":"event","run":0,"at":…,"e":{"type":"tool:outcome",…}}`
+//!   (the envelope's `at` is used when the event has none);
+//! * a flat event marked `"kind":"tool:outcome"` or `"type":"tool:outcome"`;
+//! * a plain outcome event with no `kind`/`type`, recognised by its `outcome` member.
+//!
+//! Extra members anywhere are ignored. Other lines (headers, other event types) are counted
+//! and skipped; blank lines are ignored; an unreadable final line without a newline (a torn
+//! write) is tolerated; any other unreadable line, or an outcome event that is malformed, is an
+//! error naming its line.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::telemetry::{self, CallRef, CallSighting, CorrectionLinker, WeakSuccessFlag};
+use super::types::{Outcome, error_type};
+use super::validate::Validated;
+
+/// The event type of an outcome event.
+pub const OUTCOME_EVENT_TYPE: &str = "tool:outcome";
+
+/// How many evidence references (log lines) are kept per category.
+pub const EVIDENCE_LIMIT: usize = 5;
+/// How many distinct values (paths, statuses, axes) are counted per category.
+const DISTINCT_LIMIT: usize = 32;
+
+/// When a recommendation is made. All counts are per tool and method.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// `strengthen_constraints`: at least this many weak successes …
+    pub weak_success_min: u64,
+    /// … making up at least this share of ok outcomes.
+    pub weak_success_rate_min: f64,
+    /// `reforge_implementation`: at least this many validated outcomes …
+    pub validations_min: u64,
+    /// … with a contract pass rate below this;
+    pub contract_pass_rate_below: f64,
+    /// or at least this many weak successes that the user corrected by asking again.
+    pub correction_linked_min: u64,
+    /// `split_boundary`: at least this many `wrong_tool_boundary` referrals.
+    pub boundary_referrals_min: u64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            weak_success_min: 2,
+            weak_success_rate_min: 0.2,
+            validations_min: 3,
+            contract_pass_rate_below: 0.8,
+            correction_linked_min: 2,
+            boundary_referrals_min: 2,
+        }
+    }
+}
+
+/// A log line (1-based) and the call recorded there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    pub line: usize,
+    pub call_id: Option<String>,
+}
+
+/// Counters for one tool and method.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    pub calls: u64,
+    pub ok: u64,
+    pub errors: u64,
+    pub weak_success: u64,
+    pub weak_flags: BTreeMap<&'static str, u64>,
+    pub empty_arrays: BTreeMap<String, u64>,
+    pub weak_statuses: BTreeMap<String, u64>,
+    /// Calls that asked the same tool and method again within the window.
+    pub corrections: u64,
+    /// Weak successes followed by such a correction.
+    pub correction_linked_weak_success: u64,
+    pub wrong_tool_boundary: u64,
+    pub low_utility: u64,
+    pub boundary_axes: BTreeMap<String, u64>,
+    pub suggested_splits: BTreeMap<String, u64>,
+    pub contract_held: u64,
+    pub contract_violated: u64,
+    pub mismatches: BTreeMap<String, u64>,
+    pub violation_paths: BTreeMap<String, u64>,
+    pub weak_evidence: Vec<Evidence>,
+    /// (the weak success, the call that corrected it)
+    pub correction_evidence: Vec<(Evidence, Evidence)>,
+    pub boundary_evidence: Vec<Evidence>,
+    pub violation_evidence: Vec<Evidence>,
+}
+
+impl Stats {
+    /// Weak successes per ok outcome.
+    pub fn weak_success_rate(&self) -> Option<f64> {
+        (self.ok > 0).then(|| self.weak_success as f64 / self.ok as f64)
+    }
+
+    /// Held per validated outcome.
+    pub fn contract_pass_rate(&self) -> Option<f64> {
+        let validated = self.contract_held + self.contract_violated;
+        (validated > 0).then(|| self.contract_held as f64 / validated as f64)
+    }
+}
+
+/// The advisory recommendations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RecommendationKind {
+    StrengthenConstraints,
+    ReforgeImplementation,
+    SplitBoundary,
+}
+
+impl RecommendationKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecommendationKind::StrengthenConstraints => "strengthen_constraints",
+            RecommendationKind::ReforgeImplementation => "reforge_implementation",
+            RecommendationKind::SplitBoundary => "split_boundary",
+        }
+    }
+}
+
+/// One advisory recommendation with its evidence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recommendation {
+    pub kind: RecommendationKind,
+    pub reason: String,
+    pub evidence: Map<String, Value>,
+}
+
+/// The scores and recommendations of one tool and method.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolReport {
+    pub tool: String,
+    pub method: String,
+    pub stats: Stats,
+    pub recommendations: Vec<Recommendation>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub lines: usize,
+    pub outcome_events: u64,
+    pub other_lines: u64,
+    pub torn_tail: bool,
+    pub window_ms: u64,
+    pub thresholds: Thresholds,
+    /// Sorted by tool, then method.
+    pub tools: Vec<ToolReport>,
+}
+
+/// A log that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("line {line}: {message}")]
+    Line { line: usize, message: String },
+    #[error("cannot read the log: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+#[derive(Deserialize, Default)]
+struct RawLine {
+    kind: Option<Value>,
+    #[serde(rename = "type")]
+    event_type: Option<Value>,
+    e: Option<Box<RawLine>>,
+    at: Option<Value>,
+    tool: Option<Value>,
+    method: Option<Value>,
+    trace_id: Option<Value>,
+    call_id: Option<Value>,
+    depth: Option<Value>,
+    outcome: Option<Value>,
+    contract: Option<Value>,
+    weak_success: Option<Value>,
+}
+
+fn is_str(value: Option<&Value>, wanted: &str) -> bool {
+    value.and_then(Value::as_str) == Some(wanted)
+}
+
+/// A checked outcome event.
+struct Event {
+    tool: String,
+    method: String,
+    trace_id: Option<String>,
+    call_id: Option<String>,
+    at_ms: Option<u64>,
+    depth: Option<u64>,
+    outcome: Outcome,
+    contract: Option<&'static str>,
+    weak_success: Option<Vec<WeakSuccessFlag>>,
+}
+
+fn optional_string(value: Option<Value>, name: &str) -> Result<Option<String>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(_) => Err(format!("`{name}` must be a string")),
+    }
+}
+
+fn optional_count(value: Option<Value>, name: &str) -> Result<Option<u64>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(number)) => {
+            number.as_u64().map(Some).ok_or_else(|| format!("`{name}` must be a non-negative integer"))
+        }
+        Some(_) => Err(format!("`{name}` must be a non-negative integer")),
+    }
+}
+
+impl RawLine {
+    /// `Ok(None)` for lines that are not outcome events.
+    fn into_event(self) -> Result<Option<Event>, String> {
+        let (mut raw, envelope_at) = if is_str(self.kind.as_ref(), "event") {
+            match self.e {
+                Some(inner) => (*inner, self.at),
+                None => return Ok(None),
+            }
+        } else {
+            (self, None)
+        };
+        let marked =
+            is_str(raw.kind.as_ref(), OUTCOME_EVENT_TYPE) || is_str(raw.event_type.as_ref(), OUTCOME_EVENT_TYPE);
+        let unmarked = raw.kind.is_none() && raw.event_type.is_none() && raw.outcome.is_some();
+        if !marked && !unmarked {
+            return Ok(None);
+        }
+        let document = raw.outcome.take().ok_or("an outcome event needs `outcome`")?;
+        let outcome = Outcome::from_json_value(document).map_err(|error| {
+            if error.pointer.is_empty() {
+                format!("`outcome`: {error}")
+            } else {
+                format!("`outcome{}`: {error}", error.pointer)
+            }
+        })?;
+        let tool = optional_string(raw.tool, "tool")?
+            .or_else(|| outcome.tool.clone())
+            .ok_or("an outcome event needs `tool` (on the event or in its outcome)")?;
+        let method = optional_string(raw.method, "method")?
+            .or_else(|| outcome.method.clone())
+            .ok_or("an outcome event needs `method` (on the event or in its outcome)")?;
+        let at_ms = match optional_count(raw.at, "at")? {
+            Some(at) => Some(at),
+            None => optional_count(envelope_at, "at")?,
+        };
+        let contract = match raw.contract {
+            None | Some(Value::Null) => None,
+            Some(Value::String(verdict)) => match verdict.as_str() {
+                "held" => Some("held"),
+                "violated" => Some("violated"),
+                "not_applied" => Some("not_applied"),
+                other => return Err(format!("`contract` must be held, violated or not_applied, not {other:?}")),
+            },
+            Some(_) => return Err("`contract` must be a string".into()),
+        };
+        let weak_success = match raw.weak_success {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(names)) => Some(
+                names
+                    .iter()
+                    .map(|name| {
+                        name.as_str()
+                            .and_then(WeakSuccessFlag::from_name)
+                            .ok_or_else(|| format!("unknown weak-success flag {name}"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            Some(_) => return Err("`weak_success` must be an array of flag names".into()),
+        };
+        Ok(Some(Event {
+            tool,
+            method,
+            trace_id: optional_string(raw.trace_id, "trace_id")?,
+            call_id: optional_string(raw.call_id, "call_id")?,
+            at_ms,
+            depth: optional_count(raw.depth, "depth")?,
+            outcome,
+            contract,
+            weak_success,
+        }))
+    }
+}
+
+fn bump(counts: &mut BTreeMap<String, u64>, key: &str) {
+    if let Some(count) = counts.get_mut(key) {
+        *count += 1;
+    } else if counts.len() < DISTINCT_LIMIT {
+        counts.insert(key.to_owned(), 1);
+    }
+}
+
+fn keep<T>(list: &mut Vec<T>, item: impl FnOnce() -> T) {
+    if list.len() < EVIDENCE_LIMIT {
+        list.push(item());
+    }
+}
+
+/// Accumulates events into a report.
+pub struct ReportBuilder {
+    thresholds: Thresholds,
+    linker: CorrectionLinker,
+    stats: HashMap<(String, String), Stats>,
+    lines: usize,
+    outcome_events: u64,
+    other_lines: u64,
+    torn_tail: bool,
+}
+
+impl Default for ReportBuilder {
+    fn default() -> Self {
+        ReportBuilder::new(Thresholds::default(), telemetry::DEFAULT_CORRECTION_WINDOW_MS)
+    }
+}
+
+impl ReportBuilder {
+    pub fn new(thresholds: Thresholds, window_ms: u64) -> ReportBuilder {
+        ReportBuilder {
+            thresholds,
+            linker: CorrectionLinker::new(window_ms),
+            stats: HashMap::new(),
+            lines: 0,
+            outcome_events: 0,
+            other_lines: 0,
+            torn_tail: false,
+        }
+    }
+
+    /// Read a whole log.
+    pub fn read(&mut self, mut reader: impl BufRead) -> Result<(), ReportError> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                return Ok(());
+            }
+            let complete = line.ends_with('\n');
+            self.line(&line, !complete)?;
+        }
+    }
+
+    /// Add one log line; `last_unterminated` marks a final line with no newline.
+    pub fn line(&mut self, text: &str, last_unterminated: bool) -> Result<(), ReportError> {
+        self.lines += 1;
+        let number = self.lines;
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        let raw: RawLine = match serde_json::from_str(text) {
+            Ok(raw) => raw,
+            Err(_) if last_unterminated => {
+                self.torn_tail = true;
+                return Ok(());
+            }
+            Err(error) => {
+                return Err(ReportError::Line { line: number, message: format!("not a JSON object: {error}") });
+            }
+        };
+        match raw.into_event() {
+            Ok(Some(event)) => {
+                self.event(event, number);
+                Ok(())
+            }
+            Ok(None) => {
+                self.other_lines += 1;
+                Ok(())
+            }
+            Err(message) => Err(ReportError::Line { line: number, message }),
+        }
+    }
+
+    fn event(&mut self, event: Event, line: usize) {
+        self.outcome_events += 1;
+        let weak = match &event.weak_success {
+            Some(flags) => telemetry::WeakSuccess { flags: flags.clone(), ..Default::default() },
+            None => telemetry::observe(&event.outcome),
+        };
+        let weak_success = event.outcome.is_ok() && weak.is_weak();
+        let this = CallRef { call_id: event.call_id.clone(), sequence: line, weak_success };
+        let sighting = CallSighting {
+            trace_id: event.trace_id.as_deref(),
+            tool: &event.tool,
+            method: &event.method,
+            at_ms: event.at_ms,
+            depth: event.depth,
+        };
+        let corrected = self.linker.sight(sighting, this);
+        let evidence = || Evidence { line, call_id: event.call_id.clone() };
+        let stats = self.stats.entry((event.tool.clone(), event.method.clone())).or_default();
+        stats.calls += 1;
+        if let Some(earlier) = corrected {
+            stats.corrections += 1;
+            if earlier.weak_success {
+                stats.correction_linked_weak_success += 1;
+                keep(&mut stats.correction_evidence, || {
+                    (Evidence { line: earlier.sequence, call_id: earlier.call_id.clone() }, evidence())
+                });
+            }
+        }
+        match event.outcome.tool_error() {
+            None => {
+                stats.ok += 1;
+                if weak_success {
+                    stats.weak_success += 1;
+                    for flag in &weak.flags {
+                        *stats.weak_flags.entry(flag.as_str()).or_default() += 1;
+                    }
+                    for path in &weak.empty_arrays {
+                        bump(&mut stats.empty_arrays, path);
+                    }
+                    if weak.flags.contains(&WeakSuccessFlag::WeakStatus)
+                        && let Some(status) = &weak.status
+                    {
+                        bump(&mut stats.weak_statuses, status);
+                    }
+                    keep(&mut stats.weak_evidence, evidence);
+                }
+            }
+            Some(error) => {
+                stats.errors += 1;
+                match error.error_type.as_str() {
+                    error_type::WRONG_TOOL_BOUNDARY => {
+                        stats.wrong_tool_boundary += 1;
+                        for axis in error.metadata.get("boundary_axes").and_then(Value::as_array).into_iter().flatten()
+                        {
+                            if let Some(axis) = axis.as_str() {
+                                bump(&mut stats.boundary_axes, axis);
+                            }
+                        }
+                        match error.metadata.get("suggested_split") {
+                            Some(Value::String(split)) => bump(&mut stats.suggested_splits, split),
+                            Some(Value::Array(splits)) => {
+                                for split in splits.iter().filter_map(Value::as_str) {
+                                    bump(&mut stats.suggested_splits, split);
+                                }
+                            }
+                            _ => {}
+                        }
+                        keep(&mut stats.boundary_evidence, evidence);
+                    }
+                    error_type::LOW_UTILITY => stats.low_utility += 1,
+                    _ => {}
+                }
+            }
+        }
+        let violated = event.outcome.error_type() == Some(error_type::CONTRACT_VIOLATION);
+        match event.contract {
+            _ if violated => {
+                stats.contract_violated += 1;
+                if let Some(error) = event.outcome.tool_error() {
+                    if let Some(mismatch) = error.metadata.get("mismatch").and_then(Value::as_str) {
+                        bump(&mut stats.mismatches, mismatch);
+                    }
+                    if let Some(path) = error.metadata.get("path").and_then(Value::as_str) {
+                        bump(&mut stats.violation_paths, path);
+                    }
+                }
+                keep(&mut stats.violation_evidence, evidence);
+            }
+            Some("held") => stats.contract_held += 1,
+            Some("violated") => {
+                stats.contract_violated += 1;
+                keep(&mut stats.violation_evidence, evidence);
+            }
+            _ => {}
+        }
+    }
+
+    /// Score and recommend.
+    pub fn finish(self) -> Report {
+        let thresholds = self.thresholds;
+        let mut tools: Vec<ToolReport> = self
+            .stats
+            .into_iter()
+            .map(|((tool, method), stats)| {
+                let recommendations = recommend(&stats, &thresholds);
+                ToolReport { tool, method, stats, recommendations }
+            })
+            .collect();
+        tools.sort_by(|a, b| (&a.tool, &a.method).cmp(&(&b.tool, &b.method)));
+        Report {
+            lines: self.lines,
+            outcome_events: self.outcome_events,
+            other_lines: self.other_lines,
+            torn_tail: self.torn_tail,
+            window_ms: self.linker.window_ms(),
+            thresholds,
+            tools,
+        }
+    }
+}
+
+/// Build a report from a whole log with the default thresholds and window.
+pub fn report(reader: impl BufRead) -> Result<Report, ReportError> {
+    let mut builder = ReportBuilder::default();
+    builder.read(reader)?;
+    Ok(builder.finish())
+}
+
+fn rounded(rate: f64) -> Value {
+    Value::from((rate * 10_000.0).round() / 10_000.0)
+}
+
+fn optional_rate(rate: Option<f64>) -> Value {
+    rate.map_or(Value::Null, rounded)
+}
+
+fn lines_json(evidence: &[Evidence]) -> Value {
+    Value::Array(evidence.iter().map(evidence_json).collect())
+}
+
+fn evidence_json(evidence: &Evidence) -> Value {
+    let mut reference = Map::new();
+    reference.insert("line".into(), Value::from(evidence.line));
+    if let Some(call_id) = &evidence.call_id {
+        reference.insert("call_id".into(), Value::from(call_id.clone()));
+    }
+    Value::Object(reference)
+}
+
+fn counts_json<K: AsRef<str>>(counts: &BTreeMap<K, u64>) -> Value {
+    Value::Object(counts.iter().map(|(key, count)| (key.as_ref().to_owned(), Value::from(*count))).collect())
+}
+
+fn corrections_json(stats: &Stats) -> Value {
+    Value::Array(
+        stats
+            .correction_evidence
+            .iter()
+            .map(|(weak, correction)| json!({"weak_success": evidence_json(weak), "corrected_by": evidence_json(correction)}))
+            .collect(),
+    )
+}
+
+/// The constraints that would turn the observed weak successes into inline failures.
+fn suggested_constraints(stats: &Stats) -> Vec<String> {
+    let mut suggestions = Vec::new();
+    for path in stats.empty_arrays.keys() {
+        if path.is_empty() {
+            suggestions.push("declare `min_items: 1` on the array deliverable".to_owned());
+        } else {
+            let key = path.trim_start_matches('/').replace("~1", "/").replace("~0", "~");
+            suggestions.push(format!(
+                "declare `{key}` in `required` and `properties.{key}` as `{{\"type\": \"array\", \"min_items\": 1}}`"
+            ));
+        }
+    }
+    if !stats.weak_statuses.is_empty() {
+        suggestions.push(
+            "require the delivered items (`required` + `min_items`) so results with a weak status fail inline; \
+             declare `enum` on `status` if it must be one of the sound statuses"
+                .to_owned(),
+        );
+    }
+    if stats.weak_flags.contains_key(WeakSuccessFlag::SuccessNothingParsed.as_str()) {
+        suggestions
+            .push("declare `required` for the keys that carry the delivered data, with `non_empty` strings".into());
+    }
+    suggestions
+}
+
+fn recommend(stats: &Stats, thresholds: &Thresholds) -> Vec<Recommendation> {
+    let mut recommendations = Vec::new();
+    let weak_rate = stats.weak_success_rate().unwrap_or(0.0);
+    if stats.weak_success >= thresholds.weak_success_min && weak_rate >= thresholds.weak_success_rate_min {
+        let mut evidence = Map::new();
+        evidence.insert("weak_success".into(), Value::from(stats.weak_success));
+        evidence.insert("ok".into(), Value::from(stats.ok));
+        evidence.insert("weak_success_rate".into(), rounded(weak_rate));
+        evidence.insert("flags".into(), counts_json(&stats.weak_flags));
+        evidence.insert("empty_arrays".into(), counts_json(&stats.empty_arrays));
+        evidence.insert("weak_statuses".into(), counts_json(&stats.weak_statuses));
+        evidence.insert("correction_linked_weak_success".into(), Value::from(stats.correction_linked_weak_success));
+        evidence.insert("suggested_constraints".into(), Value::from(suggested_constraints(stats)));
+        evidence.insert("lines".into(), lines_json(&stats.weak_evidence));
+        recommendations.push(Recommendation {
+            kind: RecommendationKind::StrengthenConstraints,
+            reason: format!(
+                "{} of {} ok outcomes were weak successes ({:.1}%) that the deliverable contract let through",
+                stats.weak_success,
+                stats.ok,
+                weak_rate * 100.0
+            ),
+            evidence,
+        });
+    }
+    let validated = stats.contract_held + stats.contract_violated;
+    let pass_rate = stats.contract_pass_rate();
+    let failing_contract = validated >= thresholds.validations_min
+        && pass_rate.is_some_and(|rate| rate < thresholds.contract_pass_rate_below);
+    let corrected = stats.correction_linked_weak_success >= thresholds.correction_linked_min;
+    if failing_contract || corrected {
+        let mut reasons = Vec::new();
+        if failing_contract {
+            reasons.push(format!(
+                "the implementation met its contract in {} of {} validated calls ({:.1}%)",
+                stats.contract_held,
+                validated,
+                pass_rate.unwrap_or(0.0) * 100.0
+            ));
+        }
+        if corrected {
+            reasons.push(format!(
+                "{} weak successes were followed by the same request again within the window",
+                stats.correction_linked_weak_success
+            ));
+        }
+        let mut evidence = Map::new();
+        evidence.insert("validated".into(), Value::from(validated));
+        evidence.insert("contract_held".into(), Value::from(stats.contract_held));
+        evidence.insert("contract_violated".into(), Value::from(stats.contract_violated));
+        evidence.insert("contract_pass_rate".into(), optional_rate(pass_rate));
+        evidence.insert("mismatches".into(), counts_json(&stats.mismatches));
+        evidence.insert("violation_paths".into(), counts_json(&stats.violation_paths));
+        evidence.insert("correction_linked_weak_success".into(), Value::from(stats.correction_linked_weak_success));
+        evidence.insert("violations".into(), lines_json(&stats.violation_evidence));
+        evidence.insert("corrections".into(), corrections_json(stats));
+        recommendations.push(Recommendation {
+            kind: RecommendationKind::ReforgeImplementation,
+            reason: reasons.join("; "),
+            evidence,
+        });
+    }
+    if stats.wrong_tool_boundary >= thresholds.boundary_referrals_min {
+        let mut evidence = Map::new();
+        evidence.insert("wrong_tool_boundary".into(), Value::from(stats.wrong_tool_boundary));
+        evidence.insert("calls".into(), Value::from(stats.calls));
+        evidence.insert("boundary_axes".into(), counts_json(&stats.boundary_axes));
+        evidence.insert("suggested_splits".into(), counts_json(&stats.suggested_splits));
+        evidence.insert("lines".into(), lines_json(&stats.boundary_evidence));
+        recommendations.push(Recommendation {
+            kind: RecommendationKind::SplitBoundary,
+            reason: format!(
+                "the tool referred {} of {} calls as crossing its boundary (wrong_tool_boundary)",
+                stats.wrong_tool_boundary, stats.calls
+            ),
+            evidence,
+        });
+    }
+    recommendations
+}
+
+impl Report {
+    /// The report as one JSON document.
+    pub fn to_json(&self) -> Value {
+        let tools: Vec<Value> = self
+            .tools
+            .iter()
+            .map(|entry| {
+                let stats = &entry.stats;
+                json!({
+                    "tool": entry.tool,
+                    "method": entry.method,
+                    "calls": stats.calls,
+                    "ok": stats.ok,
+                    "errors": stats.errors,
+                    "weak_success": stats.weak_success,
+                    "weak_success_rate": optional_rate(stats.weak_success_rate()),
+                    "weak_success_flags": counts_json(&stats.weak_flags),
+                    "corrections": stats.corrections,
+                    "correction_linked_weak_success": stats.correction_linked_weak_success,
+                    "wrong_tool_boundary": stats.wrong_tool_boundary,
+                    "low_utility": stats.low_utility,
+                    "contract": {
+                        "held": stats.contract_held,
+                        "violated": stats.contract_violated,
+                        "pass_rate": optional_rate(stats.contract_pass_rate()),
+                    },
+                    "recommendations": entry.recommendations.iter().map(|recommendation| json!({
+                        "kind": recommendation.kind.as_str(),
+                        "advisory": true,
+                        "reason": recommendation.reason,
+                        "evidence": recommendation.evidence,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        json!({
+            "lines": self.lines,
+            "outcome_events": self.outcome_events,
+            "other_lines": self.other_lines,
+            "torn_tail": self.torn_tail,
+            "correction_window_ms": self.window_ms,
+            "tools": tools,
+        })
+    }
+
+    /// The report as readable text.
+    pub fn to_text(&self) -> String {
+        let mut out = format!(
+            "{} outcome event(s) from {} line(s) ({} other line(s) skipped{})\n",
+            self.outcome_events,
+            self.lines,
+            self.other_lines,
+            if self.torn_tail { ", torn final line ignored" } else { "" }
+        );
+        let percent = |rate: Option<f64>| rate.map_or("-".to_owned(), |rate| format!("{:.1}%", rate * 100.0));
+        for entry in &self.tools {
+            let stats = &entry.stats;
+            out.push_str(&format!(
+                "\n{}.{}: {} call(s), {} ok, {} error(s)\n  weak success {} ({} of ok); corrected after weak success {}\n  \
+                 wrong_tool_boundary {}; low_utility {}; contract held {} violated {} (pass rate {})\n",
+                entry.tool,
+                entry.method,
+                stats.calls,
+                stats.ok,
+                stats.errors,
+                stats.weak_success,
+                percent(stats.weak_success_rate()),
+                stats.correction_linked_weak_success,
+                stats.wrong_tool_boundary,
+                stats.low_utility,
+                stats.contract_held,
+                stats.contract_violated,
+                percent(stats.contract_pass_rate()),
+            ));
+            for recommendation in &entry.recommendations {
+                out.push_str(&format!("  advisory: {} — {}\n", recommendation.kind.as_str(), recommendation.reason));
+                out.push_str(&format!("    evidence: {}\n", Value::Object(recommendation.evidence.clone())));
+            }
+        }
+        out
+    }
+}
+
+/// Optional fields of an outcome event.
+#[derive(Debug, Clone, Default)]
+pub struct EventContext<'a> {
+    pub trace_id: Option<&'a str>,
+    pub call_id: Option<&'a str>,
+    pub at_ms: Option<u64>,
+    pub depth: Option<u64>,
+}
+
+/// The `tool:outcome` event a host records after validating a call: the validated outcome (a
+/// violation is a deterministic step result, recorded as evidence), the verdict, and the
+/// weak-success flags observed beside it. This is the shape [`report`] reads.
+pub fn outcome_event(tool: &str, method: &str, validated: &Validated, context: &EventContext<'_>) -> Value {
+    let observed = telemetry::observe(&validated.outcome);
+    let mut event = Map::new();
+    event.insert("type".into(), Value::from(OUTCOME_EVENT_TYPE));
+    event.insert("tool".into(), Value::from(tool));
+    event.insert("method".into(), Value::from(method));
+    if let Some(trace_id) = context.trace_id {
+        event.insert("trace_id".into(), Value::from(trace_id));
+    }
+    if let Some(call_id) = context.call_id {
+        event.insert("call_id".into(), Value::from(call_id));
+    }
+    if let Some(at_ms) = context.at_ms {
+        event.insert("at".into(), Value::from(at_ms));
+    }
+    if let Some(depth) = context.depth {
+        event.insert("depth".into(), Value::from(depth));
+    }
+    event.insert("contract".into(), Value::from(validated.verdict.as_str()));
+    event.insert(
+        "weak_success".into(),
+        Value::Array(observed.flags.iter().map(|flag| Value::from(flag.as_str())).collect()),
+    );
+    event.insert("outcome".into(), validated.outcome.to_json());
+    Value::Object(event)
+}

@@ -1,0 +1,98 @@
+//! Small JSON helpers shared by the loader, the validator and the report: kind names, JSON
+//! pointers (RFC 6901) and mathematical equality of numbers.
+
+use serde_json::{Number, Value};
+
+/// The shape name of a JSON value. Integral numbers (including `1.0`) are `integer`, other
+/// numbers `number`, matching the deliverable `type` names.
+pub fn shape_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(number) if is_integral(number) => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Whether a number has no fractional part (JSON Schema's notion of `integer`).
+pub fn is_integral(number: &Number) -> bool {
+    if number.is_i64() || number.is_u64() {
+        return true;
+    }
+    number.as_f64().is_some_and(|float| float.is_finite() && float.fract() == 0.0)
+}
+
+/// Escape one reference token of a JSON pointer: `~` → `~0`, `/` → `~1`.
+pub fn escape_token(token: &str) -> String {
+    if token.contains(['~', '/']) { token.replace('~', "~0").replace('/', "~1") } else { token.to_owned() }
+}
+
+/// `parent` + `/` + escaped `token`.
+pub fn pointer_child(parent: &str, token: &str) -> String {
+    let mut pointer = String::with_capacity(parent.len() + token.len() + 1);
+    pointer.push_str(parent);
+    pointer.push('/');
+    pointer.push_str(&escape_token(token));
+    pointer
+}
+
+/// Equality in which numbers compare by mathematical value (`1` equals `1.0`) and object
+/// member order does not matter.
+pub fn json_equal(left: &Value, right: &Value) -> bool {
+    match (left, right) {
+        (Value::Number(a), Value::Number(b)) => numbers_equal(a, b),
+        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| json_equal(x, y)),
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len() && a.iter().all(|(key, x)| b.get(key).is_some_and(|y| json_equal(x, y)))
+        }
+        _ => left == right,
+    }
+}
+
+fn numbers_equal(a: &Number, b: &Number) -> bool {
+    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
+        return x == y;
+    }
+    if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
+        return x == y;
+    }
+    // One side is a float, or the integers have different signs and ranges: i64 and u64
+    // values that are not representable in the other type can only equal a float.
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y && (a.is_f64() || b.is_f64()),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn shapes() {
+        assert_eq!(shape_of(&json!(1)), "integer");
+        assert_eq!(shape_of(&json!(1.0)), "integer");
+        assert_eq!(shape_of(&json!(1.5)), "number");
+        assert_eq!(shape_of(&json!(null)), "null");
+        assert_eq!(shape_of(&json!({})), "object");
+    }
+
+    #[test]
+    fn pointers_escape() {
+        assert_eq!(pointer_child("", "a/b~c"), "/a~1b~0c");
+        assert_eq!(pointer_child("/x", "0"), "/x/0");
+    }
+
+    #[test]
+    fn numbers_compare_by_value() {
+        assert!(json_equal(&json!(1), &json!(1.0)));
+        assert!(!json_equal(&json!(1), &json!(2)));
+        assert!(!json_equal(&json!(-1), &json!(u64::MAX)));
+        assert!(json_equal(&json!({"a":1,"b":2}), &json!({"b":2,"a":1.0})));
+        assert!(!json_equal(&json!("1"), &json!(1)));
+    }
+}
