@@ -27,7 +27,14 @@ pub fn diagnostic(path: &str, source: &str, d: &Diagnostic) -> String {
     let mut out = String::new();
     let handler = GraphicalReportHandler::new_themed(theme());
     if handler.render_report(&mut out, report.as_ref()).is_err() {
-        out = format!("{}[{}]: {} at {path}:{}:{}\n", if d.is_error() { "error" } else { "warning" }, d.code, d.message, d.span.line, d.span.column);
+        out = format!(
+            "{}[{}]: {} at {path}:{}:{}\n",
+            if d.is_error() { "error" } else { "warning" },
+            d.code,
+            d.message,
+            d.span.line,
+            d.span.column
+        );
     }
     out
 }

@@ -62,7 +62,10 @@ pub fn run(args: Args) -> ExitCode {
                 let errors = report.diagnostics.iter().filter(|d| d.is_error()).count();
                 let warnings = report.diagnostics.len() - errors;
                 let verdict = if ok { "ok" } else { "FAILED" };
-                println!("{display}: {verdict} — {errors} errors, {warnings} warnings; {}", report.summary().headline());
+                println!(
+                    "{display}: {verdict} — {errors} errors, {warnings} warnings; {}",
+                    report.summary().headline()
+                );
             }
             Format::Json => files.push(json!({
                 "path": path.display().to_string(),

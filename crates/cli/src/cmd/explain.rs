@@ -51,14 +51,16 @@ pub fn explain(contract: &Contract, policies: &[CompiledPolicy]) -> String {
 fn block_table(out: &mut String, block: &Block, policy: &CompiledPolicy) {
     let gate = if block.is_gate() { "  [authorisation gate]" } else { "" };
     let _ = writeln!(out, "## {} (line {}){gate}", block.id, block.span.line);
-    let who = if block.kind == decision_core::Kind::Rule { "decided by code" } else { "answered by the decision model" };
+    let who =
+        if block.kind == decision_core::Kind::Rule { "decided by code" } else { "answered by the decision model" };
     let _ = writeln!(out, "  kind      {} ({who})", block.kind.as_str());
     let _ = writeln!(out, "  when      {} — {}", block.position, block.purpose);
     if let Some(d) = &block.dynamic {
         let _ = writeln!(out, "  dynamic   {}(ctx: {}) → {} — {}", d.provider, d.reads.join(", "), d.output, d.why);
     }
     for q in &block.questions {
-        let _ = writeln!(out, "  question  {} ({}, {} options): {}", q.id, q.primitive.as_str(), q.options.len(), q.ask);
+        let _ =
+            writeln!(out, "  question  {} ({}, {} options): {}", q.id, q.primitive.as_str(), q.options.len(), q.ask);
         for o in &q.options {
             let _ = writeln!(out, "    - {:<18} {}", o.name, o.criterion);
         }

@@ -2,8 +2,8 @@
 //! provider reads. With a profile that requires them, also the required blocks, question
 //! ids and full frame coverage (the reference's "frame layer").
 
-use super::codes;
 use super::Capabilities;
+use super::codes;
 use crate::contract::{Block, Contract};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::suggest::did_you_mean;
@@ -45,6 +45,7 @@ pub fn adapter(contract: &Contract, caps: &Capabilities) -> Vec<Diagnostic> {
                 Span { line: 1, column: 1, start: 0, end: 0 },
                 format!("the host requires a block `{required}`, and the file has none (it has: {existing})"),
                 did_you_mean(required, contract.blocks.iter().map(|b| b.id.as_str()))
+                    .or_else(|| contract.blocks.iter().map(|b| b.id.as_str()).find(|id| id.contains(required.as_str())))
                     .map(|b| format!("did you mean to name `## {b}` `## {required}`?"))
                     .or_else(|| Some(format!("add `## {required}`"))),
             );
@@ -70,7 +71,12 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
     }
     for rule in &block.policy {
         if !caps.actions.contains(&rule.action) {
-            sink.push(codes::A_ACTION, rule.span, format!("the host has no handler for action `{}`", rule.action), suggest_in(&rule.action, &caps.actions, "actions"));
+            sink.push(
+                codes::A_ACTION,
+                rule.span,
+                format!("the host has no handler for action `{}`", rule.action),
+                suggest_in(&rule.action, &caps.actions, "actions"),
+            );
         }
         if let Some(handled) = position_actions
             && rule.action != ANY_POSITION_ACTION
@@ -89,18 +95,28 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
     {
         let provider = &dynamic.provider;
         if !caps.dynamic_providers.contains(provider) {
-            sink.push(codes::A_PROVIDER, dynamic.span, format!("the host has not registered dynamic provider `{provider}`"), suggest_in(provider, &caps.dynamic_providers, "providers"));
+            sink.push(
+                codes::A_PROVIDER,
+                dynamic.span,
+                format!("the host has not registered dynamic provider `{provider}`"),
+                suggest_in(provider, &caps.dynamic_providers, "providers"),
+            );
         }
         match caps.dynamic_provider_reads.get(provider) {
             None => sink.push(
                 codes::A_PROVIDER_READS_MISSING,
                 dynamic.span,
-                format!("the host does not declare which cells provider `{provider}` reads (the file says {})", dynamic.reads.join(", ")),
+                format!(
+                    "the host does not declare which cells provider `{provider}` reads (the file says {})",
+                    dynamic.reads.join(", ")
+                ),
                 Some("declare the provider's reads in the host's capabilities".into()),
             ),
             Some(host_reads) => {
-                let less: Vec<&str> = dynamic.reads.iter().filter(|c| !host_reads.contains(c)).map(String::as_str).collect();
-                let more: Vec<&str> = host_reads.iter().filter(|c| !dynamic.reads.contains(c)).map(String::as_str).collect();
+                let less: Vec<&str> =
+                    dynamic.reads.iter().filter(|c| !host_reads.contains(c)).map(String::as_str).collect();
+                let more: Vec<&str> =
+                    host_reads.iter().filter(|c| !dynamic.reads.contains(c)).map(String::as_str).collect();
                 if !less.is_empty() {
                     sink.push(
                         codes::A_PROVIDER_READS_LESS,
@@ -124,7 +140,12 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
         for field in &frame.fields {
             match &field.projection {
                 Some(p) if !caps.projections.contains(p) => {
-                    sink.push(codes::A_PROJECTION, field.span, format!("the host has not registered projection `{p}`"), suggest_in(p, &caps.projections, "projections"));
+                    sink.push(
+                        codes::A_PROJECTION,
+                        field.span,
+                        format!("the host has not registered projection `{p}`"),
+                        suggest_in(p, &caps.projections, "projections"),
+                    );
                 }
                 Some(_) => {}
                 None => {
@@ -141,7 +162,12 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
                 }
             }
             if caps.require_coverage && field.why.is_empty() {
-                sink.push(codes::A_FIELD_NO_WHY, field.span, format!("field `{}` does not say why it is in this decision", field.key), Some("add `—— reason`".into()));
+                sink.push(
+                    codes::A_FIELD_NO_WHY,
+                    field.span,
+                    format!("field `{}` does not say why it is in this decision", field.key),
+                    Some("add `—— reason`".into()),
+                );
             }
         }
         for exclusion in &frame.excluded {
@@ -156,7 +182,15 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
                 );
             }
             if caps.require_coverage && exclusion.why.is_empty() {
-                sink.push(codes::A_EXCL_NO_WHY, exclusion.span, format!("exclusion of `{}` gives no reason, which is the same as not declaring it", exclusion.field), Some("add `—— reason`".into()));
+                sink.push(
+                    codes::A_EXCL_NO_WHY,
+                    exclusion.span,
+                    format!(
+                        "exclusion of `{}` gives no reason, which is the same as not declaring it",
+                        exclusion.field
+                    ),
+                    Some("add `—— reason`".into()),
+                );
             }
         }
         if caps.require_coverage {
@@ -169,7 +203,12 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
             sink.push(
                 codes::A_QUESTION_IDS,
                 block.span,
-                format!("the host reads questions [{}] from `{}`, the file asks [{}]", expected.join(", "), block.id, actual.join(", ")),
+                format!(
+                    "the host reads questions [{}] from `{}`, the file asks [{}]",
+                    expected.join(", "),
+                    block.id,
+                    actual.join(", ")
+                ),
                 Some("name the questions as the host reads them (`### id`)".into()),
             );
         }

@@ -109,7 +109,10 @@ impl Capabilities {
                 .map(|(p, reads)| ((*p).to_string(), strings(reads)))
                 .collect(),
             required_blocks: strings(&REFERENCE_BLOCKS),
-            required_questions: vocab::REFERENCE_QUESTIONS.iter().map(|(b, q)| ((*b).to_string(), strings(q))).collect(),
+            required_questions: vocab::REFERENCE_QUESTIONS
+                .iter()
+                .map(|(b, q)| ((*b).to_string(), strings(q)))
+                .collect(),
             require_coverage: true,
         }
     }
@@ -126,7 +129,9 @@ mod tests {
 
     #[test]
     fn actions_default_to_those_named_in_positions_plus_escalate() {
-        let caps = Capabilities::from_json(r#"{"positions":{"after-tool":["stop"]},"hostPositions":{"host:x":["call"]}}"#).unwrap();
+        let caps =
+            Capabilities::from_json(r#"{"positions":{"after-tool":["stop"]},"hostPositions":{"host:x":["call"]}}"#)
+                .unwrap();
         assert_eq!(caps.actions, ["call", "escalate", "stop"]);
         assert!(caps.positions.contains_key("host:x"));
         assert_eq!(caps.state_cells, None);

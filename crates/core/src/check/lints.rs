@@ -1,15 +1,23 @@
 //! Lints for what the reference silently accepts (warnings; `--deny warnings` makes them
 //! errors). Parse-time lints live in the scanner; these need the whole block.
 
-use super::codes;
 use super::Capabilities;
+use super::codes;
 use crate::contract::{Block, Contract, Primitive};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::policy::{CompiledPolicy, Predicate};
 use crate::vocab;
 
 fn warning(code: &'static str, layer: Layer, span: Span, block: &Block, message: String, help: &str) -> Diagnostic {
-    Diagnostic { code, severity: Severity::Warning, layer, message, span, block: Some(block.id.clone()), help: Some(help.into()) }
+    Diagnostic {
+        code,
+        severity: Severity::Warning,
+        layer,
+        message,
+        span,
+        block: Some(block.id.clone()),
+        help: Some(help.into()),
+    }
 }
 
 /// Duplicate fields and exclusions, and cells both read and excluded (unless the host
@@ -21,12 +29,26 @@ pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>) -> V
         let Some(frame) = &block.frame else { continue };
         for (i, field) in frame.fields.iter().enumerate() {
             if frame.fields.iter().take(i).any(|f| f.key == field.key) {
-                out.push(warning(codes::L_DUP_FIELD, Layer::Parse, field.span, block, format!("frame field `{}` is declared twice", field.key), "keep one declaration per field"));
+                out.push(warning(
+                    codes::L_DUP_FIELD,
+                    Layer::Parse,
+                    field.span,
+                    block,
+                    format!("frame field `{}` is declared twice", field.key),
+                    "keep one declaration per field",
+                ));
             }
         }
         for (i, exclusion) in frame.excluded.iter().enumerate() {
             if frame.excluded.iter().take(i).any(|e| e.field == exclusion.field) {
-                out.push(warning(codes::L_DUP_EXCLUSION, Layer::Parse, exclusion.span, block, format!("`{}` is excluded twice", exclusion.field), "keep one exclusion per cell"));
+                out.push(warning(
+                    codes::L_DUP_EXCLUSION,
+                    Layer::Parse,
+                    exclusion.span,
+                    block,
+                    format!("`{}` is excluded twice", exclusion.field),
+                    "keep one exclusion per cell",
+                ));
             }
         }
         if coverage_is_checked {
@@ -38,7 +60,14 @@ pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>) -> V
         };
         for exclusion in &frame.excluded {
             if frame.fields.iter().any(|f| f.source_cell(projection_cell) == exclusion.field) {
-                out.push(warning(codes::L_READ_AND_EXCLUDED, Layer::Parse, exclusion.span, block, format!("`{}` is both read by a field and excluded", exclusion.field), "remove the exclusion or the field that reads it"));
+                out.push(warning(
+                    codes::L_READ_AND_EXCLUDED,
+                    Layer::Parse,
+                    exclusion.span,
+                    block,
+                    format!("`{}` is both read by a field and excluded", exclusion.field),
+                    "remove the exclusion or the field that reads it",
+                ));
             }
         }
     }
@@ -55,18 +84,38 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
     if let Some(catch_all) = policy.rules.iter().position(|r| r.predicate == Predicate::Fallback) {
         let line = policy.rules.get(catch_all).map_or(0, |r| r.span.line);
         for rule in policy.rules.iter().skip(catch_all + 1) {
-            lint(&mut out, codes::L_UNREACHABLE_RULE, rule.span, format!("rule `{}` comes after the catch-all on line {line} and can never fire", rule.reason()), "move the catch-all to the end");
+            lint(
+                &mut out,
+                codes::L_UNREACHABLE_RULE,
+                rule.span,
+                format!("rule `{}` comes after the catch-all on line {line} and can never fire", rule.reason()),
+                "move the catch-all to the end",
+            );
         }
     } else if let Some(last) = policy.rules.last() {
-        lint(&mut out, codes::L_NO_FALLBACK, last.span, "the policy has no catch-all rule; answers that match no rule escalate".into(), "end the policy with `- else → <action>`");
+        lint(
+            &mut out,
+            codes::L_NO_FALLBACK,
+            last.span,
+            "the policy has no catch-all rule; answers that match no rule escalate".into(),
+            "end the policy with `- else → <action>`",
+        );
     } else if !block.questions.is_empty() {
-        lint(&mut out, codes::L_NO_FALLBACK, block.span, format!("block `{}` asks questions but has no policy; every decision escalates", block.id), "add `policy:` with rules and `- else → <action>`");
+        lint(
+            &mut out,
+            codes::L_NO_FALLBACK,
+            block.span,
+            format!("block `{}` asks questions but has no policy; every decision escalates", block.id),
+            "add `policy:` with rules and `- else → <action>`",
+        );
     }
     for rule in &policy.rules {
         let range = |question: &str| -> Option<(f64, f64, &'static str)> {
             let q = block.question(question)?;
             Some(match (&rule.predicate, q.primitive) {
-                (Predicate::ScoreGte { .. }, Primitive::Score) => (0.0, q.options.len().saturating_sub(1) as f64, "the score's levels"),
+                (Predicate::ScoreGte { .. }, Primitive::Score) => {
+                    (0.0, q.options.len().saturating_sub(1) as f64, "the score's levels")
+                }
                 _ => (0.0, 1.0, "probabilities"),
             })
         };
@@ -74,7 +123,16 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
             && let Some((low, high, what)) = range(question)
             && !(low..=high).contains(&threshold)
         {
-            lint(&mut out, codes::L_THRESHOLD_RANGE, rule.span, format!("threshold {threshold} in `{}` is outside [{low}, {high}] ({what}), so the rule's outcome never depends on the answer", rule.text), "use a threshold inside the range");
+            lint(
+                &mut out,
+                codes::L_THRESHOLD_RANGE,
+                rule.span,
+                format!(
+                    "threshold {threshold} in `{}` is outside [{low}, {high}] ({what}), so the rule's outcome never depends on the answer",
+                    rule.text
+                ),
+                "use a threshold inside the range",
+            );
         }
         if let Predicate::Picked { question, option } = &rule.predicate
             && block.dynamic.is_none()
@@ -86,7 +144,13 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
                 Some(n) => format!("did you mean `{n}`?"),
                 None => format!("options are: {}", names.join(", ")),
             };
-            lint(&mut out, codes::L_PICKED_NOT_OPTION, rule.span, format!("`{option}` is not an option of question `{question}`, so this rule never fires"), &help);
+            lint(
+                &mut out,
+                codes::L_PICKED_NOT_OPTION,
+                rule.span,
+                format!("`{option}` is not an option of question `{question}`, so this rule never fires"),
+                &help,
+            );
         }
     }
     out

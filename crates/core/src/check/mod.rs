@@ -13,7 +13,7 @@ pub use summary::Summary;
 
 use crate::contract::Contract;
 use crate::diag::{Diagnostic, Layer, Severity, Span};
-use crate::policy::{compile_block, CompileError, CompiledPolicy};
+use crate::policy::{CompileError, CompiledPolicy, compile_block};
 use crate::syntax::{self, Parsed};
 use crate::vocab::{SCHEMA_V1, SCHEMA_VERSIONS};
 
@@ -80,7 +80,11 @@ pub fn schema(contract: &Contract) -> Vec<Diagnostic> {
             code: codes::SCHEMA_UNSUPPORTED,
             severity: Severity::Error,
             layer: Layer::Schema,
-            message: format!("unsupported schema `{}`; this implementation reads {}", schema.value, SCHEMA_VERSIONS.join(", ")),
+            message: format!(
+                "unsupported schema `{}`; this implementation reads {}",
+                schema.value,
+                SCHEMA_VERSIONS.join(", ")
+            ),
             span: schema.span,
             block: None,
             help: Some(format!("write `schema: {SCHEMA_V1}`")),

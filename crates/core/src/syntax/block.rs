@@ -2,9 +2,11 @@
 //! block-level checks in the reference's order. Lints for what the reference silently
 //! accepts are emitted here too, as warnings.
 
-use super::clauses::{list_item, parse_dynamic, split_key_line, split_option, split_reason, split_when, DynamicProblem};
-use super::text::{is_js_whitespace, js_trim, utf16_prefix};
 use super::Line;
+use super::clauses::{
+    DynamicProblem, list_item, parse_dynamic, split_key_line, split_option, split_reason, split_when,
+};
+use super::text::{is_js_whitespace, js_trim, utf16_prefix};
 use crate::check::codes;
 use crate::contract::{Block, Dynamic, Exclusion, Frame, FrameField, Kind, Primitive, Question, QuestionOption, Rule};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
@@ -24,7 +26,14 @@ struct Draft {
 
 impl Draft {
     fn new(id: &str, span: Span) -> Draft {
-        Draft { id: id.to_string(), span, ask: String::new(), ask_span: None, options: Vec::new(), has_option_line: false }
+        Draft {
+            id: id.to_string(),
+            span,
+            ask: String::new(),
+            ask_span: None,
+            options: Vec::new(),
+            has_option_line: false,
+        }
     }
 
     fn keep(&self) -> bool {
@@ -51,7 +60,12 @@ struct BlockReader<'d> {
 }
 
 /// Interpret one block: its heading text and the raw lines after the heading.
-pub(super) fn interpret(heading: &str, heading_line: &Line<'_>, body: &[Line<'_>], diagnostics: &mut Vec<Diagnostic>) -> Block {
+pub(super) fn interpret(
+    heading: &str,
+    heading_line: &Line<'_>,
+    body: &[Line<'_>],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Block {
     let heading_span = heading_line.span_of(heading);
     let mut reader = BlockReader {
         id: heading.to_string(),
@@ -212,14 +226,24 @@ impl BlockReader<'_> {
             "when" => {
                 if let Some((_, first)) = &self.when {
                     let first = first.line;
-                    self.lint(codes::L_DUP_WHEN, key_span, format!("second `when:` in this block (the first is on line {first}); the last one wins"), Some("keep one `when:` line".into()));
+                    self.lint(
+                        codes::L_DUP_WHEN,
+                        key_span,
+                        format!("second `when:` in this block (the first is on line {first}); the last one wins"),
+                        Some("keep one `when:` line".into()),
+                    );
                 }
                 self.when = Some((value.to_string(), line.span()));
             }
             "dynamic" => {
                 if let Some((_, first)) = &self.dynamic {
                     let first = first.line;
-                    self.lint(codes::L_DUP_DYNAMIC, key_span, format!("second `dynamic:` in this block (the first is on line {first}); the last one wins"), Some("keep one `dynamic:` line".into()));
+                    self.lint(
+                        codes::L_DUP_DYNAMIC,
+                        key_span,
+                        format!("second `dynamic:` in this block (the first is on line {first}); the last one wins"),
+                        Some("keep one `dynamic:` line".into()),
+                    );
                 }
                 self.dynamic = Some((value.to_string(), line.span()));
             }
@@ -234,14 +258,27 @@ impl BlockReader<'_> {
                 }
                 if let Some(first) = &self.frame {
                     let first = first.span.line;
-                    self.lint(codes::L_SECOND_FRAME, key_span, format!("a second `frame:` discards the frame on line {first}"), Some("merge the two frames into one".into()));
+                    self.lint(
+                        codes::L_SECOND_FRAME,
+                        key_span,
+                        format!("a second `frame:` discards the frame on line {first}"),
+                        Some("merge the two frames into one".into()),
+                    );
                 }
                 self.frame = Some(Frame { fields: Vec::new(), excluded: Vec::new(), span: line.span() });
                 self.in_frame = true;
             }
             "ask" => {
                 if let Some(first) = self.current.ask_span {
-                    self.lint(codes::L_DUP_ASK, key_span, format!("second `ask:` for question `{}` (the first is on line {}); the last one wins", self.current.id, first.line), Some("keep one `ask:` per question".into()));
+                    self.lint(
+                        codes::L_DUP_ASK,
+                        key_span,
+                        format!(
+                            "second `ask:` for question `{}` (the first is on line {}); the last one wins",
+                            self.current.id, first.line
+                        ),
+                        Some("keep one `ask:` per question".into()),
+                    );
                 }
                 self.current.ask = value.to_string();
                 self.current.ask_span = Some(line.span());
@@ -259,7 +296,12 @@ impl BlockReader<'_> {
     fn kind_line(&mut self, line: &Line<'_>, value: &str) {
         let span = line.span_of(value);
         if let Some(first) = self.kind_span {
-            self.lint(codes::L_DUP_KIND, line.span(), format!("second `kind:` in this block (the first is on line {}); the last valid one wins", first.line), Some("keep one `kind:` line".into()));
+            self.lint(
+                codes::L_DUP_KIND,
+                line.span(),
+                format!("second `kind:` in this block (the first is on line {}); the last valid one wins", first.line),
+                Some("keep one `kind:` line".into()),
+            );
         }
         self.saw_kind = true;
         self.kind_span = Some(line.span());
@@ -270,7 +312,12 @@ impl BlockReader<'_> {
                     Some(k) => format!("did you mean `{k}`?"),
                     None => "kind is one of choice / noul / score / mixed / rule".into(),
                 };
-                self.push(codes::KIND_INVALID, if value.is_empty() { line.span() } else { span }, format!("`{value}` is not a kind (choice / noul / score / mixed / rule)"), Some(help));
+                self.push(
+                    codes::KIND_INVALID,
+                    if value.is_empty() { line.span() } else { span },
+                    format!("`{value}` is not a kind (choice / noul / score / mixed / rule)"),
+                    Some(help),
+                );
             }
         }
     }
@@ -283,7 +330,11 @@ impl BlockReader<'_> {
         let why = why.unwrap_or_default();
         let span = line.span();
         if why.is_empty() {
-            let what = if is_field { "every field must say why it is in this decision" } else { "every deliberate exclusion must say why" };
+            let what = if is_field {
+                "every field must say why it is in this decision"
+            } else {
+                "every deliberate exclusion must say why"
+            };
             self.push(
                 codes::FRAME_NO_WHY,
                 span,
@@ -293,7 +344,12 @@ impl BlockReader<'_> {
         }
         let tokens: Vec<&str> = head.split(is_js_whitespace).filter(|t| !t.is_empty()).collect();
         let Some(first) = tokens.first().copied() else {
-            self.push(codes::FRAME_EMPTY, span, format!("frame line `{}` is empty", utf16_prefix(trimmed, 40)), Some("name a cell before `——`".into()));
+            self.push(
+                codes::FRAME_EMPTY,
+                span,
+                format!("frame line `{}` is empty", utf16_prefix(trimmed, 40)),
+                Some("name a cell before `——`".into()),
+            );
             return;
         };
         if !is_field {
@@ -318,7 +374,9 @@ impl BlockReader<'_> {
             let (message, help, at) = match bound_token {
                 None => (
                     format!("frame field `{first}` lacks a positive bound in column 2"),
-                    format!("write `+ {first} 200 —— reason`: bounds are mandatory (characters for text, items for lists)"),
+                    format!(
+                        "write `+ {first} 200 —— reason`: bounds are mandatory (characters for text, items for lists)"
+                    ),
                     line.span_of(first),
                 ),
                 Some(token) => (
@@ -338,7 +396,9 @@ impl BlockReader<'_> {
             self.push(
                 codes::FRAME_COLUMNS,
                 line.span_of(tokens.get(3).copied().unwrap_or(first)),
-                format!("frame field `{first}` has at most three columns (name / bound / projection); got extra `{extra}`"),
+                format!(
+                    "frame field `{first}` has at most three columns (name / bound / projection); got extra `{extra}`"
+                ),
                 Some("move the extra text after `——`".into()),
             );
         }
@@ -357,13 +417,22 @@ impl BlockReader<'_> {
     fn rule(&mut self, line: &Line<'_>, body: &str) {
         let span = line.span();
         let Some((predicate, action)) = body.split_once('→') else {
-            let help = if body.contains("->") { "use `→` (U+2192); `->` is not an arrow here" } else { "write `- predicate → action`" };
+            let help = if body.contains("->") {
+                "use `→` (U+2192); `->` is not an arrow here"
+            } else {
+                "write `- predicate → action`"
+            };
             self.push(codes::POL_NO_ARROW, span, format!("policy rule `{body}` lacks `→ action`"), Some(help.into()));
             return;
         };
         let (predicate, action) = (js_trim(predicate), js_trim(action));
         if predicate.is_empty() || action.is_empty() {
-            self.push(codes::POL_EMPTY, span, format!("policy rule `{body}` has an empty predicate or action"), Some("write `- predicate → action`".into()));
+            self.push(
+                codes::POL_EMPTY,
+                span,
+                format!("policy rule `{body}` has an empty predicate or action"),
+                Some("write `- predicate → action`".into()),
+            );
             return;
         }
         if !vocab::is_action(action) && !vocab::is_host_name(action) {
@@ -371,7 +440,12 @@ impl BlockReader<'_> {
                 Some(a) => format!("did you mean `{a}`?"),
                 None => format!("actions are {}; host actions are written `host:<name>`", ACTIONS.join(" / ")),
             };
-            self.push(codes::POL_UNKNOWN_ACTION, line.span_of(action), format!("unknown action `{action}`"), Some(help));
+            self.push(
+                codes::POL_UNKNOWN_ACTION,
+                line.span_of(action),
+                format!("unknown action `{action}`"),
+                Some(help),
+            );
         }
         self.rules.push(Rule { predicate: predicate.to_string(), action: action.to_string(), span });
     }
@@ -383,7 +457,9 @@ impl BlockReader<'_> {
             self.current.has_option_line = true;
         }
         let option = match split_option(body) {
-            Some((name, criterion)) => QuestionOption { name: name.to_string(), named: true, criterion: criterion.to_string(), span },
+            Some((name, criterion)) => {
+                QuestionOption { name: name.to_string(), named: true, criterion: criterion.to_string(), span }
+            }
             None => QuestionOption {
                 name: self.current.options.len().to_string(),
                 named: false,
@@ -449,7 +525,10 @@ impl BlockReader<'_> {
             self.push(
                 codes::WHEN_LEFTOVER,
                 span,
-                format!("text `{}` after position `{position}` is not introduced by `——`, so nothing reads it", when.leftover),
+                format!(
+                    "text `{}` after position `{position}` is not introduced by `——`, so nothing reads it",
+                    when.leftover
+                ),
                 Some(format!("write `when: {position} —— {}`", when.leftover)),
             );
         }
@@ -465,8 +544,14 @@ impl BlockReader<'_> {
                     self.push(
                         codes::ACTION_NOT_AT_POSITION,
                         span,
-                        format!("position `{position}` does not handle action `{action}` (it handles {} / escalate)", handled.join(" / ")),
-                        Some("use an action this position handles, or move the block to a position that handles it".into()),
+                        format!(
+                            "position `{position}` does not handle action `{action}` (it handles {} / escalate)",
+                            handled.join(" / ")
+                        ),
+                        Some(
+                            "use an action this position handles, or move the block to a position that handles it"
+                                .into(),
+                        ),
                     );
                 }
             }
@@ -490,14 +575,47 @@ impl BlockReader<'_> {
         let parts = parse_dynamic(&value);
         for problem in &parts.problems {
             let (code, message, help) = match problem {
-                DynamicProblem::NoWhy => (codes::DYN_NO_WHY, "`dynamic:` gives no reason why the candidates are rebuilt every step".to_string(), "add `—— reason` at the end".to_string()),
-                DynamicProblem::NoArrow => (codes::DYN_NO_ARROW, "`dynamic:` lacks `→ <output>`".into(), "write `provider(ctx: cells…) → candidates —— why`".into()),
-                DynamicProblem::MultiArrow(n) => (codes::DYN_MULTI_ARROW, format!("`dynamic:` has {n} arrows; only one is allowed"), "write `provider(ctx: cells…) → candidates —— why`".into()),
-                DynamicProblem::Output(o) => (codes::DYN_OUTPUT, format!("unknown dynamic output `{o}`"), "the only output is `candidates`".into()),
-                DynamicProblem::Call(c) => (codes::DYN_CALL, format!("dynamic provider `{c}` is not written `<name>(ctx: <cell>, …)`"), "name the provider and the cells it reads: `toolsFor(ctx: history, files)`".into()),
-                DynamicProblem::NoCells => (codes::DYN_NO_CELLS, "`dynamic:` does not say which cells the provider reads".into(), "list the cells: `name(ctx: cell, …)` — a cell left out silently removes a class of candidates".into()),
-                DynamicProblem::BadCell(c) => (codes::DYN_BAD_CELL, format!("dynamic cell name `{c}` is not an identifier"), "cell names are ASCII identifiers".into()),
-                DynamicProblem::DupCells(d) => (codes::DYN_DUP_CELLS, format!("dynamic cell names repeated: {}", d.join(", ")), "name each cell once".into()),
+                DynamicProblem::NoWhy => (
+                    codes::DYN_NO_WHY,
+                    "`dynamic:` gives no reason why the candidates are rebuilt every step".to_string(),
+                    "add `—— reason` at the end".to_string(),
+                ),
+                DynamicProblem::NoArrow => (
+                    codes::DYN_NO_ARROW,
+                    "`dynamic:` lacks `→ <output>`".into(),
+                    "write `provider(ctx: cells…) → candidates —— why`".into(),
+                ),
+                DynamicProblem::MultiArrow(n) => (
+                    codes::DYN_MULTI_ARROW,
+                    format!("`dynamic:` has {n} arrows; only one is allowed"),
+                    "write `provider(ctx: cells…) → candidates —— why`".into(),
+                ),
+                DynamicProblem::Output(o) => (
+                    codes::DYN_OUTPUT,
+                    format!("unknown dynamic output `{o}`"),
+                    "the only output is `candidates`".into(),
+                ),
+                DynamicProblem::Call(c) => (
+                    codes::DYN_CALL,
+                    format!("dynamic provider `{c}` is not written `<name>(ctx: <cell>, …)`"),
+                    "name the provider and the cells it reads: `toolsFor(ctx: history, files)`".into(),
+                ),
+                DynamicProblem::NoCells => (
+                    codes::DYN_NO_CELLS,
+                    "`dynamic:` does not say which cells the provider reads".into(),
+                    "list the cells: `name(ctx: cell, …)` — a cell left out silently removes a class of candidates"
+                        .into(),
+                ),
+                DynamicProblem::BadCell(c) => (
+                    codes::DYN_BAD_CELL,
+                    format!("dynamic cell name `{c}` is not an identifier"),
+                    "cell names are ASCII identifiers".into(),
+                ),
+                DynamicProblem::DupCells(d) => (
+                    codes::DYN_DUP_CELLS,
+                    format!("dynamic cell names repeated: {}", d.join(", ")),
+                    "name each cell once".into(),
+                ),
             };
             self.push(code, span, message, Some(help));
         }
@@ -513,7 +631,12 @@ impl BlockReader<'_> {
                 first_spans.push((draft.id.clone(), draft.span));
             }
             if draft.options.is_empty() {
-                self.push(codes::Q_NO_OPTIONS, draft.span, format!("question `{}` has no options", draft.id), Some("add options as `- name — criterion` lines".into()));
+                self.push(
+                    codes::Q_NO_OPTIONS,
+                    draft.span,
+                    format!("question `{}` has no options", draft.id),
+                    Some("add options as `- name — criterion` lines".into()),
+                );
                 continue;
             }
             let named = draft.options.iter().filter(|o| o.named).count();
@@ -532,16 +655,30 @@ impl BlockReader<'_> {
                 self.push(
                     codes::Q_MIXED_STYLE,
                     draft.span,
-                    format!("question `{}` mixes option styles: {named} named (`name — criterion`), {unnamed} unnamed", draft.id),
+                    format!(
+                        "question `{}` mixes option styles: {named} named (`name — criterion`), {unnamed} unnamed",
+                        draft.id
+                    ),
                     Some("name every option (choice) or none (score levels, lowest first)".into()),
                 );
                 Primitive::Choice
             };
             if draft.ask.is_empty() {
-                self.push(codes::Q_NO_ASK, draft.span, format!("question `{}` lacks `ask:`", draft.id), Some("add `ask: <the question>`".into()));
+                self.push(
+                    codes::Q_NO_ASK,
+                    draft.span,
+                    format!("question `{}` lacks `ask:`", draft.id),
+                    Some("add `ask: <the question>`".into()),
+                );
             }
             self.option_lints(&draft);
-            questions.push(Question { id: draft.id, ask: draft.ask, primitive, options: draft.options, span: draft.span });
+            questions.push(Question {
+                id: draft.id,
+                ask: draft.ask,
+                primitive,
+                options: draft.options,
+                span: draft.span,
+            });
         }
         let mut reported: Vec<&str> = Vec::new();
         for (i, q) in questions.iter().enumerate() {
@@ -551,7 +688,12 @@ impl BlockReader<'_> {
         }
         for id in reported {
             let span = first_spans.iter().find(|(d, _)| d == id).map_or(self.heading, |(_, s)| *s);
-            self.push(codes::Q_DUP_ID, span, format!("question id `{id}` is used twice in this block"), Some("give each `###` question its own id".into()));
+            self.push(
+                codes::Q_DUP_ID,
+                span,
+                format!("question id `{id}` is used twice in this block"),
+                Some("give each `###` question its own id".into()),
+            );
         }
         questions
     }
@@ -562,7 +704,10 @@ impl BlockReader<'_> {
                 self.lint(
                     codes::L_DUP_OPTION,
                     option.span,
-                    format!("option `{}` of question `{}` is written twice; the later one replaces the earlier", option.name, draft.id),
+                    format!(
+                        "option `{}` of question `{}` is written twice; the later one replaces the earlier",
+                        option.name, draft.id
+                    ),
                     Some("give each option its own name".into()),
                 );
             }
@@ -574,31 +719,54 @@ impl BlockReader<'_> {
         match kind {
             Kind::Rule => {
                 if count > 0 {
-                    self.push(codes::RULE_HAS_QUESTIONS, self.heading, "a `kind: rule` block must not ask questions: code answers it, not the model".into(), Some("remove the questions, or change the kind to choice / noul / score / mixed".into()));
+                    self.push(
+                        codes::RULE_HAS_QUESTIONS,
+                        self.heading,
+                        "a `kind: rule` block must not ask questions: code answers it, not the model".into(),
+                        Some("remove the questions, or change the kind to choice / noul / score / mixed".into()),
+                    );
                 }
                 return;
             }
             Kind::Mixed => {
                 if count < 2 {
-                    self.push(codes::MIXED_TOO_FEW, self.heading, format!("`kind: mixed` needs at least 2 questions (got {count})"), Some("with one question use choice / noul / score".into()));
+                    self.push(
+                        codes::MIXED_TOO_FEW,
+                        self.heading,
+                        format!("`kind: mixed` needs at least 2 questions (got {count})"),
+                        Some("with one question use choice / noul / score".into()),
+                    );
                 }
             }
             Kind::Choice | Kind::Noul | Kind::Score => {
                 let [question] = questions else {
-                    self.push(codes::SINGLE_COUNT, self.heading, format!("`kind: {}` needs exactly 1 question (got {count})", kind.as_str()), Some("for several questions use `kind: mixed`".into()));
+                    self.push(
+                        codes::SINGLE_COUNT,
+                        self.heading,
+                        format!("`kind: {}` needs exactly 1 question (got {count})", kind.as_str()),
+                        Some("for several questions use `kind: mixed`".into()),
+                    );
                     return;
                 };
                 if question.primitive.as_str() != kind.as_str() {
                     let hint = match (question.primitive, kind) {
-                        (Primitive::Score, _) => "the options have no names; if you meant choice, write each as `name — criterion`",
-                        (Primitive::Choice, Kind::Noul) => "the options are named; a noul's two options must be `true` and `false`",
+                        (Primitive::Score, _) => {
+                            "the options have no names; if you meant choice, write each as `name — criterion`"
+                        }
+                        (Primitive::Choice, Kind::Noul) => {
+                            "the options are named; a noul's two options must be `true` and `false`"
+                        }
                         (Primitive::Noul, _) => "the options are `true` and `false`",
                         _ => "the options are named",
                     };
                     self.push(
                         codes::KIND_MISMATCH,
                         question.span,
-                        format!("`kind: {}` does not match how the options are written: they make a {} question", kind.as_str(), question.primitive.as_str()),
+                        format!(
+                            "`kind: {}` does not match how the options are written: they make a {} question",
+                            kind.as_str(),
+                            question.primitive.as_str()
+                        ),
                         Some(hint.into()),
                     );
                 }

@@ -18,8 +18,7 @@ pub fn split_key_line(trimmed: &str) -> Option<(&str, &str)> {
     if !(first.is_ascii_alphabetic() || first == '_') {
         return None;
     }
-    let end =
-        trimmed.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(trimmed.len());
+    let end = trimmed.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(trimmed.len());
     let (key, rest) = trimmed.split_at(end);
     let rest = rest.trim_start_matches(is_js_whitespace).strip_prefix(':')?;
     Some((key, js_trim(rest)))
@@ -214,12 +213,21 @@ mod tests {
         assert_eq!(d.reads, ["files", "history"]);
         assert_eq!(parse_dynamic("toolsFor(ctx)→candidates——r").problems, vec![DynamicProblem::NoCells]);
         assert_eq!(parse_dynamic("toolsFor(ctx:)→candidates——r").problems, vec![DynamicProblem::NoCells]);
-        assert_eq!(parse_dynamic("f(ctx: a) → everything —— r").problems, vec![DynamicProblem::Output("everything".into())]);
+        assert_eq!(
+            parse_dynamic("f(ctx: a) → everything —— r").problems,
+            vec![DynamicProblem::Output("everything".into())]
+        );
         assert_eq!(parse_dynamic("f(ctx: a) → candidates").problems, vec![DynamicProblem::NoWhy]);
         assert_eq!(parse_dynamic("f(ctx: a) candidates —— r").problems, vec![DynamicProblem::NoArrow]);
         assert_eq!(parse_dynamic("f(ctx: a) → b → candidates —— r").problems, vec![DynamicProblem::MultiArrow(2)]);
-        assert_eq!(parse_dynamic("f(state: a) → candidates —— r").problems, vec![DynamicProblem::Call("f(state: a)".into())]);
-        assert_eq!(parse_dynamic("f(ctx: a, 1b) → candidates —— r").problems, vec![DynamicProblem::BadCell("1b".into())]);
+        assert_eq!(
+            parse_dynamic("f(state: a) → candidates —— r").problems,
+            vec![DynamicProblem::Call("f(state: a)".into())]
+        );
+        assert_eq!(
+            parse_dynamic("f(ctx: a, 1b) → candidates —— r").problems,
+            vec![DynamicProblem::BadCell("1b".into())]
+        );
         assert_eq!(
             parse_dynamic("f(ctx: a, b, a, a, b) → candidates —— r").problems,
             vec![DynamicProblem::DupCells(vec!["a".into(), "b".into()])]

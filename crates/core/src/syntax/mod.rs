@@ -13,7 +13,7 @@ use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::vocab::GENERATOR_HEADINGS;
 use text::{is_js_whitespace, js_trim, js_trim_end};
 
-pub use clauses::{split_key_line, split_option, split_when, parse_dynamic, DynamicProblem, When};
+pub use clauses::{DynamicProblem, When, parse_dynamic, split_key_line, split_option, split_when};
 
 /// The result of parsing: the contract and every parse-layer diagnostic.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,7 +101,8 @@ fn invalid_utf8(source: &[u8]) -> Vec<Diagnostic> {
                 let before = source.get(..start).unwrap_or_default();
                 let line = before.iter().filter(|b| **b == b'\n').count() + 1;
                 let line_start = before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
-                let column = String::from_utf8_lossy(source.get(line_start..start).unwrap_or_default()).chars().count() + 1;
+                let column =
+                    String::from_utf8_lossy(source.get(line_start..start).unwrap_or_default()).chars().count() + 1;
                 problems.push(Diagnostic {
                     code: codes::INVALID_UTF8,
                     severity: Severity::Error,

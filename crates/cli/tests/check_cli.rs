@@ -1,0 +1,130 @@
+//! `decision check` and `decision explain` as a user runs them.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn decision(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_decision")).args(args).output().unwrap()
+}
+
+fn shared(path: &str) -> String {
+    format!("{}/../../../shared/fixtures/jevloop/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn example() -> String {
+    format!("{}/../../examples/coding-agent/DECISION.md", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("decision-check-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn the_bundled_example_and_the_reference_file_pass_with_the_reference_profile() {
+    let out = decision(&["check", "--profile", "reference", &example(), &shared("DECISION.md")]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.matches(": ok — 0 errors, 0 warnings").count(), 2, "{stdout}");
+}
+
+#[test]
+fn json_output_is_one_document_with_located_diagnostics() {
+    let bad = temp_file(
+        "bad.md",
+        "## foo\nkind: choise\nwhen: after-tool\nask: q\n- a — x\n- b — y\npolicy:\n  - top >= 0.6 → ask_humam\n",
+    );
+    let out = decision(&["check", "--format", "json", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let file = &doc["files"][0];
+    assert_eq!(file["ok"], false);
+    assert_eq!(file["schema"], serde_json::Value::Null);
+    assert_eq!(file["summary"]["blocks"], 1);
+    let diagnostics = file["diagnostics"].as_array().unwrap();
+    let kind = diagnostics.iter().find(|d| d["code"] == "DC0109").unwrap();
+    assert_eq!((kind["line"].as_u64(), kind["column"].as_u64()), (Some(2), Some(7)));
+    assert_eq!(kind["layer"], "parse");
+    assert_eq!(kind["block"], "foo");
+    assert_eq!(kind["help"], "did you mean `choice`?");
+    let action = diagnostics.iter().find(|d| d["code"] == "DC0108").unwrap();
+    assert_eq!(action["help"], "did you mean `ask_human`?");
+    assert!(diagnostics.iter().any(|d| d["layer"] == "schema"));
+    let warning = diagnostics.iter().find(|d| d["severity"] == "warning").unwrap();
+    assert_eq!(warning["code"], "DC0514");
+    for key in ["code", "severity", "layer", "message", "line", "column", "block", "help"] {
+        assert!(kind.get(key).is_some(), "{key}");
+    }
+}
+
+#[test]
+fn deny_warnings_turns_warnings_into_errors() {
+    let text = "schema: decision-contract/v1\n\n## done\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\npolicy:\n  - prob:done >= 0.6 → finish\n";
+    let file = temp_file("warn.md", text);
+    let path = file.to_str().unwrap();
+    assert_eq!(decision(&["check", path]).status.code(), Some(0));
+    let denied = decision(&["check", "--deny", "warnings", "--format", "json", path]);
+    assert_eq!(denied.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&denied.stdout).unwrap();
+    assert_eq!(doc["files"][0]["diagnostics"][0]["severity"], "error");
+}
+
+#[test]
+fn human_output_shows_the_source_line_and_help() {
+    let bad = temp_file(
+        "human.md",
+        "schema: decision-contract/v1\n\n## foo\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\npolicy:\n  - prob:foo >= 0.6 → ask_humam\n  - else → stop\n",
+    );
+    let out = decision(&["check", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("DC0108"), "{stderr}");
+    assert!(stderr.contains("  - prob:foo >= 0.6 → ask_humam"), "{stderr}");
+    assert!(stderr.contains("did you mean `ask_human`?"), "{stderr}");
+    assert!(stderr.contains("human.md:10:"), "{stderr}");
+}
+
+#[test]
+fn capabilities_files_run_the_adapter_layer() {
+    let caps = shared("external-host.capabilities.json");
+    let out = decision(&["check", "--format", "json", "--capabilities", &caps, &shared("custom-graph.DECISION.md")]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let diagnostics = doc["files"][0]["diagnostics"].as_array().unwrap();
+    let errors: Vec<_> = diagnostics.iter().filter(|d| d["severity"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{diagnostics:?}");
+    assert_eq!(errors[0]["layer"], "policy");
+    assert_eq!(errors[0]["line"], 65);
+}
+
+#[test]
+fn usage_and_io_problems_exit_2() {
+    let out = decision(&["check", "/definitely/not/here.md"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read /definitely/not/here.md"));
+    assert_eq!(decision(&["check"]).status.code(), Some(2));
+    assert_eq!(decision(&["check", "--profile", "nope", &example()]).status.code(), Some(2));
+    assert_eq!(decision(&["check", "--capabilities", "/nope.json", &example()]).status.code(), Some(2));
+    let malformed = temp_file("caps.json", "{\"positions\": 3}");
+    let out = decision(&["check", "--capabilities", malformed.to_str().unwrap(), &example()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 1"));
+}
+
+#[test]
+fn explain_prints_the_contract_as_a_table() {
+    let out = decision(&["explain", &example()]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("7 decisions, 9 questions"));
+    assert!(text.contains("## grade_risk (line"));
+    assert!(text.contains("[authorisation gate]"));
+    assert!(text.contains("score:risk >= 2"));
+    assert!(text.contains("+ task"));
+    assert!(text.contains("- cwd"));
+    assert!(text.contains("dynamic   toolsFor(ctx: history, files, readFiles, canWrite, canDelete) → candidates"));
+}
