@@ -1,0 +1,178 @@
+//! Turning the answers to all heads into at most one observation.
+//!
+//! The operation head is validated first. Only the selected operation's target head is then
+//! validated and mapped back to a host identity; every other head is kept for audit and can
+//! cause nothing, even when malformed. Anything wrong yields no observation and a typed reason.
+
+use std::hash::Hash;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use super::table::{DecisionState, OPERATION_HEAD};
+use crate::ask::{AnswerProblem, validate_answer};
+use decision_core::policy::Answer;
+
+/// The keys a head's answer may carry. Anything else (a path, a selector, an approval, a
+/// free parameter) is refused: the answer schema has no free-form field.
+pub const HEAD_ANSWER_KEYS: [&str; 4] = ["type", "choice", "probabilities", "confidence"];
+
+/// Who and what produced the answers. Every field must be present and non-empty.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Evidence {
+    pub request_digest: String,
+    pub model: String,
+    pub provider: String,
+    /// The policy (or contract) identity the observation will be judged by.
+    pub policy: String,
+}
+
+impl Evidence {
+    fn missing(&self) -> Vec<&'static str> {
+        [
+            ("request_digest", &self.request_digest),
+            ("model", &self.model),
+            ("provider", &self.provider),
+            ("policy", &self.policy),
+        ]
+        .into_iter()
+        .filter(|(_, v)| v.trim().is_empty())
+        .map(|(k, _)| k)
+        .collect()
+    }
+}
+
+/// Why no observation was produced.
+#[derive(Debug, Clone, PartialEq, Error, Serialize)]
+#[serde(tag = "rejection", rename_all = "snake_case")]
+pub enum SpaceRejection {
+    #[error("the answer is for revision `{answered}`, the state is revision `{current}`")]
+    StaleRevision { current: String, answered: String },
+    #[error("the evidence is incomplete: {missing:?} missing")]
+    IncompleteEvidence { missing: Vec<&'static str> },
+    #[error("head `{head}`: {problem}")]
+    InvalidHead { head: String, problem: AnswerProblem },
+    #[error("head `{head}`: field `{field}` is not part of the answer schema")]
+    FreeFormField { head: String, field: String },
+    #[error("head `{head}`: `{choice}` names a row past the candidate cap, which is never selectable")]
+    TruncatedRow { head: String, choice: String },
+}
+
+/// What the model picked, mapped back to the host. The only thing that can cause an action.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation<Id> {
+    pub revision: String,
+    /// An offered operation, a control, `ABSTAIN` or `NO_ACTION`.
+    pub operation: String,
+    pub operation_probability: f64,
+    pub operation_confidence: f64,
+    pub target: Option<ObservedTarget<Id>>,
+    pub evidence: Evidence,
+    /// The heads that were not used, as received (audit only).
+    pub unused_heads: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObservedTarget<Id> {
+    /// The offered id, `row` or `row:option`.
+    pub target_id: String,
+    /// The row's 1-based index.
+    pub row: usize,
+    /// The host identity of the row.
+    pub id: Id,
+    /// The enumerated value chosen, for `row:option` targets.
+    pub option_value: Option<String>,
+    pub probability: f64,
+    pub confidence: f64,
+}
+
+impl<Id: Clone + Eq + Hash> DecisionState<Id> {
+    /// Interpret the answers to this state's heads. `answered_revision` is the revision the
+    /// request carried.
+    pub fn interpret(
+        &self,
+        answered_revision: &str,
+        answers: &Map<String, Value>,
+        evidence: &Evidence,
+    ) -> Result<Observation<Id>, SpaceRejection> {
+        if answered_revision != self.revision {
+            return Err(SpaceRejection::StaleRevision {
+                current: self.revision.clone(),
+                answered: answered_revision.to_string(),
+            });
+        }
+        let missing = evidence.missing();
+        if !missing.is_empty() {
+            return Err(SpaceRejection::IncompleteEvidence { missing });
+        }
+        let (operation, operation_probability, operation_confidence) = self.head_choice(OPERATION_HEAD, answers)?;
+        let head = self.heads.iter().find(|h| h.operation == operation);
+        let target =
+            match head {
+                None => None,
+                Some(head) => {
+                    let (target_id, probability, confidence) = self.head_choice(&head.head, answers)?;
+                    let (_, target) =
+                        head.targets.iter().find(|(id, _)| *id == target_id).ok_or_else(|| {
+                            invalid(&head.head, AnswerProblem::NotOffered { choice: target_id.clone() })
+                        })?;
+                    let row = self.rows.get(target.row).map(|r| r.index).unwrap_or_default();
+                    let id =
+                        self.identities.get(target.row).cloned().ok_or_else(|| {
+                            invalid(&head.head, AnswerProblem::NotOffered { choice: target_id.clone() })
+                        })?;
+                    let option_value =
+                        target.option.and_then(|k| self.option(target.row, &operation, k)).map(|o| o.value.clone());
+                    Some(ObservedTarget { target_id, row, id, option_value, probability, confidence })
+                }
+            };
+        let used = [Some(OPERATION_HEAD), head.map(|h| h.head.as_str())];
+        let unused_heads = answers
+            .iter()
+            .filter(|(k, _)| !used.contains(&Some(k.as_str())))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Ok(Observation {
+            revision: self.revision.clone(),
+            operation,
+            operation_probability,
+            operation_confidence,
+            target,
+            evidence: evidence.clone(),
+            unused_heads,
+        })
+    }
+
+    /// Validate one head: its choice, the probability of the choice, the confidence.
+    fn head_choice(&self, head: &str, answers: &Map<String, Value>) -> Result<(String, f64, f64), SpaceRejection> {
+        let question = self.questions.get(head).ok_or_else(|| invalid(head, AnswerProblem::NothingOffered))?;
+        let raw = answers.get(head);
+        if let Some(Value::Object(entry)) = raw
+            && let Some(field) = entry.keys().find(|k| !HEAD_ANSWER_KEYS.contains(&k.as_str()))
+        {
+            return Err(SpaceRejection::FreeFormField { head: head.to_string(), field: field.clone() });
+        }
+        match validate_answer(question, raw) {
+            Ok(Answer::Choice { choice, probabilities, confidence }) => {
+                let p = probabilities.get(&choice).copied().unwrap_or_default();
+                Ok((choice, p, confidence.unwrap_or(p)))
+            }
+            Ok(_) => Err(invalid(head, AnswerProblem::NothingOffered)),
+            Err(AnswerProblem::NotOffered { choice }) if self.is_truncated_id(&choice) => {
+                Err(SpaceRejection::TruncatedRow { head: head.to_string(), choice })
+            }
+            Err(problem) => Err(invalid(head, problem)),
+        }
+    }
+
+    /// `n` or `n:k` where row `n` was truncated.
+    fn is_truncated_id(&self, id: &str) -> bool {
+        let row = id.split(':').next().unwrap_or(id);
+        row.parse::<usize>().is_ok_and(|n| self.truncated.iter().any(|t| t.index == n))
+    }
+}
+
+fn invalid(head: &str, problem: AnswerProblem) -> SpaceRejection {
+    SpaceRejection::InvalidHead { head: head.to_string(), problem }
+}
