@@ -373,7 +373,9 @@ impl<'a> Scanner<'a> {
                     out.extend_from_slice(self.scratch.get(key.key_start - start..key.key_end - start).unwrap_or(&[]));
                     let key_end = out.len();
                     out.push(b':');
-                    out.extend_from_slice(self.scratch.get(value.key_end + 1 - start..value.value_end - start).unwrap_or(&[]));
+                    out.extend_from_slice(
+                        self.scratch.get(value.key_end + 1 - start..value.value_end - start).unwrap_or(&[]),
+                    );
                     listed.push(Member { key: key_start..key_end, value: key_end + 1..out.len() });
                 }
                 out.push(b'}');

@@ -138,6 +138,8 @@ pub fn write_f64(f: f64, out: &mut String) {
 
 /// How each ASCII byte is written inside a JSON string: 0 = as is, otherwise the letter of
 /// the short escape, or `u` for `\u00XX`.
+// Indexing here runs at compile time, where an out-of-range index is a build error.
+#[allow(clippy::indexing_slicing)]
 const ESCAPE: [u8; 128] = {
     let mut table = [0u8; 128];
     let mut i = 0;
@@ -245,7 +247,10 @@ mod tests {
 
     #[test]
     fn strings_escape_like_v8() {
-        assert_eq!(stringify(&json!("a\"b\\c\n\t\u{1}\u{7f}/\u{2028}é")), "\"a\\\"b\\\\c\\n\\t\\u0001\u{7f}/\u{2028}é\"");
+        assert_eq!(
+            stringify(&json!("a\"b\\c\n\t\u{1}\u{7f}/\u{2028}é")),
+            "\"a\\\"b\\\\c\\n\\t\\u0001\u{7f}/\u{2028}é\""
+        );
         assert_eq!(stringify(&json!("\u{8}\u{c}\r\u{1f}")), "\"\\b\\f\\r\\u001f\"");
     }
 }

@@ -8,7 +8,9 @@ mod read;
 mod verify;
 
 pub use read::{EventRead, NotARecord, read_event, read_event_at};
-pub use verify::{Check, CheckName, CheckStatus, Outcome, REPLAY_NOTES, Rules, Verdict, verify_record, verify_record_with};
+pub use verify::{
+    Check, CheckName, CheckStatus, Outcome, REPLAY_NOTES, Rules, Verdict, verify_record, verify_record_with,
+};
 
 use crate::digest::Member;
 

@@ -283,7 +283,10 @@ mod tests {
         assert_eq!(record(&base("1", "\"n\"", "null", "{}")), Err(NotARecord::State));
         assert_eq!(record(&base("1", "\"n\"", "{}", "\"q\"")), Err(NotARecord::Questions));
         assert!(record(&base("1", "\"n\"", "{}", "{}")).is_ok());
-        assert_eq!(read_event(br#"{"type":"phase","step":1}"#).unwrap(), EventRead::Other { event_type: Some("phase".into()) });
+        assert_eq!(
+            read_event(br#"{"type":"phase","step":1}"#).unwrap(),
+            EventRead::Other { event_type: Some("phase".into()) }
+        );
         assert_eq!(read_event(b"[1]").unwrap(), EventRead::NotAnObject);
     }
 

@@ -1,1 +1,36 @@
-//! The session log: JSONL writer and reader, hash chain, replay.
+//! The session log: the reference's JSON Lines layout (`runtime.md` §4.3) — a header line,
+//! then one event envelope per line — written append-only with a hash chain, read back in a
+//! streaming pass, and replayed: every `decision-record/v1` record re-verified.
+//!
+//! Each line this crate writes also carries `seq` (0 on the header, then one more per line)
+//! and `prev` (the SHA-256 of the previous line's bytes). The reference ignores both; replay
+//! uses them to detect a deleted, inserted, reordered or changed line. The chain cannot
+//! notice lines removed from the end of a log: a chain only protects what comes before
+//! its last line.
+
+pub mod envelope;
+mod event;
+pub mod lines;
+pub mod replay;
+mod writer;
+
+use std::io;
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+pub use event::DecisionEvent;
+pub use replay::{ChainStatus, LogReport, RecordResult, ReplayOptions, replay_file, replay_reader};
+pub use writer::{FsyncPolicy, LOG_VERSION, LogHeader, SessionLog, is_valid_session_id, now_ms};
+
+#[derive(Debug, Error)]
+pub enum LogError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("invalid session id {0:?}: expected 1 to 64 of A-Z, a-z, 0-9, `_` and `-`")]
+    InvalidSessionId(String),
+    #[error("{path}: line {line} was cut short; appending after it would corrupt the next line")]
+    TornTail { path: PathBuf, line: u64 },
+    #[error("{0}: the log is empty (no header line)")]
+    Empty(PathBuf),
+}

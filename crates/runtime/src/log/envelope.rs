@@ -1,0 +1,174 @@
+//! One session-log line: the header, an event envelope, or a legacy turn, with the hash
+//! chain fields this implementation adds (`seq`, `prev`), which the reference ignores.
+
+use decision_core::digest::{ScanError, Scanner, ValueKind};
+use decision_core::record::{EventRead, read_event_at};
+
+/// The chain fields of a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ChainFields {
+    /// `seq`: 0 on the header, then one more on each line.
+    pub seq: Option<u64>,
+    /// `prev`: the SHA-256 of the previous line's bytes.
+    pub prev: Option<[u8; 32]>,
+}
+
+impl ChainFields {
+    pub fn is_chained(&self) -> bool {
+        self.seq.is_some()
+    }
+}
+
+/// What a line holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LineKind {
+    /// `{"kind":"header","v":…,"id":…}`.
+    Header { id: Option<String> },
+    /// `{"kind":"event","run":…,"at":…,"e":…}`.
+    Event { run: u64, event: EventRead },
+    /// A legacy v1 `{"kind":"turn",…}` line: valid, but it carries no event.
+    Turn,
+    /// Valid JSON that is none of the above (counted as skipped, like the reference does).
+    Unknown(&'static str),
+}
+
+/// A parsed line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedLine {
+    pub kind: LineKind,
+    pub chain: ChainFields,
+}
+
+/// Parses one line. Errors are JSON syntax errors, located by byte offset.
+pub fn parse_line(bytes: &[u8]) -> Result<ParsedLine, ScanError> {
+    let mut scanner = Scanner::new(bytes)?;
+    if scanner.peek_kind()? != ValueKind::Object {
+        scanner.skip_value()?;
+        scanner.finish()?;
+        return Ok(ParsedLine { kind: LineKind::Unknown("not a JSON object"), chain: ChainFields::default() });
+    }
+    let mut kind: Option<Vec<u8>> = None;
+    let mut run: Option<f64> = None;
+    let mut event: Option<EventRead> = None;
+    let mut id: Option<String> = None;
+    let mut chain = ChainFields::default();
+    let mut key = Vec::with_capacity(16);
+    if scanner.begin_object()? {
+        loop {
+            scanner.member_key(&mut key)?;
+            match key.as_slice() {
+                b"kind" => kind = string(&mut scanner)?.map(String::into_bytes),
+                b"run" => run = number(&mut scanner)?,
+                b"e" => event = Some(read_event_at(&mut scanner)?),
+                b"id" => id = string(&mut scanner)?,
+                b"seq" => chain.seq = number(&mut scanner)?.and_then(as_index),
+                b"prev" => chain.prev = string(&mut scanner)?.and_then(|s| parse_hex32(&s)),
+                _ => scanner.skip_value()?,
+            }
+            if !scanner.next_member()? {
+                break;
+            }
+        }
+    }
+    scanner.finish()?;
+    let kind = match kind.as_deref() {
+        Some(b"header") => LineKind::Header { id },
+        Some(b"turn") => LineKind::Turn,
+        Some(b"event") => match (run.and_then(as_index), event) {
+            (Some(run), Some(event)) => LineKind::Event { run, event },
+            (None, _) => LineKind::Unknown("event without a valid `run` index"),
+            (_, None) => LineKind::Unknown("event without `e`"),
+        },
+        Some(_) => LineKind::Unknown("unknown `kind`"),
+        None => LineKind::Unknown("no `kind`"),
+    };
+    Ok(ParsedLine { kind, chain })
+}
+
+fn string(scanner: &mut Scanner<'_>) -> Result<Option<String>, ScanError> {
+    if scanner.peek_kind()? != ValueKind::String {
+        scanner.skip_value()?;
+        return Ok(None);
+    }
+    let mut quoted = Vec::new();
+    scanner.string_value(&mut quoted)?;
+    Ok(serde_json::from_slice::<String>(&quoted).ok())
+}
+
+fn number(scanner: &mut Scanner<'_>) -> Result<Option<f64>, ScanError> {
+    if scanner.peek_kind()? != ValueKind::Number {
+        scanner.skip_value()?;
+        return Ok(None);
+    }
+    scanner.number_value().map(Some)
+}
+
+/// A non-negative integer index.
+fn as_index(n: f64) -> Option<u64> {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    (n >= 0.0 && n.fract() == 0.0 && n < 9.007_199_254_740_992e15).then_some(n as u64)
+}
+
+/// 64 lowercase or uppercase hex digits.
+pub fn parse_hex32(text: &str) -> Option<[u8; 32]> {
+    let bytes = text.as_bytes();
+    if bytes.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (slot, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+        let pair = std::str::from_utf8(pair).ok()?;
+        *slot = u8::from_str_radix(pair, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Lowercase hex of a SHA-256.
+pub fn hex32(hash: &[u8; 32]) -> String {
+    hash.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_headers_events_and_turns() {
+        let header = parse_line(br#"{"kind":"header","v":2,"id":"s1","createdAt":1,"seq":0}"#).unwrap();
+        assert_eq!(header.kind, LineKind::Header { id: Some("s1".into()) });
+        assert_eq!(header.chain, ChainFields { seq: Some(0), prev: None });
+        let prev = "ab".repeat(32);
+        let event = parse_line(
+            format!(r#"{{"kind":"event","run":2,"at":5,"e":{{"type":"phase"}},"seq":3,"prev":"{prev}"}}"#).as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(
+            event.kind,
+            LineKind::Event { run: 2, event: EventRead::Other { event_type: Some("phase".into()) } }
+        );
+        assert_eq!(event.chain, ChainFields { seq: Some(3), prev: Some([0xab; 32]) });
+        assert_eq!(parse_line(br#"{"kind":"turn","task":"t"}"#).unwrap().kind, LineKind::Turn);
+    }
+
+    #[test]
+    fn odd_lines_are_unknown_or_errors() {
+        for line in [
+            &br#"{"kind":"event","run":-1,"e":{}}"#[..],
+            br#"{"kind":"event","run":0}"#,
+            br#"{"kind":"x"}"#,
+            b"[]",
+            b"{}",
+        ] {
+            assert!(
+                matches!(parse_line(line).unwrap().kind, LineKind::Unknown(_)),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        assert!(parse_line(br#"{"kind":"event","run":0,"e":{"#).is_err());
+        assert!(parse_line(b"").is_err());
+        assert_eq!(parse_hex32(&"0".repeat(63)), None);
+        assert_eq!(parse_hex32(&"g".repeat(64)), None);
+        assert_eq!(hex32(&[0xab; 32]), "ab".repeat(32));
+    }
+}

@@ -1,0 +1,521 @@
+//! Replay: verifying every decision record of a session log, and its hash chain, in one
+//! streaming pass. Lines are read in batches of about a megabyte; a batch is verified on
+//! its own (sequentially, or by a pool of worker threads), and batches are merged in file
+//! order, so memory stays bounded whatever the size of the log.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::{self, Read};
+use std::ops::Range;
+use std::path::Path;
+use std::sync::{Arc, Mutex, mpsc};
+
+use decision_core::record::{Check, EventRead, Outcome, Rules, verify_record_with};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::envelope::{ChainFields, LineKind, parse_line};
+use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
+
+/// How many skipped lines and chain breaks a report lists (all are counted).
+pub const MAX_LISTED: usize = 100;
+
+const BATCH_BYTES: usize = 1 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayOptions {
+    pub rules: Rules,
+    /// Lines longer than this are skipped and reported, never held in memory.
+    pub max_line: usize,
+    /// Worker threads; 1 verifies on the calling thread.
+    pub threads: usize,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions { rules: Rules::Project, max_line: DEFAULT_MAX_LINE, threads: 1 }
+    }
+}
+
+/// One decision event's verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordResult {
+    /// 1-based line number in the log.
+    pub line: u64,
+    pub run: u64,
+    pub step: Option<f64>,
+    pub node: Option<String>,
+    pub status: Outcome,
+    pub checks: Vec<Check>,
+    /// Why a `decision` event could not be read as a record (then `status` is unverifiable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// A line that was not used, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedLine {
+    pub line: u64,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChainStatus {
+    /// Every line carries chain fields and every link holds.
+    Intact,
+    /// A link does not hold: a line was deleted, inserted, reordered or changed.
+    Broken,
+    /// No line carries chain fields (a log written by the reference).
+    Absent,
+}
+
+impl ChainStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChainStatus::Intact => "intact",
+            ChainStatus::Broken => "broken",
+            ChainStatus::Absent => "absent",
+        }
+    }
+}
+
+/// Where and why the chain does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChainBreak {
+    pub line: u64,
+    pub reason: String,
+}
+
+/// What replay found in one log.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct LogReport {
+    pub records: u64,
+    pub other_events: u64,
+    pub runs: u64,
+    pub skipped_lines: u64,
+    pub verified: u64,
+    pub partial: u64,
+    pub unverifiable: u64,
+    pub mismatch: u64,
+    /// The line number of a last line that was cut short (counted in `skipped_lines`).
+    pub torn_tail: Option<u64>,
+    /// Lines over the length cap (counted in `skipped_lines`).
+    pub long_lines: u64,
+    /// The first [`MAX_LISTED`] skipped lines.
+    pub skipped: Vec<SkippedLine>,
+    pub chain: Option<ChainStatus>,
+    pub chain_breaks: u64,
+    /// The first [`MAX_LISTED`] chain breaks.
+    pub breaks: Vec<ChainBreak>,
+    /// The header's session id.
+    pub session: Option<String>,
+}
+
+impl LogReport {
+    pub fn chain_status(&self) -> ChainStatus {
+        self.chain.unwrap_or(ChainStatus::Absent)
+    }
+}
+
+/// Replays the log at `path`, calling `on_result` for each decision event in file order.
+pub fn replay_file(
+    path: &Path,
+    options: &ReplayOptions,
+    on_result: &mut dyn FnMut(&RecordResult),
+) -> io::Result<LogReport> {
+    let file = File::open(path)?;
+    replay_reader(file, options, on_result)
+}
+
+/// Replays a log read from `reader`.
+pub fn replay_reader<R: Read + Send>(
+    reader: R,
+    options: &ReplayOptions,
+    on_result: &mut dyn FnMut(&RecordResult),
+) -> io::Result<LogReport> {
+    let mut lines = LineReader::new(reader, options.max_line);
+    let mut merger = Merger::default();
+    if options.threads <= 1 {
+        while let Some(batch) = read_batch(&mut lines)? {
+            let outcome = verify_batch(&batch, options.rules);
+            merger.merge(outcome, on_result);
+        }
+    } else {
+        replay_parallel(&mut lines, options, &mut merger, on_result)?;
+    }
+    Ok(merger.finish())
+}
+
+fn replay_parallel<R: Read + Send>(
+    lines: &mut LineReader<R>,
+    options: &ReplayOptions,
+    merger: &mut Merger,
+    on_result: &mut dyn FnMut(&RecordResult),
+) -> io::Result<()> {
+    let threads = options.threads;
+    let rules = options.rules;
+    let (job_tx, job_rx) = mpsc::sync_channel::<(u64, Batch)>(threads * 2);
+    let (done_tx, done_rx) = mpsc::sync_channel::<(u64, BatchOutcome)>(threads * 2);
+    let job_rx = Arc::new(Mutex::new(job_rx));
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(move || -> io::Result<()> {
+            let mut index = 0;
+            while let Some(batch) = read_batch(lines)? {
+                if job_tx.send((index, batch)).is_err() {
+                    break;
+                }
+                index += 1;
+            }
+            Ok(())
+        });
+        for _ in 0..threads {
+            let job_rx = Arc::clone(&job_rx);
+            let done_tx = done_tx.clone();
+            scope.spawn(move || {
+                loop {
+                    let job = match job_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok((index, batch)) = job else { return };
+                    if done_tx.send((index, verify_batch(&batch, rules))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        // Batches finish out of order; merge them in file order.
+        let mut waiting: BTreeMap<u64, BatchOutcome> = BTreeMap::new();
+        let mut next = 0;
+        for (index, outcome) in done_rx {
+            waiting.insert(index, outcome);
+            while let Some(outcome) = waiting.remove(&next) {
+                merger.merge(outcome, on_result);
+                next += 1;
+            }
+        }
+        reader.join().unwrap_or_else(|_| Err(io::Error::other("the log reader thread stopped")))
+    })
+}
+
+/// A batch of consecutive lines.
+struct Batch {
+    data: Vec<u8>,
+    lines: Vec<BatchLine>,
+}
+
+struct BatchLine {
+    number: u64,
+    body: LineBody,
+    terminated: bool,
+}
+
+enum LineBody {
+    Bytes(Range<usize>),
+    TooLong { length: u64, sha256: [u8; 32] },
+}
+
+fn read_batch<R: Read>(lines: &mut LineReader<R>) -> io::Result<Option<Batch>> {
+    let mut batch = Batch { data: Vec::with_capacity(BATCH_BYTES + 8192), lines: Vec::with_capacity(512) };
+    while batch.data.len() < BATCH_BYTES {
+        let Some(line) = lines.next_line()? else { break };
+        match line {
+            Line::Text { number, bytes, terminated } => {
+                let start = batch.data.len();
+                batch.data.extend_from_slice(bytes);
+                batch.lines.push(BatchLine { number, body: LineBody::Bytes(start..batch.data.len()), terminated });
+            }
+            Line::TooLong { number, length, sha256, terminated } => {
+                batch.lines.push(BatchLine { number, body: LineBody::TooLong { length, sha256 }, terminated });
+            }
+        }
+    }
+    Ok(if batch.lines.is_empty() { None } else { Some(batch) })
+}
+
+/// A line's place in the chain.
+#[derive(Debug, Clone, Copy)]
+struct Link {
+    number: u64,
+    fields: ChainFields,
+}
+
+/// The chain end a batch hands to the next one.
+#[derive(Debug, Clone, Copy)]
+struct Tail {
+    number: u64,
+    seq: Option<u64>,
+    sha256: [u8; 32],
+}
+
+#[derive(Default)]
+struct Tally {
+    records: u64,
+    other_events: u64,
+    skipped_lines: u64,
+    verified: u64,
+    partial: u64,
+    unverifiable: u64,
+    mismatch: u64,
+    torn_tail: Option<u64>,
+    long_lines: u64,
+    skipped: Vec<SkippedLine>,
+    chained: bool,
+    chain_breaks: u64,
+    breaks: Vec<ChainBreak>,
+    runs: BTreeSet<u64>,
+    session: Option<String>,
+}
+
+impl Tally {
+    fn skip(&mut self, line: u64, reason: String) {
+        self.skipped_lines += 1;
+        if self.skipped.len() < MAX_LISTED {
+            self.skipped.push(SkippedLine { line, reason });
+        }
+    }
+
+    fn broken(&mut self, line: u64, reason: String) {
+        self.chain_breaks += 1;
+        if self.breaks.len() < MAX_LISTED {
+            self.breaks.push(ChainBreak { line, reason });
+        }
+    }
+}
+
+struct BatchOutcome {
+    tally: Tally,
+    results: Vec<RecordResult>,
+    first: Option<Link>,
+    last: Option<Tail>,
+}
+
+/// Checks the link from line `a` to line `b`; `a_sha256` is only called when needed.
+fn check_link(a: Link, a_sha256: impl FnOnce() -> [u8; 32], b: Link) -> Option<String> {
+    match (a.fields.seq, b.fields.seq) {
+        (Some(_), None) => Some(format!(
+            "line {} carries no chain fields inside a chained log (a line was inserted or rewritten)",
+            b.number
+        )),
+        (_, Some(seq_b)) => {
+            if b.fields.prev != Some(a_sha256()) {
+                Some(format!(
+                    "line {}: `prev` is not the SHA-256 of line {} (a line was deleted, inserted, reordered or changed)",
+                    b.number, a.number
+                ))
+            } else if let Some(seq_a) = a.fields.seq
+                && seq_a.checked_add(1) != Some(seq_b)
+            {
+                Some(format!("line {}: `seq` {seq_b} does not follow {seq_a} on line {}", b.number, a.number))
+            } else {
+                None
+            }
+        }
+        (None, None) => None,
+    }
+}
+
+/// The rule for the first line of a log: a chain starts at `seq` 0 with no `prev`.
+fn check_start(b: Link) -> Option<String> {
+    match b.fields.seq {
+        Some(seq) if seq != 0 || b.fields.prev.is_some() => Some(format!(
+            "line {} is the first line but has `seq` {seq}: the chain does not start here (leading lines were deleted)",
+            b.number
+        )),
+        _ => None,
+    }
+}
+
+fn verify_batch(batch: &Batch, rules: Rules) -> BatchOutcome {
+    let mut tally = Tally::default();
+    let mut results = Vec::new();
+    let mut first: Option<Link> = None;
+    let mut previous: Option<(Link, &BatchLine)> = None;
+    let bytes_of = |line: &BatchLine| match &line.body {
+        LineBody::Bytes(range) => batch.data.get(range.clone()).unwrap_or(&[]),
+        LineBody::TooLong { .. } => &[],
+    };
+    let sha256_of = |line: &BatchLine| -> [u8; 32] {
+        match &line.body {
+            LineBody::Bytes(range) => Sha256::digest(batch.data.get(range.clone()).unwrap_or(&[])).into(),
+            LineBody::TooLong { sha256, .. } => *sha256,
+        }
+    };
+    for line in &batch.lines {
+        let fields = match &line.body {
+            LineBody::TooLong { length, .. } => {
+                tally.long_lines += 1;
+                tally.skip(line.number, format!("line of {length} bytes is longer than the cap"));
+                ChainFields::default()
+            }
+            LineBody::Bytes(_) => {
+                let bytes = bytes_of(line);
+                if bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+                    // Blank lines are neither counted nor chained.
+                    continue;
+                }
+                match parse_line(bytes) {
+                    Ok(parsed) => {
+                        classify(line.number, parsed.kind, rules, &mut tally, &mut results);
+                        parsed.chain
+                    }
+                    Err(error) if !line.terminated => {
+                        // The last write was cut short: this line is lost, nothing else is.
+                        tally.torn_tail = Some(line.number);
+                        tally.skip(line.number, format!("torn last line (the write was cut short): {error}"));
+                        continue;
+                    }
+                    Err(error) => {
+                        tally.skip(line.number, format!("not JSON: {error}"));
+                        ChainFields::default()
+                    }
+                }
+            }
+        };
+        let link = Link { number: line.number, fields };
+        tally.chained |= fields.is_chained();
+        match previous {
+            Some((a, a_line)) => {
+                if let Some(reason) = check_link(a, || sha256_of(a_line), link) {
+                    tally.broken(link.number, reason);
+                }
+            }
+            None => first = Some(link),
+        }
+        previous = Some((link, line));
+    }
+    let last = previous.map(|(link, line)| Tail { number: link.number, seq: link.fields.seq, sha256: sha256_of(line) });
+    BatchOutcome { tally, results, first, last }
+}
+
+fn classify(number: u64, kind: LineKind, rules: Rules, tally: &mut Tally, results: &mut Vec<RecordResult>) {
+    match kind {
+        LineKind::Header { id } => {
+            if tally.session.is_none() {
+                tally.session = id;
+            }
+        }
+        LineKind::Turn => {}
+        LineKind::Unknown(reason) => tally.skip(number, reason.to_owned()),
+        LineKind::Event { run, event } => {
+            tally.runs.insert(run);
+            match event {
+                EventRead::Decision(Ok(record)) => {
+                    let verdict = verify_record_with(&record, rules);
+                    tally.records += 1;
+                    match verdict.outcome {
+                        Outcome::Verified => tally.verified += 1,
+                        Outcome::Partial => tally.partial += 1,
+                        Outcome::Unverifiable => tally.unverifiable += 1,
+                        Outcome::Mismatch => tally.mismatch += 1,
+                    }
+                    results.push(RecordResult {
+                        line: number,
+                        run,
+                        step: Some(record.step),
+                        node: Some(record.node.text()),
+                        status: verdict.outcome,
+                        checks: verdict.checks,
+                        problem: None,
+                    });
+                }
+                EventRead::Decision(Err(why)) => {
+                    tally.records += 1;
+                    tally.unverifiable += 1;
+                    results.push(RecordResult {
+                        line: number,
+                        run,
+                        step: None,
+                        node: None,
+                        status: Outcome::Unverifiable,
+                        checks: Vec::new(),
+                        problem: Some(format!("not a decision record: {why}")),
+                    });
+                }
+                EventRead::Other { .. } | EventRead::NotAnObject => tally.other_events += 1,
+            }
+        }
+    }
+}
+
+/// Merges batch outcomes, in file order, into one report.
+#[derive(Default)]
+struct Merger {
+    tally: Tally,
+    last: Option<Tail>,
+}
+
+impl Merger {
+    fn merge(&mut self, outcome: BatchOutcome, on_result: &mut dyn FnMut(&RecordResult)) {
+        let BatchOutcome { tally, results, first, last } = outcome;
+        for result in &results {
+            on_result(result);
+        }
+        if let Some(first) = first {
+            let reason = match self.last {
+                Some(tail) => check_link(
+                    Link { number: tail.number, fields: ChainFields { seq: tail.seq, prev: None } },
+                    || tail.sha256,
+                    first,
+                ),
+                None => check_start(first),
+            };
+            if let Some(reason) = reason {
+                self.tally.broken(first.number, reason);
+            }
+        }
+        if last.is_some() {
+            self.last = last;
+        }
+        let t = &mut self.tally;
+        t.records += tally.records;
+        t.other_events += tally.other_events;
+        t.skipped_lines += tally.skipped_lines;
+        t.verified += tally.verified;
+        t.partial += tally.partial;
+        t.unverifiable += tally.unverifiable;
+        t.mismatch += tally.mismatch;
+        t.torn_tail = tally.torn_tail.or(t.torn_tail);
+        t.long_lines += tally.long_lines;
+        let room = MAX_LISTED.saturating_sub(t.skipped.len());
+        t.skipped.extend(tally.skipped.into_iter().take(room));
+        t.chained |= tally.chained;
+        t.chain_breaks += tally.chain_breaks;
+        let room = MAX_LISTED.saturating_sub(t.breaks.len());
+        t.breaks.extend(tally.breaks.into_iter().take(room));
+        t.runs.extend(tally.runs);
+        if t.session.is_none() {
+            t.session = tally.session;
+        }
+    }
+
+    fn finish(self) -> LogReport {
+        let t = self.tally;
+        let chain = if t.chain_breaks > 0 {
+            ChainStatus::Broken
+        } else if t.chained {
+            ChainStatus::Intact
+        } else {
+            ChainStatus::Absent
+        };
+        LogReport {
+            records: t.records,
+            other_events: t.other_events,
+            runs: t.runs.len() as u64,
+            skipped_lines: t.skipped_lines,
+            verified: t.verified,
+            partial: t.partial,
+            unverifiable: t.unverifiable,
+            mismatch: t.mismatch,
+            torn_tail: t.torn_tail,
+            long_lines: t.long_lines,
+            skipped: t.skipped,
+            chain: Some(chain),
+            chain_breaks: t.chain_breaks,
+            breaks: t.breaks,
+            session: t.session,
+        }
+    }
+}
