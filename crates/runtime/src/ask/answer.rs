@@ -18,6 +18,8 @@ use super::wire::{Questions, WireQuestion};
 
 /// |Σp − 1| must not exceed this.
 pub const SUM_TOLERANCE: f64 = 0.02;
+/// Rounding slack on the tolerances (far below any meaningful probability difference).
+const FLOAT_SLACK: f64 = 1e-12;
 /// The chosen option's probability may fall short of the maximum by at most this.
 pub const ARGMAX_TOLERANCE: f64 = 1e-6;
 
@@ -105,7 +107,7 @@ pub fn validate_answer(question: &WireQuestion, raw: Option<&Value>) -> Result<A
             let confidence = confidence(entry, &probabilities)?;
             let p = probabilities.get(&choice).copied().unwrap_or(0.0);
             let max = probabilities.values().copied().fold(0.0, f64::max);
-            if p < max - ARGMAX_TOLERANCE {
+            if p < max - ARGMAX_TOLERANCE - FLOAT_SLACK {
                 return Err(AnswerProblem::NotArgmax { choice, p, max });
             }
             Ok(Answer::Choice { choice, probabilities, confidence: Some(confidence) })
@@ -144,7 +146,8 @@ fn distribution<'a>(
         probabilities.insert(id.clone(), unit(Some(value), &format!("probabilities.{id}"))?);
     }
     let sum: f64 = probabilities.values().sum();
-    if (sum - 1.0).abs() > SUM_TOLERANCE {
+    // The slack absorbs binary rounding, so 0.7 + 0.32 counts as the 1.02 it is written as.
+    if (sum - 1.0).abs() > SUM_TOLERANCE + FLOAT_SLACK {
         return Err(AnswerProblem::SumOff { sum });
     }
     Ok(probabilities)
@@ -161,7 +164,7 @@ fn confidence(entry: &Map<String, Value>, probabilities: &BTreeMap<String, f64>)
 
 fn number(value: Option<&Value>, field: &str) -> Result<f64, AnswerProblem> {
     match value {
-        None | Some(Value::Null) => Err(AnswerProblem::MissingField { field: static_field(field) }),
+        None => Err(AnswerProblem::MissingField { field: static_field(field) }),
         Some(Value::Bool(_)) => Err(AnswerProblem::Boolean { field: field.to_string() }),
         Some(Value::Number(n)) => match n.as_f64() {
             Some(v) if v.is_finite() => Ok(v),
@@ -227,7 +230,8 @@ pub struct Normalized {
     /// Asked ids with no entry.
     pub missing: Vec<String>,
     /// Entries that are unrecognisable: not objects, of no known type, or whose value is not
-    /// a finite number (`noul`, `score`) or a non-empty string (`choice`).
+    /// a finite number (`noul`, `score`) or a non-empty string (`choice`). They stay in
+    /// `answers`; validation rejects them.
     pub dropped: Vec<String>,
     pub warnings: Vec<String>,
 }
@@ -239,17 +243,17 @@ impl Normalized {
 }
 
 /// Normalise a response's `answers` value against the asked questions. Unrecognisable entries
-/// are removed (so they count as missing and fail validation) and reported as dropped.
+/// are reported as dropped and mark the response degraded, but stay in `answers`: validation
+/// then rejects them with a precise reason, and the audit trail keeps what was received.
 /// `server_warnings` come first in the warnings, as in the reference.
 pub fn normalize(asked: &Questions, answers: Option<&Value>, server_warnings: Vec<String>) -> Normalized {
     let mut out = Normalized { warnings: server_warnings, ..Normalized::default() };
     if let Some(Value::Object(map)) = answers {
         for (id, entry) in map {
-            if is_recognisable(entry) {
-                out.answers.insert(id.clone(), entry.clone());
-            } else {
+            if !is_recognisable(entry) {
                 out.dropped.push(id.clone());
             }
+            out.answers.insert(id.clone(), entry.clone());
         }
     }
     out.missing = asked.ids().filter(|id| !out.answers.contains_key(*id)).map(str::to_string).collect();
@@ -300,7 +304,8 @@ mod tests {
             json!({"x": {"type": "choice", "choice": ""}, "n": {"type": "choice", "noul": 0.4}, "extra": {"noul": 1}});
         let out = normalize(&asked, Some(&raw), vec!["server says hi".into()]);
         assert_eq!(out.dropped, ["x"]);
-        assert_eq!(out.missing, ["x", "s"]);
+        assert_eq!(out.missing, ["s"]);
+        assert!(out.answers.contains_key("x"), "kept for validation and audit");
         assert!(out.answers.contains_key("n"), "value wins over type tag");
         assert!(out.answers.contains_key("extra"));
         assert_eq!(out.warnings[0], "server says hi");
