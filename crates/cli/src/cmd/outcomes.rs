@@ -1,13 +1,215 @@
+//! Tool outcomes: deliverable contracts, typed violations, weak-success telemetry, reports.
 //! `decision outcomes check|validate|report`.
+//!
+//! Exit codes: 0 ok (the contracts lint clean, the outcome holds, the report was written);
+//! 1 the checked thing fails (lint errors, a contract violation); 2 usage or input problems.
 
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use decision_runtime::outcome::{self, ContractSet, LintError, Outcome, Verdict};
+use serde_json::{Value, json};
+
+use super::EXIT_USAGE;
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Readable text (for `validate`: the outcome pretty-printed, a summary on stderr).
+    Human,
+    /// One JSON document on stdout.
+    Json,
+}
 
 #[derive(clap::Subcommand)]
 pub enum Command {
-    /// Lint a contracts file.
-    Check {},
+    /// Lint a contracts file: unknown or misplaced keywords are located errors.
+    Check {
+        /// The contracts file (JSON).
+        contracts: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Validate one outcome against the contract of a tool and method.
+    Validate {
+        /// The contracts file (JSON).
+        contracts: PathBuf,
+        /// The tool that produced the outcome.
+        #[arg(long)]
+        tool: String,
+        /// The method that produced the outcome.
+        #[arg(long)]
+        method: String,
+        /// The outcome document: {"status":"ok","value":…} or {"status":"error",…}.
+        #[arg(long)]
+        outcome: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Score a log of outcome events per tool and method, with advisory recommendations.
+    Report {
+        /// A session log or a JSONL file of outcome events.
+        log: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
 }
 
-pub fn run(_command: Command) -> ExitCode {
-    super::not_built("outcomes")
+pub fn run(command: Command) -> ExitCode {
+    match command {
+        Command::Check { contracts, format } => check(&contracts, format),
+        Command::Validate { contracts, tool, method, outcome, format } => {
+            validate(&contracts, &tool, &method, &outcome, format)
+        }
+        Command::Report { log, format } => report(&log, format),
+    }
+}
+
+fn input_error(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|error| format!("cannot read {}: {error}", path.display()))
+}
+
+fn lint_error_json(error: &LintError) -> Value {
+    json!({"line": error.line, "column": error.column, "pointer": error.pointer, "message": error.message})
+}
+
+fn print_lint_errors(path: &Path, errors: &[LintError]) {
+    for error in errors {
+        eprintln!("{}:{error}", path.display());
+    }
+}
+
+fn check(path: &Path, format: Format) -> ExitCode {
+    let text = match read_text(path) {
+        Ok(text) => text,
+        Err(message) => return input_error(&message),
+    };
+    let display = path.display().to_string();
+    match (outcome::load_contracts(&text), format) {
+        (Ok(set), Format::Human) => {
+            println!("{display}: ok — {} contract(s)", set.len());
+            ExitCode::SUCCESS
+        }
+        (Ok(set), Format::Json) => {
+            println!("{}", json!({"path": display, "ok": true, "contracts": set.len(), "errors": []}));
+            ExitCode::SUCCESS
+        }
+        (Err(errors), Format::Human) => {
+            print_lint_errors(path, &errors.0);
+            println!("{display}: FAILED — {} error(s)", errors.0.len());
+            ExitCode::FAILURE
+        }
+        (Err(errors), Format::Json) => {
+            let list: Vec<Value> = errors.0.iter().map(lint_error_json).collect();
+            println!("{}", json!({"path": display, "ok": false, "contracts": 0, "errors": list}));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load_set(path: &Path) -> Result<ContractSet, ExitCode> {
+    let text = read_text(path).map_err(|message| input_error(&message))?;
+    outcome::load_contracts(&text).map_err(|errors| {
+        print_lint_errors(path, &errors.0);
+        input_error(&format!("{} is not a valid contracts file (see `decision outcomes check`)", path.display()))
+    })
+}
+
+fn print_document(document: &Value, format: Format) {
+    let text = match format {
+        Format::Human => serde_json::to_string_pretty(document),
+        Format::Json => serde_json::to_string(document),
+    };
+    println!("{}", text.unwrap_or_else(|_| document.to_string()));
+}
+
+fn validate(contracts: &Path, tool: &str, method: &str, outcome_path: &Path, format: Format) -> ExitCode {
+    let set = match load_set(contracts) {
+        Ok(set) => set,
+        Err(code) => return code,
+    };
+    let Some(contract) = set.get(tool, method) else {
+        return input_error(&format!("{} has no contract for tool `{tool}` method `{method}`", contracts.display()));
+    };
+    let text = match read_text(outcome_path) {
+        Ok(text) => text,
+        Err(message) => return input_error(&message),
+    };
+    let document: Value = match serde_json::from_str(&text) {
+        Ok(document) => document,
+        Err(error) => return input_error(&format!("{}: invalid JSON: {error}", outcome_path.display())),
+    };
+    let parsed = match Outcome::from_json(&document) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            let at = if error.pointer.is_empty() { String::new() } else { format!(" (at {})", error.pointer) };
+            return input_error(&format!("{}: not an outcome: {error}{at}", outcome_path.display()));
+        }
+    };
+    for (field, declared, given) in [("tool", &parsed.tool, tool), ("method", &parsed.method, method)] {
+        if let Some(declared) = declared
+            && declared != given
+        {
+            return input_error(&format!(
+                "{}: the outcome's {field} is `{declared}` but --{field} is `{given}`",
+                outcome_path.display()
+            ));
+        }
+    }
+    let validated = contract.validate(parsed);
+    let human = format == Format::Human;
+    match &validated.verdict {
+        Verdict::Violated(violation) => {
+            print_document(&validated.outcome.to_json(), format);
+            if human {
+                eprintln!(
+                    "{tool}.{method}: contract_violation ({}): {}",
+                    violation.mismatch.as_str(),
+                    violation.describe()
+                );
+            }
+            ExitCode::FAILURE
+        }
+        verdict => {
+            // The outcome is printed exactly as given: validation never rewrites it.
+            print_document(&document, format);
+            if human {
+                match verdict {
+                    Verdict::Held { aliases_used } => {
+                        eprintln!("{tool}.{method}: holds its deliverable contract");
+                        for used in aliases_used {
+                            let place = if used.object_path.is_empty() { "the value" } else { &used.object_path };
+                            eprintln!("  declared alias used: `{}` for `{}` in {place}", used.alias, used.key);
+                        }
+                    }
+                    Verdict::NoDeliverable => eprintln!("{tool}.{method}: the contract declares no deliverable"),
+                    _ => eprintln!("{tool}.{method}: error outcomes are not validated"),
+                }
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn report(path: &Path, format: Format) -> ExitCode {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) => return input_error(&format!("cannot read {}: {error}", path.display())),
+    };
+    match outcome::report(BufReader::new(file)) {
+        Ok(report) => {
+            match format {
+                Format::Human => print!("{}", report.to_text()),
+                Format::Json => println!("{}", report.to_json()),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => input_error(&format!("{}: {error}", path.display())),
+    }
 }

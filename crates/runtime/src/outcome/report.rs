@@ -398,10 +398,12 @@ impl ReportBuilder {
 
     fn event(&mut self, event: Event, line: usize) {
         self.outcome_events += 1;
-        let weak = match &event.weak_success {
-            Some(flags) => telemetry::WeakSuccess { flags: flags.clone(), ..Default::default() },
-            None => telemetry::observe(&event.outcome),
-        };
+        // Recorded flags are authoritative; the observation still supplies the evidence
+        // (which arrays were empty, which status was weak).
+        let mut weak = telemetry::observe(&event.outcome);
+        if let Some(flags) = &event.weak_success {
+            weak.flags.clone_from(flags);
+        }
         let weak_success = event.outcome.is_ok() && weak.is_weak();
         let this = CallRef { call_id: event.call_id.clone(), sequence: line, weak_success };
         let sighting = CallSighting {
