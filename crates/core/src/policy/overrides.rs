@@ -314,7 +314,8 @@ mod tests {
     #[test]
     fn every_failure_applies_nothing() {
         let (blocks, policies) = contract();
-        let cases: [(&str, fn(&GateError) -> bool); 6] = [
+        type IsExpected = fn(&GateError) -> bool;
+        let cases: [(&str, IsExpected); 6] = [
             ("nope.tool=0.5", |e| matches!(e, GateError::UnknownBlock(_))),
             ("pick_tool.file=0.5", |e| matches!(e, GateError::UnknownQuestion(_))),
             ("free.tool=0.5", |e| matches!(e, GateError::NoThreshold(_))),
