@@ -41,10 +41,10 @@ impl Draft {
     }
 }
 
-struct BlockReader<'d> {
+pub(super) struct BlockReader {
     id: String,
     heading: Span,
-    diagnostics: &'d mut Vec<Diagnostic>,
+    diagnostics: Vec<Diagnostic>,
     kind: Option<Kind>,
     saw_kind: bool,
     kind_span: Option<Span>,
@@ -56,38 +56,42 @@ struct BlockReader<'d> {
     drafts: Vec<Draft>,
     current: Draft,
     rules: Vec<Rule>,
-    rationale: Vec<String>,
+    /// Prose lines joined with `\n` (blank lines included), trimmed at the end.
+    rationale: String,
+    rationale_lines: usize,
 }
 
-/// Interpret one block: its heading text and the raw lines after the heading.
-pub(super) fn interpret(
-    heading: &str,
-    heading_line: &Line<'_>,
-    body: &[Line<'_>],
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Block {
-    let heading_span = heading_line.span_of(heading);
-    let mut reader = BlockReader {
-        id: heading.to_string(),
-        heading: heading_span,
-        diagnostics,
-        kind: None,
-        saw_kind: false,
-        kind_span: None,
-        when: None,
-        dynamic: None,
-        frame: None,
-        in_frame: false,
-        in_policy: false,
-        drafts: Vec::new(),
-        current: Draft::new(heading, heading_span),
-        rules: Vec::new(),
-        rationale: Vec::new(),
-    };
-    for line in body {
-        reader.line(line);
+impl BlockReader {
+    /// Start reading a block: its heading text on its heading line.
+    pub(super) fn new(heading: &str, heading_line: &Line<'_>) -> BlockReader {
+        let heading_span = heading_line.span_of(heading);
+        BlockReader {
+            id: heading.to_string(),
+            heading: heading_span,
+            diagnostics: Vec::new(),
+            kind: None,
+            saw_kind: false,
+            kind_span: None,
+            when: None,
+            dynamic: None,
+            frame: None,
+            in_frame: false,
+            in_policy: false,
+            drafts: Vec::new(),
+            current: Draft::new(heading, heading_span),
+            rules: Vec::new(),
+            rationale: String::new(),
+            rationale_lines: 0,
+        }
     }
-    reader.finish()
+
+    fn prose(&mut self, text: &str) {
+        if self.rationale_lines > 0 {
+            self.rationale.push('\n');
+        }
+        self.rationale.push_str(text);
+        self.rationale_lines += 1;
+    }
 }
 
 /// A line that looks like a heading but is read as prose (`###`, `#### x`, `  ## x`).
@@ -115,7 +119,7 @@ pub(super) fn heading_like_lint(line: &Line<'_>, block: Option<&str>) -> Option<
     })
 }
 
-impl BlockReader<'_> {
+impl BlockReader {
     fn push(&mut self, code: &'static str, span: Span, message: String, help: Option<String>) {
         self.diagnostics.push(Diagnostic {
             code,
@@ -140,11 +144,11 @@ impl BlockReader<'_> {
         });
     }
 
-    fn line(&mut self, line: &Line<'_>) {
+    pub(super) fn line(&mut self, line: &Line<'_>) {
         let t = js_trim(line.raw);
         // 1. Blank: ends frame and policy regions.
         if t.is_empty() {
-            self.rationale.push(String::new());
+            self.prose("");
             self.in_policy = false;
             self.in_frame = false;
             return;
@@ -203,7 +207,7 @@ impl BlockReader<'_> {
             if let Some(d) = heading_like_lint(line, Some(&self.id)) {
                 self.diagnostics.push(d);
             }
-            self.rationale.push(t.to_string());
+            self.prose(t);
             return;
         };
         let key_lower = key.to_ascii_lowercase();
@@ -342,8 +346,13 @@ impl BlockReader<'_> {
                 Some("add `—— reason` at the end of the line".into()),
             );
         }
-        let tokens: Vec<&str> = head.split(is_js_whitespace).filter(|t| !t.is_empty()).collect();
-        let Some(first) = tokens.first().copied() else {
+        // At most four tokens matter (name, bound, projection, and the first extra one).
+        let mut words = head.split(is_js_whitespace).filter(|t| !t.is_empty());
+        let tokens: [Option<&str>; 4] = [words.next(), words.next(), words.next(), words.next()];
+        let count = tokens.iter().flatten().count();
+        let rest =
+            || tokens.iter().flatten().copied().chain(head.split(is_js_whitespace).filter(|t| !t.is_empty()).skip(4));
+        let Some(first) = tokens[0] else {
             self.push(
                 codes::FRAME_EMPTY,
                 span,
@@ -353,11 +362,11 @@ impl BlockReader<'_> {
             return;
         };
         if !is_field {
-            if tokens.len() > 1 {
-                let extra = tokens.get(1..).unwrap_or_default().join(" ");
+            if count > 1 {
+                let extra = rest().skip(1).collect::<Vec<_>>().join(" ");
                 self.push(
                     codes::FRAME_EXCL_EXTRA,
-                    line.span_of(tokens.get(1).copied().unwrap_or(first)),
+                    line.span_of(tokens[1].unwrap_or(first)),
                     format!("an exclusion names only the cell `{first}`; got extra `{extra}`"),
                     Some(format!("write `- {first} —— reason`")),
                 );
@@ -368,7 +377,7 @@ impl BlockReader<'_> {
             }
             return;
         }
-        let bound_token = tokens.get(1).copied();
+        let bound_token = tokens[1];
         let bound = bound_token.and_then(decimal_bound);
         let Some(bound) = bound else {
             let (message, help, at) = match bound_token {
@@ -391,11 +400,11 @@ impl BlockReader<'_> {
             self.push(codes::FRAME_BOUND, at, message, Some(help));
             return;
         };
-        if tokens.len() > 3 {
-            let extra = tokens.get(3..).unwrap_or_default().join(" ");
+        if count > 3 {
+            let extra = rest().skip(3).collect::<Vec<_>>().join(" ");
             self.push(
                 codes::FRAME_COLUMNS,
-                line.span_of(tokens.get(3).copied().unwrap_or(first)),
+                line.span_of(tokens[3].unwrap_or(first)),
                 format!(
                     "frame field `{first}` has at most three columns (name / bound / projection); got extra `{extra}`"
                 ),
@@ -405,7 +414,7 @@ impl BlockReader<'_> {
         let field = FrameField {
             key: first.to_string(),
             bound,
-            projection: tokens.get(2).map(|p| (*p).to_string()),
+            projection: tokens[2].map(str::to_string),
             why: why.to_string(),
             span,
         };
@@ -470,7 +479,8 @@ impl BlockReader<'_> {
         self.current.options.push(option);
     }
 
-    fn finish(mut self) -> Block {
+    /// Finish the block: run the block-level checks and move its diagnostics to `out`.
+    pub(super) fn finish(mut self, out: &mut Vec<Diagnostic>) -> Block {
         let last = std::mem::replace(&mut self.current, Draft::new("", Span::default()));
         if last.keep() {
             self.drafts.push(last);
@@ -491,7 +501,8 @@ impl BlockReader<'_> {
         if self.kind.is_some() {
             self.kind_checks(kind, &questions, dynamic.is_some());
         }
-        let rationale = js_trim(&self.rationale.join("\n")).to_string();
+        let rationale = js_trim(&self.rationale).to_string();
+        out.append(&mut self.diagnostics);
         Block {
             id: self.id,
             span: self.heading,

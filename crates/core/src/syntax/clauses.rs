@@ -1,7 +1,7 @@
 //! The grammar of single clauses: key lines, options, `when:`, `dynamic:`. Pure functions
 //! over already-trimmed text, shared by the scanner and by hosts that need the same reading.
 
-use super::text::{is_identifier, is_js_whitespace, js_trim};
+use super::text::{find_str, is_identifier, is_js_whitespace, js_trim};
 
 /// JavaScript's `.` does not match these, so a line containing one is neither a key line
 /// nor a list item (it becomes prose, as in the reference).
@@ -11,11 +11,8 @@ pub(crate) fn has_line_terminator(s: &str) -> bool {
 
 /// A key line: `[A-Za-z_][A-Za-z0-9_-]*`, optional whitespace, `:`, the value (trimmed).
 pub fn split_key_line(trimmed: &str) -> Option<(&str, &str)> {
-    if has_line_terminator(trimmed) {
-        return None;
-    }
     let first = trimmed.chars().next()?;
-    if !(first.is_ascii_alphabetic() || first == '_') {
+    if !(first.is_ascii_alphabetic() || first == '_') || has_line_terminator(trimmed) {
         return None;
     }
     let end = trimmed.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(trimmed.len());
@@ -55,8 +52,12 @@ pub fn split_option(body: &str) -> Option<(&str, &str)> {
 
 /// `text —— reason`: split at the first `——` (spaces optional).
 pub(crate) fn split_reason(text: &str) -> (&str, Option<&str>) {
-    match text.split_once("——") {
-        Some((head, why)) => (js_trim(head), Some(js_trim(why))),
+    const SEPARATOR: &str = "——";
+    match find_str(text, SEPARATOR) {
+        Some(at) => (
+            js_trim(text.get(..at).unwrap_or_default()),
+            Some(js_trim(text.get(at + SEPARATOR.len()..).unwrap_or_default())),
+        ),
         None => (js_trim(text), None),
     }
 }
@@ -218,7 +219,10 @@ mod tests {
             vec![DynamicProblem::Output("everything".into())]
         );
         assert_eq!(parse_dynamic("f(ctx: a) → candidates").problems, vec![DynamicProblem::NoWhy]);
-        assert_eq!(parse_dynamic("f(ctx: a) candidates —— r").problems, vec![DynamicProblem::NoArrow]);
+        assert_eq!(
+            parse_dynamic("f(ctx: a) candidates —— r").problems,
+            vec![DynamicProblem::NoArrow, DynamicProblem::Call("f(ctx: a) candidates".into())]
+        );
         assert_eq!(parse_dynamic("f(ctx: a) → b → candidates —— r").problems, vec![DynamicProblem::MultiArrow(2)]);
         assert_eq!(
             parse_dynamic("f(state: a) → candidates —— r").problems,

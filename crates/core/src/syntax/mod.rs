@@ -66,7 +66,7 @@ impl<'a> Line<'a> {
 /// Parse a `DECISION.md` from bytes. Invalid UTF-8 is reported at its location and the rest
 /// of the file is read with replacement characters.
 pub fn parse(source: &[u8]) -> Parsed {
-    match std::str::from_utf8(source) {
+    match simdutf8::basic::from_utf8(source) {
         Ok(text) => parse_str(text),
         Err(_) => {
             let text = String::from_utf8_lossy(source);
@@ -127,13 +127,20 @@ fn invalid_utf8(source: &[u8]) -> Vec<Diagnostic> {
     problems
 }
 
+/// The section being read.
+enum Section {
+    Block(Box<block::BlockReader>),
+    Generator,
+}
+
 /// Pass 1: split the text into the preamble (title, schema, intro) and sections.
 #[derive(Default)]
 struct Scanner {
     contract: Contract,
     diagnostics: Vec<Diagnostic>,
-    intro: Vec<String>,
-    generator: Vec<String>,
+    intro: String,
+    generator: String,
+    generator_lines: usize,
     saw_generator: bool,
 }
 
@@ -160,6 +167,7 @@ fn title(raw: &str) -> Option<&str> {
 impl Scanner {
     fn run(mut self, source: &str, offset: usize) -> Parsed {
         let mut lines = lines(source, offset).peekable();
+        let mut intro_lines = 0usize;
         // The preamble, before the first section.
         while let Some(line) = lines.next_if(|l| section_heading(l.raw).is_none()) {
             if let Some(title) = title(line.raw) {
@@ -174,45 +182,67 @@ impl Scanner {
                 continue;
             }
             self.lint_heading_like(&line, None);
-            self.intro.push(line.raw.to_string());
-        }
-        // Sections.
-        let mut seen_blocks: Vec<(String, u32)> = Vec::new();
-        while let Some(heading_line) = lines.next() {
-            let Some(heading) = section_heading(heading_line.raw) else { continue };
-            let mut body = Vec::new();
-            while let Some(line) = lines.next_if(|l| section_heading(l.raw).is_none()) {
-                body.push(line);
+            if intro_lines > 0 {
+                self.intro.push('\n');
             }
-            if GENERATOR_HEADINGS.contains(&heading.to_lowercase().as_str()) {
-                self.saw_generator = true;
-                self.generator.extend(body.iter().map(|l| l.raw.to_string()));
+            self.intro.push_str(line.raw);
+            intro_lines += 1;
+        }
+        // Sections, read as a stream: a heading finishes the section before it.
+        let mut seen_blocks: Vec<(String, u32)> = Vec::new();
+        let mut section: Option<Section> = None;
+        for line in lines {
+            if let Some(heading) = section_heading(line.raw) {
+                if let Some(done) = section.take() {
+                    self.finish(done, &mut seen_blocks);
+                }
+                section = Some(if GENERATOR_HEADINGS.contains(&heading.to_lowercase().as_str()) {
+                    self.saw_generator = true;
+                    Section::Generator
+                } else {
+                    Section::Block(Box::new(block::BlockReader::new(heading, &line)))
+                });
                 continue;
             }
-            let block = block::interpret(heading, &heading_line, &body, &mut self.diagnostics);
-            if seen_blocks.iter().any(|(id, _)| *id == block.id) {
-                self.diagnostics.push(Diagnostic {
-                    code: codes::BLOCK_DUP_ID,
-                    severity: Severity::Error,
-                    layer: Layer::Parse,
-                    message: format!("block id `{}` is used twice", block.id),
-                    span: heading_line.span_of(heading),
-                    block: Some(block.id.clone()),
-                    help: seen_blocks
-                        .iter()
-                        .find(|(id, _)| *id == block.id)
-                        .map(|(_, line)| format!("the first `## {}` is on line {line}; rename one of them", block.id)),
-                });
-            } else {
-                seen_blocks.push((block.id.clone(), heading_line.number));
+            match section.as_mut() {
+                Some(Section::Block(reader)) => reader.line(&line),
+                // The preamble loop stops at a heading, so there is always a section here.
+                Some(Section::Generator) | None => {
+                    if self.generator_lines > 0 {
+                        self.generator.push('\n');
+                    }
+                    self.generator.push_str(line.raw);
+                    self.generator_lines += 1;
+                }
             }
-            self.contract.blocks.push(block);
         }
-        self.contract.intro = js_trim(&self.intro.join("\n")).to_string();
+        if let Some(done) = section.take() {
+            self.finish(done, &mut seen_blocks);
+        }
+        self.contract.intro = js_trim(&self.intro).to_string();
         if self.saw_generator {
-            self.contract.generator = Some(js_trim(&self.generator.join("\n")).to_string());
+            self.contract.generator = Some(js_trim(&self.generator).to_string());
         }
         Parsed { contract: self.contract, diagnostics: self.diagnostics }
+    }
+
+    fn finish(&mut self, section: Section, seen_blocks: &mut Vec<(String, u32)>) {
+        let Section::Block(reader) = section else { return };
+        let block = reader.finish(&mut self.diagnostics);
+        if let Some((_, first)) = seen_blocks.iter().find(|(id, _)| *id == block.id) {
+            self.diagnostics.push(Diagnostic {
+                code: codes::BLOCK_DUP_ID,
+                severity: Severity::Error,
+                layer: Layer::Parse,
+                message: format!("block id `{}` is used twice", block.id),
+                span: block.span,
+                block: Some(block.id.clone()),
+                help: Some(format!("the first `## {}` is on line {first}; rename one of them", block.id)),
+            });
+        } else {
+            seen_blocks.push((block.id.clone(), block.span.line));
+        }
+        self.contract.blocks.push(block);
     }
 
     fn lint_heading_like(&mut self, line: &Line<'_>, block: Option<&str>) {

@@ -1,0 +1,53 @@
+//! Parse + every check layer: the reference file with the reference profile, and a generated
+//! 2,000-block contract (about 1.2 MB).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use decision_core::check::{self, Capabilities, CheckOptions};
+
+const REFERENCE: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md"));
+
+/// A contract of `blocks` noul blocks, each with `when`, `ask`, two options, a two-line frame
+/// and a two-rule policy.
+pub fn generated_contract(blocks: usize) -> String {
+    let mut out =
+        String::from("# Generated\n\nschema: decision-contract/v1\n\nA generated contract for benchmarks.\n\n");
+    for i in 0..blocks {
+        let _ = write!(
+            out,
+            "## block_{i}\n\nkind: noul\nwhen: after-tool —— after every tool call, check number {i} of the generated series of decisions\n\n\
+ask: The tool call number {i} returned output the step can use without asking anything more of the user or the tools\n\n\
+- true — the call ran and returned content: no error, no empty result, and the target it names is the one that was requested\n\
+- false — the call failed: an error, an empty result, a missing file, or output that did not come from this tool at all\n\n\
+frame:\n  + task          400                   —— the task is what decides whether this call's output is useful for step {i}\n\
+  - cwd                                 —— the working directory carries no information about whether the call worked\n\n\
+policy:\n  - prob:block_{i} >= 0.6 → continue\n  - else → stop\n\n\
+A line of rationale explaining why this decision exists and what went wrong before it did, kept for the people who read it.\n\n"
+        );
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let reference = Capabilities::reference();
+    let mut group = c.benchmark_group("check");
+    group.throughput(Throughput::Bytes(REFERENCE.len() as u64));
+    group.bench_function("reference_file_all_layers", |b| {
+        b.iter(|| check::check(black_box(REFERENCE.as_bytes()), CheckOptions { capabilities: Some(&reference) }))
+    });
+    let large = generated_contract(2000);
+    assert!(!check::check(large.as_bytes(), CheckOptions::default()).has_errors());
+    group.throughput(Throughput::Bytes(large.len() as u64));
+    group.sample_size(30);
+    group.bench_function("generated_2000_blocks_all_layers", |b| {
+        b.iter(|| check::check(black_box(large.as_bytes()), CheckOptions::default()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
