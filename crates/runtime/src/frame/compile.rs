@@ -1,0 +1,286 @@
+//! `compileFrame` (`runtime.md` §2.3) and the frame artifact (§2.11).
+
+use decision_core::digest::frame_digest;
+use serde_json::{Map, Value, json};
+use thiserror::Error;
+
+use super::projections::{HostState, Projections};
+use super::{HostCells, UNTRUSTED_PROVENANCE, clip, mark_untrusted, utf16_len};
+
+/// How untrusted values are marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Byte for byte the reference: only strings are wrapped; untrusted lists and counts
+    /// are merely listed in `untrusted`.
+    Reference,
+    /// Strings are wrapped as in the reference, and every other non-empty value from an
+    /// untrusted cell becomes `{"provenance": "untrusted tool output — …", "value": v}`, so
+    /// the mark is inside the state and covered by the digest.
+    #[default]
+    Provenance,
+}
+
+/// One frame field: `+ key bound [projection] —— why`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldSpec {
+    /// The name the model sees.
+    pub key: String,
+    /// The cell it reads: the projection's declared cell, or the key itself.
+    pub from: String,
+    /// The budget: UTF-16 units for strings, items for lists (`chars = listMax = bound`).
+    pub bound: Option<u64>,
+    pub projection: Option<String>,
+    pub why: String,
+}
+
+/// A frame declaration: `FrameSpec = {node, fields, excluded}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameSpec {
+    /// The node id that goes into the digest.
+    pub node: String,
+    pub fields: Vec<FieldSpec>,
+    /// `[cell, why]` pairs.
+    pub excluded: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum FrameSpecError {
+    #[error("block `{block}` has no `frame:`")]
+    NoFrame { block: String },
+    #[error("field `{key}` uses unknown projection `{projection}`")]
+    UnknownProjection { key: String, projection: String },
+    #[error("field `{key}` has no projection and is not a state cell of this host")]
+    UnknownCell { key: String },
+    #[error("excluded cell `{cell}` is not a state cell of this host")]
+    UnknownExcludedCell { cell: String },
+}
+
+/// The reference's node id for one of its seven blocks (`needs_tool` → `loop.needsTool`).
+pub fn reference_node_id(block_id: &str) -> Option<&'static str> {
+    Some(match block_id {
+        "needs_tool" => "loop.needsTool",
+        "pick_tool" => "loop.pickTool",
+        "pick_input" => "loop.pickInput",
+        "grade_risk" => "loop.gradeRisk",
+        "step_ok" => "loop.stepOk",
+        "is_done" => "loop.isDone",
+        "can_deliver" => "loop.canDeliver",
+        _ => return None,
+    })
+}
+
+impl FrameSpec {
+    /// Compiles a contract block's `frame:` as `frameSpecFromBlock` does: `from` is the
+    /// projection's cell or the key itself; unknown projections and cells are refused.
+    pub fn from_block(
+        node: &str,
+        block: &decision_core::Block,
+        cells: &HostCells,
+        projections: &Projections,
+    ) -> Result<FrameSpec, FrameSpecError> {
+        let frame = block.frame.as_ref().ok_or_else(|| FrameSpecError::NoFrame { block: block.id.clone() })?;
+        let mut fields = Vec::with_capacity(frame.fields.len());
+        for field in &frame.fields {
+            let from = match &field.projection {
+                Some(name) => projections
+                    .get(name)
+                    .ok_or_else(|| FrameSpecError::UnknownProjection {
+                        key: field.key.clone(),
+                        projection: name.clone(),
+                    })?
+                    .reads
+                    .clone(),
+                None if cells.get(&field.key).is_some() => field.key.clone(),
+                None => return Err(FrameSpecError::UnknownCell { key: field.key.clone() }),
+            };
+            fields.push(FieldSpec {
+                key: field.key.clone(),
+                from,
+                bound: Some(field.bound),
+                projection: field.projection.clone(),
+                why: field.why.clone(),
+            });
+        }
+        let mut excluded = Vec::with_capacity(frame.excluded.len());
+        for e in &frame.excluded {
+            if cells.get(&e.field).is_none() {
+                return Err(FrameSpecError::UnknownExcludedCell { cell: e.field.clone() });
+            }
+            excluded.push((e.field.clone(), e.why.clone()));
+        }
+        Ok(FrameSpec { node: node.to_owned(), fields, excluded })
+    }
+}
+
+/// `{key, from}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldRef {
+    pub key: String,
+    pub from: String,
+}
+
+/// `{key, from, to}`: `from` is the original length, `to` the bound (not the result length).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Truncation {
+    pub key: String,
+    pub from: usize,
+    pub to: u64,
+}
+
+/// The spec wants a cell the host state does not have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unfilled {
+    pub key: String,
+    pub from: String,
+    pub why: String,
+}
+
+/// The projection said "not applicable": the key is left out of the state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Absent {
+    pub key: String,
+    pub why: String,
+}
+
+/// A compiled frame: what the model sees, and the record of how it was made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameArtifact {
+    pub node: String,
+    pub state: Map<String, Value>,
+    pub digest: String,
+    pub fields: Vec<FieldRef>,
+    pub untrusted: Vec<String>,
+    pub truncated: Vec<Truncation>,
+    pub unfilled: Vec<Unfilled>,
+    pub absent: Vec<Absent>,
+    pub excluded: Vec<(String, String)>,
+    pub mode: Mode,
+}
+
+impl FrameArtifact {
+    /// The artifact in the reference's key order. In provenance mode a `provenance` list
+    /// follows: for each untrusted key, its source cell and how the state marks it.
+    pub fn to_value(&self) -> Value {
+        let mut v = json!({
+            "node": self.node,
+            "state": self.state,
+            "digest": self.digest,
+            "fields": self.fields.iter().map(|f| json!({"key": f.key, "from": f.from})).collect::<Vec<_>>(),
+            "untrusted": self.untrusted,
+            "truncated": self.truncated.iter().map(|t| json!({"key": t.key, "from": t.from, "to": t.to})).collect::<Vec<_>>(),
+            "unfilled": self.unfilled.iter().map(|u| json!({"key": u.key, "from": u.from, "why": u.why})).collect::<Vec<_>>(),
+            "absent": self.absent.iter().map(|a| json!({"key": a.key, "why": a.why})).collect::<Vec<_>>(),
+            "excluded": self.excluded.iter().map(|(c, w)| json!([c, w])).collect::<Vec<_>>(),
+        });
+        if self.mode == Mode::Provenance
+            && let Some(map) = v.as_object_mut()
+        {
+            let provenance: Vec<Value> = self
+                .untrusted
+                .iter()
+                .filter_map(|key| {
+                    let from = self.fields.iter().find(|f| &f.key == key).map(|f| f.from.clone())?;
+                    let marked = match self.state.get(key) {
+                        Some(Value::String(s)) if s.is_empty() => "empty",
+                        Some(Value::String(_)) => "markers",
+                        Some(Value::Array(a)) if a.is_empty() => "empty",
+                        Some(_) => "wrapper",
+                        None => "absent",
+                    };
+                    Some(json!({"key": key, "from": from, "trust": "untrusted", "marked": marked}))
+                })
+                .collect();
+            map.insert("provenance".to_owned(), Value::Array(provenance));
+        }
+        v
+    }
+}
+
+/// Compiles a frame from host state, exactly as the reference does (in [`Mode::Reference`]).
+pub fn compile_frame(
+    spec: &FrameSpec,
+    state: &HostState,
+    cells: &HostCells,
+    projections: &Projections,
+    mode: Mode,
+) -> FrameArtifact {
+    let mut out = Map::with_capacity(spec.fields.len());
+    let mut untrusted = Vec::new();
+    let mut truncated = Vec::new();
+    let mut unfilled = Vec::new();
+    let mut absent = Vec::new();
+    for field in &spec.fields {
+        // 1. Not fed: recorded whatever the projection then supplies.
+        if !state.contains_key(&field.from) {
+            unfilled.push(Unfilled { key: field.key.clone(), from: field.from.clone(), why: field.why.clone() });
+        }
+        // 2. Not applicable: the key is left out entirely.
+        let projection = field.projection.as_deref().and_then(|name| projections.get(name));
+        let raw = match projection {
+            Some(p) => (p.body)(state),
+            None if field.projection.is_some() => None,
+            None => state.get(&field.from).cloned(),
+        };
+        let Some(raw) = raw else {
+            absent.push(Absent { key: field.key.clone(), why: field.why.clone() });
+            continue;
+        };
+        // 3. Trust depends only on the source cell.
+        let is_untrusted = cells.is_untrusted(&field.from);
+        if is_untrusted {
+            untrusted.push(field.key.clone());
+        }
+        let value = match raw {
+            // 4. Lists are cut to their bound; items are neither clipped nor wrapped.
+            Value::Array(mut items) => {
+                let max = field.bound.map_or(items.len(), |b| usize::try_from(b).unwrap_or(usize::MAX));
+                if items.len() > max {
+                    truncated.push(Truncation { key: field.key.clone(), from: items.len(), to: max as u64 });
+                    items.truncate(max);
+                }
+                provenance(Value::Array(items), is_untrusted, mode)
+            }
+            // 5. Strings are clipped first, then wrapped, so the marker is never cut off.
+            Value::String(text) => {
+                let clipped = match field.bound {
+                    Some(chars) => {
+                        let clipped = clip(&text, usize::try_from(chars).unwrap_or(usize::MAX));
+                        if clipped != text {
+                            truncated.push(Truncation { key: field.key.clone(), from: utf16_len(&text), to: chars });
+                        }
+                        clipped
+                    }
+                    None => text,
+                };
+                Value::String(if is_untrusted { mark_untrusted(&clipped) } else { clipped })
+            }
+            // 6. Numbers, booleans and objects pass unchanged.
+            other => provenance(other, is_untrusted, mode),
+        };
+        out.insert(field.key.clone(), value);
+    }
+    let digest = frame_digest(&spec.node, &out);
+    FrameArtifact {
+        node: spec.node.clone(),
+        state: out,
+        digest,
+        fields: spec.fields.iter().map(|f| FieldRef { key: f.key.clone(), from: f.from.clone() }).collect(),
+        untrusted,
+        truncated,
+        unfilled,
+        absent,
+        excluded: spec.excluded.clone(),
+        mode,
+    }
+}
+
+/// In provenance mode, a non-empty non-string value from an untrusted cell is wrapped with
+/// its provenance; an empty list carries nothing to distrust (like the empty string).
+fn provenance(value: Value, is_untrusted: bool, mode: Mode) -> Value {
+    let empty = matches!(&value, Value::Array(a) if a.is_empty());
+    if mode == Mode::Provenance && is_untrusted && !empty {
+        json!({"provenance": UNTRUSTED_PROVENANCE, "value": value})
+    } else {
+        value
+    }
+}

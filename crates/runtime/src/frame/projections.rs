@@ -1,0 +1,290 @@
+//! Projections: named functions from host state to one frame value. The 14 standard ones
+//! reproduce the reference's exactly (`runtime.md` §2.7), including what each promises
+//! when its cell is missing; a host registers its own under the `host:` namespace.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use decision_core::vocab::{HOST_PREFIX, PROJECTIONS};
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use super::clip;
+
+/// Host state: cell name → JSON value. A missing key is JavaScript's `undefined`.
+pub type HostState = Map<String, Value>;
+
+/// A projection body: `None` means "not applicable" (the field becomes `absent`).
+pub type ProjectionFn = Arc<dyn Fn(&HostState) -> Option<Value> + Send + Sync>;
+
+/// "No action taken yet", the reference's default for `lastOrNone`.
+pub const NO_ACTION_YET: &str = "（还没有做过任何动作）";
+
+/// A registered projection: the cell it declares it reads, and its body.
+#[derive(Clone)]
+pub struct Projection {
+    pub name: String,
+    pub reads: String,
+    pub body: ProjectionFn,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ProjectionError {
+    #[error("custom projection `{0}` must be namespaced `host:`")]
+    NotNamespaced(String),
+    #[error("projection `{0}` is already registered")]
+    Duplicate(String),
+}
+
+/// The projections a host offers.
+#[derive(Clone, Default)]
+pub struct Projections {
+    by_name: BTreeMap<String, Projection>,
+}
+
+/// The reference host's tool table: name → base risk (used by `localToolRisk`).
+pub const REFERENCE_TOOL_RISK: [(&str, u64); 6] =
+    [("list_dir", 0), ("read_file", 0), ("write_file", 1), ("move_file", 2), ("delete_file", 3), ("done", 0)];
+
+impl Projections {
+    /// The 14 standard projections, with the reference's tool table for `localToolRisk`.
+    pub fn standard() -> Self {
+        Self::standard_with_tools(REFERENCE_TOOL_RISK.iter().map(|(n, r)| ((*n).to_owned(), *r)).collect())
+    }
+
+    /// The 14 standard projections; `localToolRisk` reads the injected tool table.
+    pub fn standard_with_tools(tools: BTreeMap<String, u64>) -> Self {
+        let mut p = Projections::default();
+        for decl in PROJECTIONS {
+            let body: ProjectionFn = match decl.name {
+                "earlierMaybe" => Arc::new(|s: &HostState| Some(or(s, "earlier", Value::from("")))),
+                "filesMaybe" => Arc::new(|s: &HostState| Some(or(s, "files", Value::Array(Vec::new())))),
+                "readMaybe" => Arc::new(|s: &HostState| Some(or(s, "readFiles", Value::Array(Vec::new())))),
+                "resultMaybe" => Arc::new(|s: &HostState| Some(or(s, "lastResult", Value::from("")))),
+                "draftMaybe" => Arc::new(|s: &HostState| Some(or(s, "draft", Value::from("")))),
+                "toolOrEmpty" => Arc::new(|s: &HostState| Some(or(s, "lastTool", Value::from("")))),
+                "lastOrNone" => Arc::new(|s: &HostState| Some(or(s, "lastResult", Value::from(NO_ACTION_YET)))),
+                "toolOrUnknown" => Arc::new(|s: &HostState| Some(or(s, "lastTool", Value::from("unknown")))),
+                "describeDone" => Arc::new(|s: &HostState| Some(Value::from(describe_done(history(s))))),
+                "lastInput" => Arc::new(|s: &HostState| {
+                    Some(history(s).last().map_or_else(|| Value::from(""), |h| Value::from(js_string(h.get("input")))))
+                }),
+                "readCount" => Arc::new(|s: &HostState| {
+                    let n = s.get("readFiles").and_then(Value::as_array).map_or(0, Vec::len);
+                    Some(Value::from(n))
+                }),
+                "recentSteps" => Arc::new(|s: &HostState| Some(Value::Array(recent_steps(history(s))))),
+                "writeEvidence" => Arc::new(|s: &HostState| Some(Value::from(write_evidence(history(s))))),
+                "localToolRisk" => {
+                    let tools = tools.clone();
+                    Arc::new(move |s: &HostState| {
+                        let tool = s.get("lastTool").and_then(Value::as_str)?;
+                        tools.get(tool).map(|risk| Value::from(*risk))
+                    })
+                }
+                // PROJECTIONS is a closed table; every name is handled above.
+                _ => continue,
+            };
+            p.by_name.insert(
+                decl.name.to_owned(),
+                Projection { name: decl.name.to_owned(), reads: decl.reads.to_owned(), body },
+            );
+        }
+        p
+    }
+
+    /// Registers a host projection; its name must start with `host:`.
+    pub fn register(
+        &mut self,
+        name: &str,
+        reads: &str,
+        body: impl Fn(&HostState) -> Option<Value> + Send + Sync + 'static,
+    ) -> Result<(), ProjectionError> {
+        if !name.starts_with(HOST_PREFIX) {
+            return Err(ProjectionError::NotNamespaced(name.to_owned()));
+        }
+        if self.by_name.contains_key(name) {
+            return Err(ProjectionError::Duplicate(name.to_owned()));
+        }
+        self.by_name.insert(
+            name.to_owned(),
+            Projection { name: name.to_owned(), reads: reads.to_owned(), body: Arc::new(body) },
+        );
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Projection> {
+        self.by_name.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+}
+
+/// `state[cell] ?? default` (JavaScript's `??`: null counts as missing).
+fn or(state: &HostState, cell: &str, default: Value) -> Value {
+    match state.get(cell) {
+        None | Some(Value::Null) => default,
+        Some(v) => v.clone(),
+    }
+}
+
+fn history(state: &HostState) -> &[Value] {
+    state.get("history").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// JavaScript's `String(v)` for the values a step record holds.
+fn js_string(value: Option<&Value>) -> String {
+    match value {
+        None => "undefined".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) => "null".to_owned(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Number(n)) => {
+            let mut out = String::new();
+            decision_core::digest::write_number(n, &mut out);
+            out
+        }
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| if v.is_null() { String::new() } else { js_string(Some(v)) })
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(Value::Object(_)) => "[object Object]".to_owned(),
+    }
+}
+
+/// `"nothing yet"`, or `already called: a, b (n steps)` with tools in first-seen order.
+pub fn describe_done(history: &[Value]) -> String {
+    if history.is_empty() {
+        return "nothing yet".to_owned();
+    }
+    let mut tools: Vec<String> = Vec::new();
+    for step in history {
+        let tool = js_string(step.get("tool"));
+        if !tools.contains(&tool) {
+            tools.push(tool);
+        }
+    }
+    let n = history.len();
+    format!("already called: {} ({n} step{})", tools.join(", "), if n > 1 { "s" } else { "" })
+}
+
+fn step_line(step: &Value, input_budget: usize, result_budget: usize) -> String {
+    format!(
+        "{}({}) → {}",
+        js_string(step.get("tool")),
+        clip(&js_string(step.get("input")), input_budget),
+        clip(&js_string(step.get("result")), result_budget)
+    )
+}
+
+/// The last 5 steps, `tool(input) → result`, input clipped to 60 and result to 200.
+pub fn recent_steps(history: &[Value]) -> Vec<Value> {
+    let from = history.len().saturating_sub(5);
+    history.get(from..).unwrap_or(&[]).iter().map(|h| Value::from(step_line(h, 60, 200))).collect()
+}
+
+/// The last 3 steps joined by `\n`: a `write_file` step keeps 600 of its input and 60 of
+/// its result; any other keeps 60 of its input and 600 of its result when it is the last
+/// step, 200 otherwise.
+pub fn write_evidence(history: &[Value]) -> String {
+    let from = history.len().saturating_sub(3);
+    let recent = history.get(from..).unwrap_or(&[]);
+    let last = recent.len().saturating_sub(1);
+    recent
+        .iter()
+        .enumerate()
+        .map(|(index, h)| {
+            if h.get("tool").and_then(Value::as_str) == Some("write_file") {
+                step_line(h, 600, 60)
+            } else {
+                step_line(h, 60, if index == last { 600 } else { 200 })
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(name: &str, state: Value) -> Option<Value> {
+        let p = Projections::standard();
+        (p.get(name).unwrap().body)(state.as_object().unwrap())
+    }
+
+    #[test]
+    fn missing_value_promises() {
+        let empty = json!({});
+        for (name, expected) in [
+            ("earlierMaybe", Some(json!(""))),
+            ("filesMaybe", Some(json!([]))),
+            ("readMaybe", Some(json!([]))),
+            ("resultMaybe", Some(json!(""))),
+            ("draftMaybe", Some(json!(""))),
+            ("toolOrEmpty", Some(json!(""))),
+            ("lastOrNone", Some(json!("（还没有做过任何动作）"))),
+            ("toolOrUnknown", Some(json!("unknown"))),
+            ("describeDone", Some(json!("nothing yet"))),
+            ("lastInput", Some(json!(""))),
+            ("readCount", Some(json!(0))),
+            ("recentSteps", Some(json!([]))),
+            ("writeEvidence", Some(json!(""))),
+            ("localToolRisk", None),
+        ] {
+            assert_eq!(run(name, empty.clone()), expected, "{name}");
+        }
+        assert_eq!(Projections::standard().names().count(), 14);
+    }
+
+    #[test]
+    fn values_when_present() {
+        let history = json!([{"step":1,"tool":"list_dir","input":".","result":"a\nb"},
+                             {"step":2,"tool":"read_file","input":"a","result":"x"},
+                             {"step":3,"tool":"read_file","input":"b","result":"y"}]);
+        let state = json!({"history": history, "lastTool": "delete_file", "readFiles": ["a", "b"], "lastResult": "r"});
+        assert_eq!(run("describeDone", state.clone()), Some(json!("already called: list_dir, read_file (3 steps)")));
+        assert_eq!(
+            run("describeDone", json!({"history": [history[0]]})),
+            Some(json!("already called: list_dir (1 step)"))
+        );
+        assert_eq!(run("lastInput", state.clone()), Some(json!("b")));
+        assert_eq!(run("readCount", state.clone()), Some(json!(2)));
+        assert_eq!(run("localToolRisk", state.clone()), Some(json!(3)));
+        assert_eq!(run("localToolRisk", json!({"lastTool": "rm_rf_everything"})), None);
+        assert_eq!(run("lastOrNone", state.clone()), Some(json!("r")));
+        assert_eq!(run("toolOrUnknown", state.clone()), Some(json!("delete_file")));
+        assert_eq!(
+            run("recentSteps", state.clone()),
+            Some(json!(["list_dir(.) → a\nb", "read_file(a) → x", "read_file(b) → y"]))
+        );
+        assert_eq!(run("writeEvidence", state), Some(json!("list_dir(.) → a\nb\nread_file(a) → x\nread_file(b) → y")));
+    }
+
+    #[test]
+    fn evidence_budgets_depend_on_the_tool_and_position() {
+        let long = "z".repeat(1000);
+        let history =
+            json!([{"tool":"write_file","input":long,"result":long},{"tool":"read_file","input":long,"result":long}]);
+        let text = write_evidence(history.as_array().unwrap());
+        let lines: Vec<&str> = text.split('\n').collect();
+        assert_eq!(lines[0], format!("write_file({} …[+412]) → {} …[+952]", "z".repeat(588), "z".repeat(48)));
+        assert_eq!(lines[1], format!("read_file({} …[+952]) → {} …[+412]", "z".repeat(48), "z".repeat(588)));
+        let steps: Vec<Value> = (0..7).map(|i| json!({"tool": "t", "input": i, "result": ""})).collect();
+        assert_eq!(recent_steps(&steps)[0], json!("t(2) → "));
+        assert_eq!(recent_steps(&steps).len(), 5);
+    }
+
+    #[test]
+    fn host_projections_are_namespaced() {
+        let mut p = Projections::standard();
+        assert_eq!(p.register("mine", "task", |_| None), Err(ProjectionError::NotNamespaced("mine".into())));
+        assert!(p.register("host:upper", "task", |s| s.get("task").cloned()).is_ok());
+        assert_eq!(p.register("host:upper", "task", |_| None), Err(ProjectionError::Duplicate("host:upper".into())));
+        assert_eq!(p.get("host:upper").unwrap().reads, "task");
+    }
+}
