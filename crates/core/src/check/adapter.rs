@@ -3,6 +3,8 @@
 //! ids and full frame coverage (the reference's "frame layer").
 
 use super::Capabilities;
+use std::collections::HashSet;
+
 use super::codes;
 use crate::contract::{Block, Contract};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
@@ -218,9 +220,10 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
 /// Every state cell is either the source of a field or deliberately excluded, never both.
 fn coverage(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
     let (Some(frame), Some(cells)) = (&block.frame, &caps.state_cells) else { return };
-    let sources: Vec<&str> = frame.fields.iter().map(|f| f.source_cell(|p| caps.projection_cell(p))).collect();
+    let sources: HashSet<&str> = frame.fields.iter().map(|f| f.source_cell(|p| caps.projection_cell(p))).collect();
+    let excluded: HashSet<&str> = frame.excluded.iter().map(|e| e.field.as_str()).collect();
     for exclusion in &frame.excluded {
-        if sources.contains(&exclusion.field.as_str()) {
+        if sources.contains(exclusion.field.as_str()) {
             sink.push(
                 codes::A_CONTRADICTION,
                 exclusion.span,
@@ -230,7 +233,7 @@ fn coverage(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
         }
     }
     for cell in cells {
-        if !sources.contains(&cell.as_str()) && !frame.excluded.iter().any(|e| &e.field == cell) {
+        if !sources.contains(cell.as_str()) && !excluded.contains(cell.as_str()) {
             sink.push(
                 codes::A_UNCOVERED,
                 frame.span,

@@ -2,6 +2,8 @@
 //! errors). Parse-time lints live in the scanner; these need the whole block.
 
 use super::Capabilities;
+use std::collections::HashSet;
+
 use super::codes;
 use crate::contract::{Block, Contract, Primitive};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
@@ -27,8 +29,9 @@ pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>) -> V
     let coverage_is_checked = caps.is_some_and(|c| c.require_coverage);
     for block in &contract.blocks {
         let Some(frame) = &block.frame else { continue };
-        for (i, field) in frame.fields.iter().enumerate() {
-            if frame.fields.iter().take(i).any(|f| f.key == field.key) {
+        let mut seen = HashSet::new();
+        for field in &frame.fields {
+            if !seen.insert(field.key.as_str()) {
                 out.push(warning(
                     codes::L_DUP_FIELD,
                     Layer::Parse,
@@ -39,8 +42,9 @@ pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>) -> V
                 ));
             }
         }
-        for (i, exclusion) in frame.excluded.iter().enumerate() {
-            if frame.excluded.iter().take(i).any(|e| e.field == exclusion.field) {
+        let mut seen = HashSet::new();
+        for exclusion in &frame.excluded {
+            if !seen.insert(exclusion.field.as_str()) {
                 out.push(warning(
                     codes::L_DUP_EXCLUSION,
                     Layer::Parse,
@@ -58,8 +62,9 @@ pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>) -> V
             Some(c) => c.projection_cell(p),
             None => vocab::projection(p).map(|d| d.reads),
         };
+        let sources: HashSet<&str> = frame.fields.iter().map(|f| f.source_cell(projection_cell)).collect();
         for exclusion in &frame.excluded {
-            if frame.fields.iter().any(|f| f.source_cell(projection_cell) == exclusion.field) {
+            if sources.contains(exclusion.field.as_str()) {
                 out.push(warning(
                     codes::L_READ_AND_EXCLUDED,
                     Layer::Parse,
@@ -109,9 +114,16 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
             "add `policy:` with rules and `- else → <action>`",
         );
     }
+    // A map only for pathological blocks, so the lints stay linear in the file's size.
+    let by_id: Option<std::collections::HashMap<&str, &crate::contract::Question>> =
+        (block.questions.len() > 16).then(|| block.questions.iter().rev().map(|q| (q.id.as_str(), q)).collect());
+    let question_named = |id: &str| match &by_id {
+        Some(map) => map.get(id).copied(),
+        None => block.question(id),
+    };
     for rule in &policy.rules {
         let range = |question: &str| -> Option<(f64, f64, &'static str)> {
-            let q = block.question(question)?;
+            let q = question_named(question)?;
             Some(match (&rule.predicate, q.primitive) {
                 (Predicate::ScoreGte { .. }, Primitive::Score) => {
                     (0.0, q.options.len().saturating_sub(1) as f64, "the score's levels")
@@ -136,7 +148,7 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
         }
         if let Predicate::Picked { question, option } = &rule.predicate
             && block.dynamic.is_none()
-            && let Some(q) = block.question(question)
+            && let Some(q) = question_named(question)
             && q.option(option).is_none()
         {
             let names = q.options.iter().map(|o| o.name.as_str()).collect::<Vec<_>>();

@@ -126,9 +126,10 @@ fn compile_help(error: &CompileError, block: &crate::contract::Block) -> Option<
         }
         CompileError::TopNeedsOneQuestion(_) => "name the question: `prob:q`, `score:q` or `picked:q`".into(),
         CompileError::NoSuchQuestion(id) => {
-            match crate::suggest::did_you_mean(id, block.questions.iter().map(|q| q.id.as_str())) {
+            match crate::suggest::did_you_mean(id, block.questions.iter().take(64).map(|q| q.id.as_str())) {
                 Some(q) => format!("did you mean `{q}`?"),
-                None => format!("this block's questions are {}", ids()),
+                None if block.questions.len() <= 64 => format!("this block's questions are {}", ids()),
+                None => format!("this block has {} questions and none is `{id}`", block.questions.len()),
             }
         }
         CompileError::WrongType { form, actual, .. } => {

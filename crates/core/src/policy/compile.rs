@@ -24,13 +24,14 @@ pub enum CompileError {
 /// the errors are returned beside them, with the rule index.
 pub fn compile_block(block: &Block) -> (CompiledPolicy, Vec<(usize, CompileError)>) {
     let mut errors = Vec::new();
+    let questions = QuestionIndex::new(&block.questions);
     let rules = block
         .policy
         .iter()
         .enumerate()
         .map(|(index, rule)| {
             let text = js_trim(&rule.predicate).to_string();
-            let predicate = match compile_predicate(&text, &block.questions) {
+            let predicate = match compile_indexed(&text, &questions) {
                 Ok(p) => p,
                 Err(e) => {
                     errors.push((index, e));
@@ -45,6 +46,38 @@ pub fn compile_block(block: &Block) -> (CompiledPolicy, Vec<(usize, CompileError
 
 /// Compile one trimmed predicate against a block's questions.
 pub fn compile_predicate(text: &str, questions: &[Question]) -> Result<Predicate, CompileError> {
+    compile_indexed(text, &QuestionIndex::new(questions))
+}
+
+/// Question lookup by id: a scan for the usual handful, a map for pathological blocks, so
+/// compiling stays linear in the size of the file.
+struct QuestionIndex<'a> {
+    questions: &'a [Question],
+    by_id: Option<std::collections::HashMap<&'a str, &'a Question>>,
+}
+
+impl<'a> QuestionIndex<'a> {
+    fn new(questions: &'a [Question]) -> QuestionIndex<'a> {
+        let by_id = (questions.len() > 16).then(|| {
+            let mut map = std::collections::HashMap::new();
+            for q in questions {
+                map.entry(q.id.as_str()).or_insert(q);
+            }
+            map
+        });
+        QuestionIndex { questions, by_id }
+    }
+
+    fn get(&self, id: &str) -> Option<&'a Question> {
+        match &self.by_id {
+            Some(map) => map.get(id).copied(),
+            None => self.questions.iter().find(|q| q.id == id),
+        }
+    }
+}
+
+fn compile_indexed(text: &str, index: &QuestionIndex<'_>) -> Result<Predicate, CompileError> {
+    let questions = index.questions;
     if FALLBACK_FORMS.contains(&text) {
         return Ok(Predicate::Fallback);
     }
@@ -65,7 +98,7 @@ pub fn compile_predicate(text: &str, questions: &[Question]) -> Result<Predicate
         && let Some((id, rest)) = question_id(rest)
         && let Some((op, threshold)) = comparison(rest, &[">=", "<"])
     {
-        let question = typed(questions, "prob", id, Primitive::Noul)?;
+        let question = typed(index, "prob", id, Primitive::Noul)?;
         return Ok(if op == ">=" {
             Predicate::ProbGte { question, threshold }
         } else {
@@ -76,7 +109,7 @@ pub fn compile_predicate(text: &str, questions: &[Question]) -> Result<Predicate
         && let Some((id, rest)) = question_id(rest)
         && let Some((_, threshold)) = comparison(rest, &[">="])
     {
-        let question = typed(questions, "score", id, Primitive::Score)?;
+        let question = typed(index, "score", id, Primitive::Score)?;
         return Ok(Predicate::ScoreGte { question, threshold });
     }
     if let Some(rest) = text.strip_prefix("picked:")
@@ -86,7 +119,7 @@ pub fn compile_predicate(text: &str, questions: &[Question]) -> Result<Predicate
         if let Some(rest) = rest.strip_prefix('=') {
             let option = rest.trim_start_matches(is_js_whitespace);
             if !option.is_empty() && !option.chars().any(is_js_whitespace) {
-                let question = typed(questions, "picked", id, Primitive::Choice)?;
+                let question = typed(index, "picked", id, Primitive::Choice)?;
                 return Ok(Predicate::Picked { question, option: option.to_string() });
             }
         }
@@ -94,8 +127,8 @@ pub fn compile_predicate(text: &str, questions: &[Question]) -> Result<Predicate
     Err(CompileError::NotAPredicate(text.to_string()))
 }
 
-fn typed(questions: &[Question], form: &'static str, id: &str, expected: Primitive) -> Result<String, CompileError> {
-    let question = questions.iter().find(|q| q.id == id).ok_or_else(|| CompileError::NoSuchQuestion(id.to_string()))?;
+fn typed(index: &QuestionIndex<'_>, form: &'static str, id: &str, expected: Primitive) -> Result<String, CompileError> {
+    let question = index.get(id).ok_or_else(|| CompileError::NoSuchQuestion(id.to_string()))?;
     if question.primitive != expected {
         return Err(CompileError::WrongType {
             form,

@@ -2,6 +2,8 @@
 //! block-level checks in the reference's order. Lints for what the reference silently
 //! accepts are emitted here too, as warnings.
 
+use std::collections::{HashMap, HashSet};
+
 use super::Line;
 use super::clauses::{
     DynamicProblem, list_item, parse_dynamic, split_key_line, split_option, split_reason, split_when,
@@ -636,11 +638,10 @@ impl BlockReader {
     fn questions(&mut self) -> Vec<Question> {
         let drafts = std::mem::take(&mut self.drafts);
         let mut questions = Vec::with_capacity(drafts.len());
-        let mut first_spans: Vec<(String, Span)> = Vec::new();
+        // Maps keep these checks linear even for blocks with thousands of questions.
+        let mut first_spans: HashMap<String, Span> = HashMap::new();
         for draft in drafts {
-            if !first_spans.iter().any(|(id, _)| *id == draft.id) {
-                first_spans.push((draft.id.clone(), draft.span));
-            }
+            first_spans.entry(draft.id.clone()).or_insert(draft.span);
             if draft.options.is_empty() {
                 self.push(
                     codes::Q_NO_OPTIONS,
@@ -691,14 +692,15 @@ impl BlockReader {
                 span: draft.span,
             });
         }
+        let mut seen: HashSet<&str> = HashSet::new();
         let mut reported: Vec<&str> = Vec::new();
-        for (i, q) in questions.iter().enumerate() {
-            if questions.iter().take(i).any(|p| p.id == q.id) && !reported.contains(&q.id.as_str()) {
+        for q in &questions {
+            if !seen.insert(&q.id) && !reported.contains(&q.id.as_str()) {
                 reported.push(&q.id);
             }
         }
         for id in reported {
-            let span = first_spans.iter().find(|(d, _)| d == id).map_or(self.heading, |(_, s)| *s);
+            let span = first_spans.get(id).copied().unwrap_or(self.heading);
             self.push(
                 codes::Q_DUP_ID,
                 span,
@@ -710,8 +712,9 @@ impl BlockReader {
     }
 
     fn option_lints(&mut self, draft: &Draft) {
-        for (i, option) in draft.options.iter().enumerate() {
-            if option.named && draft.options.iter().take(i).any(|o| o.named && o.name == option.name) {
+        let mut seen: HashSet<&str> = HashSet::new();
+        for option in draft.options.iter().filter(|o| o.named) {
+            if !seen.insert(&option.name) {
                 self.lint(
                     codes::L_DUP_OPTION,
                     option.span,

@@ -135,9 +135,10 @@ pub fn parse_dynamic(value: &str) -> DynamicParts {
                     parts.problems.push(DynamicProblem::BadCell((*cell).to_string()));
                 }
             }
+            let mut seen = std::collections::HashSet::new();
             let mut dups: Vec<String> = Vec::new();
-            for (i, cell) in reads.iter().enumerate() {
-                if reads.iter().take(i).any(|c| c == cell) && !dups.iter().any(|d| d == cell) {
+            for cell in &reads {
+                if !seen.insert(*cell) && !dups.iter().any(|d| d == cell) {
                     dups.push((*cell).to_string());
                 }
             }

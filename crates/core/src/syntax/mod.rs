@@ -7,6 +7,8 @@ mod block;
 mod clauses;
 pub mod text;
 
+use std::collections::HashMap;
+
 use crate::check::codes;
 use crate::contract::{Contract, Located};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
@@ -63,17 +65,19 @@ impl<'a> Line<'a> {
     }
 }
 
-/// Parse a `DECISION.md` from bytes. Invalid UTF-8 is reported at its location and the rest
-/// of the file is read with replacement characters.
+/// Parse a `DECISION.md` from bytes. Invalid UTF-8 is reported at its location; each
+/// invalid byte is then read as U+001A (SUBSTITUTE), one byte for one byte, so that every
+/// span still points at the right bytes of the original input.
 pub fn parse(source: &[u8]) -> Parsed {
     match simdutf8::basic::from_utf8(source) {
         Ok(text) => parse_str(text),
         Err(_) => {
-            let text = String::from_utf8_lossy(source);
+            let (problems, repaired) = invalid_utf8(source);
+            let text = String::from_utf8(repaired).unwrap_or_default();
             let mut parsed = parse_str(&text);
-            let mut problems = invalid_utf8(source);
-            problems.append(&mut parsed.diagnostics);
-            parsed.diagnostics = problems;
+            let mut diagnostics = problems;
+            diagnostics.append(&mut parsed.diagnostics);
+            parsed.diagnostics = diagnostics;
             parsed
         }
     }
@@ -89,42 +93,54 @@ pub fn parse_str(source: &str) -> Parsed {
     Scanner::default().run(body, offset)
 }
 
-fn invalid_utf8(source: &[u8]) -> Vec<Diagnostic> {
+/// Every invalid UTF-8 sequence (at most 100 reported), and the input with each invalid byte
+/// replaced by U+001A.
+fn invalid_utf8(source: &[u8]) -> (Vec<Diagnostic>, Vec<u8>) {
+    const SUBSTITUTE: u8 = 0x1A;
     let mut problems = Vec::new();
+    let mut repaired = Vec::with_capacity(source.len());
     let mut at = 0;
     while let Some(rest) = source.get(at..) {
         match std::str::from_utf8(rest) {
-            Ok(_) => break,
+            Ok(_) => {
+                repaired.extend_from_slice(rest);
+                break;
+            }
             Err(e) => {
-                let start = at + e.valid_up_to();
-                let len = e.error_len().unwrap_or(rest.len() - e.valid_up_to()).max(1);
-                let before = source.get(..start).unwrap_or_default();
-                let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-                let line_start = before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
-                let column =
-                    String::from_utf8_lossy(source.get(line_start..start).unwrap_or_default()).chars().count() + 1;
-                problems.push(Diagnostic {
-                    code: codes::INVALID_UTF8,
-                    severity: Severity::Error,
-                    layer: Layer::Parse,
-                    message: format!("invalid UTF-8 (byte 0x{:02X})", source.get(start).copied().unwrap_or(0)),
-                    span: Span {
-                        line: u32::try_from(line).unwrap_or(u32::MAX),
-                        column: u32::try_from(column).unwrap_or(u32::MAX),
-                        start,
-                        end: start + len,
-                    },
-                    block: None,
-                    help: Some("save the file as UTF-8".into()),
-                });
-                at = start + len;
-                if problems.len() >= 100 {
-                    break;
+                let valid = e.valid_up_to();
+                repaired.extend_from_slice(rest.get(..valid).unwrap_or_default());
+                let start = at + valid;
+                let len = e.error_len().unwrap_or(rest.len() - valid).max(1);
+                repaired.extend(std::iter::repeat_n(SUBSTITUTE, len));
+                if problems.len() < 100 {
+                    problems.push(utf8_problem(source, start, len));
                 }
+                at = start + len;
             }
         }
     }
-    problems
+    (problems, repaired)
+}
+
+fn utf8_problem(source: &[u8], start: usize, len: usize) -> Diagnostic {
+    let before = source.get(..start).unwrap_or_default();
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let line_start = before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
+    let column = String::from_utf8_lossy(source.get(line_start..start).unwrap_or_default()).chars().count() + 1;
+    Diagnostic {
+        code: codes::INVALID_UTF8,
+        severity: Severity::Error,
+        layer: Layer::Parse,
+        message: format!("invalid UTF-8 (byte 0x{:02X})", source.get(start).copied().unwrap_or(0)),
+        span: Span {
+            line: u32::try_from(line).unwrap_or(u32::MAX),
+            column: u32::try_from(column).unwrap_or(u32::MAX),
+            start,
+            end: start + len,
+        },
+        block: None,
+        help: Some("save the file as UTF-8".into()),
+    }
 }
 
 /// The section being read.
@@ -189,7 +205,7 @@ impl Scanner {
             intro_lines += 1;
         }
         // Sections, read as a stream: a heading finishes the section before it.
-        let mut seen_blocks: Vec<(String, u32)> = Vec::new();
+        let mut seen_blocks: HashMap<String, u32> = HashMap::new();
         let mut section: Option<Section> = None;
         for line in lines {
             if let Some(heading) = section_heading(line.raw) {
@@ -226,10 +242,10 @@ impl Scanner {
         Parsed { contract: self.contract, diagnostics: self.diagnostics }
     }
 
-    fn finish(&mut self, section: Section, seen_blocks: &mut Vec<(String, u32)>) {
+    fn finish(&mut self, section: Section, seen_blocks: &mut HashMap<String, u32>) {
         let Section::Block(reader) = section else { return };
         let block = reader.finish(&mut self.diagnostics);
-        if let Some((_, first)) = seen_blocks.iter().find(|(id, _)| *id == block.id) {
+        if let Some(first) = seen_blocks.get(&block.id) {
             self.diagnostics.push(Diagnostic {
                 code: codes::BLOCK_DUP_ID,
                 severity: Severity::Error,
@@ -240,7 +256,7 @@ impl Scanner {
                 help: Some(format!("the first `## {}` is on line {first}; rename one of them", block.id)),
             });
         } else {
-            seen_blocks.push((block.id.clone(), block.span.line));
+            seen_blocks.insert(block.id.clone(), block.span.line);
         }
         self.contract.blocks.push(block);
     }
