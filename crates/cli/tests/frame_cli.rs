@@ -1,0 +1,98 @@
+//! `decision frame` over the reference contract: the reference marking reproduces the
+//! reference digests; the default marking adds provenance; errors exit 1 or 2.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn decision(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_decision")).args(args).output().unwrap()
+}
+
+fn fixture() -> String {
+    format!("{}/../../../shared/fixtures/jevloop/DECISION.md", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn state_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("decision-frame-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn json_frame(block: &str, state: &PathBuf, extra: &[&str]) -> Value {
+    let fixture = fixture();
+    let mut args =
+        vec!["frame", fixture.as_str(), "--block", block, "--state", state.to_str().unwrap(), "--format", "json"];
+    args.extend_from_slice(extra);
+    let out = decision(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn reference_marking_reproduces_the_reference_digests() {
+    let bare = state_file("bare.json", r#"{"task":"t","cwd":"/w"}"#);
+    let doc = json_frame("pick_tool", &bare, &["--profile", "reference", "--marking", "reference"]);
+    assert_eq!(doc["frame"]["node"], "loop.pickTool");
+    assert_eq!(doc["frame"]["digest"], "37beaaf426522254", "vector V5");
+    assert_eq!(doc["questions"]["tool"]["type"], "choice");
+    assert!(doc["requestDigest"].as_str().unwrap().len() == 16);
+    assert_eq!(doc["dynamic"]["provider"], "toolsFor");
+    let keys: Vec<_> = doc["frame"].as_object().unwrap().keys().cloned().collect();
+    assert_eq!(keys, ["node", "state", "digest", "fields", "untrusted", "truncated", "unfilled", "absent", "excluded"]);
+}
+
+#[test]
+fn default_marking_adds_provenance_to_untrusted_lists() {
+    let full = state_file("full.json", r#"{"task":"t","cwd":"/w","files":["a.ts"],"readFiles":[]}"#);
+    let doc = json_frame("pick_tool", &full, &["--profile", "reference"]);
+    assert_eq!(doc["frame"]["state"]["files_known"]["value"][0], "a.ts");
+    assert!(doc["frame"]["provenance"].as_array().unwrap().iter().any(|p| p["key"] == "files_known"));
+    assert_ne!(doc["frame"]["digest"], "37beaaf426522254");
+}
+
+#[test]
+fn human_output_names_the_digests() {
+    let bare = state_file("bare2.json", r#"{"task":"t"}"#);
+    let out = decision(&[
+        "frame",
+        &fixture(),
+        "--block",
+        "grade_risk",
+        "--state",
+        bare.to_str().unwrap(),
+        "--profile",
+        "reference",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("node loop.gradeRisk"), "{text}");
+    assert!(text.contains("frame digest:") && text.contains("request digest:"));
+    assert!(text.contains("absent: base_risk"), "{text}");
+}
+
+#[test]
+fn bad_inputs_exit_2_and_unusable_contracts_exit_1() {
+    let bare = state_file("bare3.json", r#"{"task":"t"}"#);
+    let state = bare.to_str().unwrap();
+    assert_eq!(decision(&["frame", &fixture(), "--block", "nope", "--state", state]).status.code(), Some(2));
+    let list = state_file("list.json", "[1]");
+    assert_eq!(
+        decision(&["frame", &fixture(), "--block", "step_ok", "--state", list.to_str().unwrap()]).status.code(),
+        Some(2)
+    );
+    assert_eq!(decision(&["frame", "/nonexistent.md", "--block", "x", "--state", state]).status.code(), Some(2));
+    // Without the reference profile, `history` is not a cell of this host: the frame
+    // cannot be compiled.
+    let out = decision(&["frame", &fixture(), "--block", "step_ok", "--state", state]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a state cell"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
