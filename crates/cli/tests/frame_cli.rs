@@ -2,7 +2,7 @@
 //! reference digests; the default marking adds provenance; errors exit 1 or 2.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -23,7 +23,7 @@ fn state_file(name: &str, text: &str) -> PathBuf {
     path
 }
 
-fn json_frame(block: &str, state: &PathBuf, extra: &[&str]) -> Value {
+fn json_frame(block: &str, state: &Path, extra: &[&str]) -> Value {
     let fixture = fixture();
     let mut args =
         vec!["frame", fixture.as_str(), "--block", block, "--state", state.to_str().unwrap(), "--format", "json"];
