@@ -1,10 +1,255 @@
-//! `decision ask`.
+//! `decision ask CONTRACT --block ID --state STATE.json --provider mock|script:FILE|systemone|openai
+//! [--url URL] [--model M] [--log LOG]`: ask a decision provider one block's questions, validate
+//! the answers, evaluate the policy, print the outcome, and record the decision when asked to.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use decision_core::contract::Block;
+use decision_runtime::ask::{Decider, NodeDecision, NodeSpec};
+use decision_runtime::frame::{
+    FrameArtifact, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id,
+};
+use decision_runtime::log::{DecisionEvent, FsyncPolicy, LogHeader, SessionLog, now_ms};
+use decision_runtime::provider::{
+    ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
+    SystemOneProvider,
+};
+use serde_json::{Map, Value, json};
+
+use super::contract_input::Format;
+use super::eval::{block_questions, find_block, gated_policy, load_contract};
+
+/// Where `--provider openai` looks when no `--url` is given (llama.cpp's server default).
+const OPENAI_DEFAULT_URL: &str = "http://127.0.0.1:8080/v1";
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OpenAiApi {
+    Chat,
+    Completions,
+}
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The DECISION.md contract.
+    contract: PathBuf,
+    /// The block to ask.
+    #[arg(long, value_name = "ID")]
+    block: String,
+    /// The host's state cells (a JSON object); the block's `frame:` compiles them into the
+    /// state sent. A block without a frame sends this object as it is.
+    #[arg(long, value_name = "STATE.json")]
+    state: PathBuf,
+    /// `mock`, `script:FILE`, `systemone` (key in TYPESAFE_API_KEY) or `openai` (key, if any, in OPENAI_API_KEY).
+    #[arg(long, value_name = "PROVIDER")]
+    provider: String,
+    /// The provider's base URL (System One: without `/v1/systemone`; OpenAI: the API root, e.g. `…/v1`).
+    #[arg(long)]
+    url: Option<String>,
+    /// The model to name in the request.
+    #[arg(long)]
+    model: Option<String>,
+    /// Which OpenAI-compatible endpoint to use.
+    #[arg(long, value_enum, default_value_t = OpenAiApi::Chat)]
+    openai_api: OpenAiApi,
+    /// Request timeout in milliseconds.
+    #[arg(long, default_value_t = 30_000)]
+    timeout_ms: u64,
+    /// The candidates a `dynamic:` block offers: `{"question": {"id": "criterion", …}}`.
+    /// Without it the file's listed options are offered.
+    #[arg(long, value_name = "CANDIDATES.json")]
+    candidates: Option<PathBuf>,
+    /// Threshold override `block.question=value`; repeatable.
+    #[arg(long, value_name = "block.question=value")]
+    gate: Vec<String>,
+    /// Append the decision to this session log (created when missing).
+    #[arg(long, value_name = "LOG")]
+    log: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
 
-pub fn run(_args: Args) -> ExitCode {
-    super::not_built("ask")
+pub fn run(args: Args) -> ExitCode {
+    match ask(&args) {
+        Ok(decision) => {
+            match args.format {
+                Format::Json => println!("{}", to_json(&args.block, &decision)),
+                Format::Human => print!("{}", to_text(&decision)),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(message) => super::usage_error(&message),
+    }
+}
+
+fn ask(args: &Args) -> Result<NodeDecision, String> {
+    let contract = load_contract(&args.contract)?;
+    let block = find_block(&contract, &args.block)?;
+    let policy = gated_policy(&contract, block, &args.gate)?;
+    let text =
+        std::fs::read_to_string(&args.state).map_err(|e| format!("cannot read {}: {e}", args.state.display()))?;
+    let state: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", args.state.display()))?;
+    let Value::Object(state) = state else {
+        return Err(format!("{}: the state must be a JSON object", args.state.display()));
+    };
+    let questions = block_questions(block, args.candidates.as_deref())?;
+    let provider = build_provider(args)?;
+    let artifact = compile(block, &state)?;
+    let spec = NodeSpec {
+        id: artifact.as_ref().map_or_else(|| block.id.clone(), |a| a.node.clone()),
+        state: artifact.as_ref().map_or(state, |a| a.state.clone()),
+        questions,
+        policy,
+        frame_digest: artifact.as_ref().map(|a| a.digest.clone()),
+        model: args.model.clone(),
+    };
+    let decider = Decider::new(provider).with_timeout(Duration::from_millis(args.timeout_ms));
+    let decision = decider.decide(&spec).map_err(|e| e.to_string())?;
+    if let Some(path) = &args.log {
+        record(path, &decision, artifact.map(|a| a.to_value()))
+            .map_err(|e| format!("cannot record the decision: {e}"))?;
+    }
+    Ok(decision)
+}
+
+/// The block's frame compiled from the host cells with the reference host's cells and the
+/// standard projections (provenance mode); `None` for a block without `frame:`.
+fn compile(block: &Block, cells: &Map<String, Value>) -> Result<Option<FrameArtifact>, String> {
+    if block.frame.is_none() {
+        return Ok(None);
+    }
+    let node = reference_node_id(&block.id).unwrap_or(&block.id);
+    let host_cells = HostCells::reference();
+    let projections = Projections::standard();
+    let spec = FrameSpec::from_block(node, block, &host_cells, &projections)
+        .map_err(|e| format!("block `{}`: {e}", block.id))?;
+    Ok(Some(compile_frame(&spec, cells, &host_cells, &projections, Mode::Provenance)))
+}
+
+fn build_provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, String> {
+    let retry = RetryPolicy::default();
+    match args.provider.as_str() {
+        "mock" => Ok(Arc::new(MockProvider::default())),
+        "systemone" => {
+            let url = args.url.clone().unwrap_or_else(|| SystemOneProvider::OFFICIAL_URL.to_string());
+            let key = ApiKey::from_env(SystemOneProvider::KEY_VARIABLE);
+            if key.is_none() && url.trim_end_matches('/') == SystemOneProvider::OFFICIAL_URL {
+                return Err(format!("the official System One endpoint needs {}", SystemOneProvider::KEY_VARIABLE));
+            }
+            let model = args.model.clone().unwrap_or_else(|| SystemOneProvider::PINNED_MODEL.to_string());
+            let provider = SystemOneProvider::new(&url).with_key(key).with_default_model(Some(model));
+            Ok(Arc::new(Retrying::new(provider, retry)))
+        }
+        "openai" => {
+            let url = args.url.clone().unwrap_or_else(|| OPENAI_DEFAULT_URL.to_string());
+            let model = args.model.clone().unwrap_or_else(|| "default".to_string());
+            let mode = match args.openai_api {
+                OpenAiApi::Chat => OpenAiMode::Chat,
+                OpenAiApi::Completions => OpenAiMode::Completions,
+            };
+            let provider =
+                OpenAiProvider::new(&url, &model, mode).with_key(ApiKey::from_env(OpenAiProvider::KEY_VARIABLE));
+            Ok(Arc::new(Retrying::new(provider, retry)))
+        }
+        other => match other.strip_prefix("script:") {
+            Some(file) if !file.is_empty() => ScriptProvider::from_file(std::path::Path::new(file))
+                .map(|p| Arc::new(p) as Arc<dyn DecisionProvider>)
+                .map_err(|e| e.to_string()),
+            _ => Err(format!("unknown provider `{other}`: expected mock, script:FILE, systemone or openai")),
+        },
+    }
+}
+
+fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>) -> Result<(), String> {
+    let mut log = if path.exists() {
+        SessionLog::open(path, FsyncPolicy::EveryLine)
+    } else {
+        let cwd = std::env::current_dir().ok().map(|p| p.display().to_string());
+        SessionLog::create(
+            path,
+            &LogHeader { id: format!("ask-{}", now_ms()), created_at_ms: now_ms(), cwd },
+            FsyncPolicy::EveryLine,
+        )
+    }
+    .map_err(|e| e.to_string())?;
+    let state = match &d.state {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    let event = DecisionEvent {
+        step: d.step,
+        id: d.id.clone(),
+        state,
+        frame,
+        request_digest: Some(d.request_digest.clone()),
+        sent_frame_digest: Some(d.sent_frame_digest.clone()),
+        sent_questions: Some(d.sent_questions.clone()),
+        batch_ids: Some(d.batch_ids.clone()),
+        margin: d.margin.as_ref().map(|m| {
+            json!({"id": m.question, "kind": m.kind, "threshold": m.threshold, "value": m.value, "margin": m.margin})
+        }),
+        questions: d.questions.clone(),
+        answers: Value::Object(d.raw_answers.clone()),
+        action: d.action.clone(),
+        reason: d.reason.clone(),
+        latency_ms: d.latency_ms,
+        provider: d.provider.clone(),
+        model: d.model.clone(),
+        degraded: d.degraded,
+        escalate: d.escalate,
+        warnings: (!d.warnings.is_empty()).then(|| d.warnings.clone()),
+    };
+    log.append_decision(&event).map_err(|e| e.to_string())
+}
+
+fn margin_json(d: &NodeDecision) -> Value {
+    d.margin
+        .as_ref()
+        .map(|m| json!({"question": m.question, "threshold": m.threshold, "value": m.value, "margin": m.margin}))
+        .unwrap_or(Value::Null)
+}
+
+fn to_json(block: &str, d: &NodeDecision) -> Value {
+    json!({
+        "block": block,
+        "node": d.id,
+        "provider": d.provider,
+        "model": d.model,
+        "valid": d.valid,
+        "problems": d.problems,
+        "answers": d.raw_answers,
+        "action": d.action,
+        "reason": d.reason,
+        "rule": d.rule,
+        "margin": margin_json(d),
+        "degraded": d.degraded,
+        "warnings": d.warnings,
+        "requestDigest": d.request_digest,
+        "latencyMs": d.latency_ms,
+    })
+}
+
+fn to_text(d: &NodeDecision) -> String {
+    let model = d.model.as_deref().unwrap_or("-");
+    let mut out = format!("{}: {} (provider {}, model {model}, {} ms)\n", d.id, d.action, d.provider, d.latency_ms);
+    out.push_str(&format!("  reason: {}\n", d.reason));
+    if let Some(m) = &d.margin {
+        out.push_str(&format!(
+            "  margin: {:.4} ({} = {} against threshold {})\n",
+            m.margin, m.question, m.value, m.threshold
+        ));
+    }
+    for (id, answer) in &d.raw_answers {
+        out.push_str(&format!("  answer {id}: {answer}\n"));
+    }
+    for problem in &d.problems {
+        out.push_str(&format!("  invalid: {problem}\n"));
+    }
+    for warning in &d.warnings {
+        out.push_str(&format!("  warning: {warning}\n"));
+    }
+    out
 }
