@@ -1,1 +1,28 @@
 //! The host adapter registrations, Level-2 graph execution and the capability report.
+//!
+//! A host registers exactly seven things ([`HostAdapter`]), declares its own graph
+//! ([`Graph`]: node + outcome → next node, with terminal states), and starts a
+//! [`GraphHost`]: the contract is checked against capabilities built from the registrations
+//! (parse, schema, policy and adapter layers) and against the graph; any problem refuses the
+//! start with every location listed, so nothing is dispatched before the check has passed.
+
+mod adapter;
+mod check;
+mod exec;
+mod model;
+pub mod report;
+mod sink;
+
+pub use adapter::{ActionHandler, EvidenceProvider, GraphContext, HostAdapter};
+pub use check::{Location, Problem, StartRefusal, codes};
+pub use exec::{
+    Cursor, DEFAULT_MAX_TRANSITIONS, DecisionStats, Dispatch, GraphHost, Invocation, RunError, RunOutcome, Step,
+    Transition, decision_event,
+};
+pub use model::{FEATURES, Graph, GraphShape, HostPhase, NodeKind, NodeShape};
+pub use sink::{EventSink, FnSink, MemorySink, SinkError, Tee};
+
+/// A handler could not carry out its action (the run stops; the error is reported).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct HandlerError(pub String);

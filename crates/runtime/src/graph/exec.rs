@@ -1,0 +1,468 @@
+//! Level-2 execution: walk the host's graph from a node, decide each decision node from the
+//! current state (frames, dynamic candidates, one request per node), dispatch the action to
+//! its handler, follow the outcome's edge, and record every decision and transition with the
+//! invocation's identity (node, step, state version, visit). An outcome with no edge is
+//! refused; so is an action the node's position does not handle.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use decision_core::check::Capabilities;
+use decision_core::contract::Contract;
+use decision_core::diag::Diagnostic;
+use decision_core::policy::CompiledPolicy;
+use decision_core::vocab::{ANY_POSITION_ACTION, action_semantics};
+use serde_json::{Map, Value, json};
+use thiserror::Error;
+
+use super::HandlerError;
+use super::adapter::{GraphContext, HostAdapter};
+use super::check::{StartRefusal, decided_blocks, start_check};
+use super::model::{Graph, GraphShape, NodeKind};
+use super::sink::{EventSink, SinkError};
+use crate::ask::{DecideError, Decider, NodeDecision, NodeSpec, QuestionError, compile_questions};
+use crate::frame::{FrameArtifact, FrameSpec, HostCells, Mode, compile_frame};
+use crate::log::DecisionEvent;
+use crate::provider::DecisionProvider;
+
+/// Which invocation this is: the same node runs many times, each with a new state version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub node: String,
+    pub step: u64,
+    /// How many handler calls changed the state before this invocation.
+    pub state_version: u64,
+    /// 1 for the node's first invocation in this run, 2 for the second, …
+    pub visit: u64,
+}
+
+/// What an action handler sees.
+pub struct Dispatch<'a> {
+    pub invocation: &'a Invocation,
+    /// The position of the node's first block.
+    pub position: &'a str,
+    /// The action being dispatched (the first block's).
+    pub action: &'a str,
+    /// Every block's decision from the node's one request, in block order.
+    pub decisions: &'a [NodeDecision],
+    /// The evidence, when the action needs it.
+    pub evidence: Option<&'a Value>,
+    pub sink: &'a mut dyn EventSink,
+}
+
+impl Dispatch<'_> {
+    /// Record a host event.
+    pub fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), HandlerError> {
+        self.sink.emit(event_type, payload).map_err(|e| HandlerError(e.to_string()))
+    }
+
+    /// The decision of `block_node` (its node id) in this request.
+    pub fn decision(&self, node_id: &str) -> Option<&NodeDecision> {
+        self.decisions.iter().find(|d| d.id == node_id)
+    }
+}
+
+/// What a host phase sees.
+pub struct Step<'a> {
+    pub invocation: &'a Invocation,
+    pub sink: &'a mut dyn EventSink,
+}
+
+impl Step<'_> {
+    pub fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), HandlerError> {
+        self.sink.emit(event_type, payload).map_err(|e| HandlerError(e.to_string()))
+    }
+}
+
+/// One recorded transition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    pub node: String,
+    pub step: u64,
+    pub state_version: u64,
+    pub visit: u64,
+    /// The dispatched action (decision nodes only).
+    pub action: Option<String>,
+    pub label: String,
+    pub to: String,
+}
+
+/// Where a run is, or where to continue one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    pub node: String,
+    /// The last step number used (entering a step-starting node adds one).
+    pub step: u64,
+    pub state_version: u64,
+}
+
+/// Decision accounting: latency is counted per request, not per decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DecisionStats {
+    pub decisions: u64,
+    pub requests: u64,
+    pub decision_ms: u64,
+    pub transitions: u64,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOutcome {
+    pub terminal: String,
+    pub step: u64,
+    pub state_version: u64,
+    pub transitions: Vec<Transition>,
+    pub stats: DecisionStats,
+}
+
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error("node `{node}` (step {step}) produced outcome `{label}`, and no transition consumes it")]
+    NoConsumer { node: String, step: u64, label: String },
+    #[error("node `{node}`: action `{action}` has no handler in this host")]
+    Unhandled { node: String, action: String },
+    #[error("node `{node}`: position `{position}` does not handle action `{action}`")]
+    NotAtPosition { node: String, position: String, action: String },
+    #[error("node `{node}`: action `{action}` needs evidence and none is available")]
+    NoEvidence { node: String, action: String },
+    #[error("node `{node}`: no candidates for question(s) {questions:?}; the node cannot be asked")]
+    NoCandidates { node: String, questions: Vec<String> },
+    #[error("node `{node}`: {source}")]
+    Questions { node: String, source: QuestionError },
+    #[error("node `{node}`: {source}")]
+    Wiring { node: String, source: DecideError },
+    #[error("node `{node}`: {source}")]
+    Handler { node: String, source: HandlerError },
+    #[error("`{0}` is not a node of the graph")]
+    UnknownNode(String),
+    #[error("more than {0} transitions: the run was stopped")]
+    TooManyTransitions(u64),
+    #[error(transparent)]
+    Sink(#[from] SinkError),
+}
+
+struct Prepared {
+    node_id: String,
+    position: String,
+    spec: Option<FrameSpec>,
+    policy: CompiledPolicy,
+}
+
+/// A host that passed its start check and may dispatch.
+pub struct GraphHost<C> {
+    adapter: HostAdapter<C>,
+    graph: Graph<C>,
+    contract: Contract,
+    warnings: Vec<Diagnostic>,
+    prepared: BTreeMap<String, Prepared>,
+    cells: HostCells,
+    decider: Decider,
+    mode: Mode,
+    max_transitions: u64,
+}
+
+/// The default ceiling on transitions in one run (a guard against a graph that never ends).
+pub const DEFAULT_MAX_TRANSITIONS: u64 = 10_000;
+
+impl<C: GraphContext> GraphHost<C> {
+    /// Check the contract against the registrations and the graph; refuse to start on any
+    /// problem, listing them all.
+    pub fn start(
+        adapter: HostAdapter<C>,
+        graph: Graph<C>,
+        source: &[u8],
+        provider: Arc<dyn DecisionProvider>,
+    ) -> Result<Self, StartRefusal> {
+        let (report, problems) = start_check(&adapter, &graph, source);
+        if !problems.is_empty() {
+            return Err(StartRefusal { problems });
+        }
+        let cells = adapter.host_cells();
+        let mut prepared = BTreeMap::new();
+        for id in decided_blocks(&graph) {
+            let Some((index, block)) = report.contract.blocks.iter().enumerate().find(|(_, b)| b.id == id) else {
+                continue;
+            };
+            let node_id = adapter.node_id_of(&id);
+            let spec = match block.frame {
+                Some(_) => FrameSpec::from_block(&node_id, block, &cells, &adapter.projections).ok(),
+                None => None,
+            };
+            let policy = report.policies.get(index).cloned().unwrap_or_default();
+            prepared.insert(id.clone(), Prepared { node_id, position: block.position.clone(), spec, policy });
+        }
+        let warnings = report.diagnostics.iter().filter(|d| !d.is_error()).cloned().collect();
+        Ok(GraphHost {
+            adapter,
+            graph,
+            contract: report.contract,
+            warnings,
+            prepared,
+            cells,
+            decider: Decider::new(provider),
+            mode: Mode::default(),
+            max_transitions: DEFAULT_MAX_TRANSITIONS,
+        })
+    }
+
+    /// Frames in reference mode (byte-identical to the reference) instead of provenance mode.
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    pub fn with_max_transitions(mut self, max: u64) -> Self {
+        self.max_transitions = max;
+        self
+    }
+
+    /// Replace the decider (e.g. to set a timeout or a model).
+    pub fn with_decider(mut self, decider: Decider) -> Self {
+        self.decider = decider;
+        self
+    }
+
+    pub fn contract(&self) -> &Contract {
+        &self.contract
+    }
+
+    /// The contract's warnings (errors would have refused the start).
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
+    pub fn shape(&self) -> &GraphShape {
+        &self.graph.shape
+    }
+
+    pub fn adapter(&self) -> &HostAdapter<C> {
+        &self.adapter
+    }
+
+    pub fn capabilities(&self) -> Capabilities {
+        self.adapter.capabilities(&decided_blocks(&self.graph))
+    }
+
+    pub fn provider_name(&self) -> &str {
+        self.decider.provider_name()
+    }
+
+    /// Record a host event through the registered sink.
+    pub fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), SinkError> {
+        match self.adapter.sink.as_mut() {
+            Some(sink) => sink.emit(event_type, payload),
+            None => Ok(()),
+        }
+    }
+
+    /// Run from the start node.
+    pub fn run(&mut self, ctx: &mut C) -> Result<RunOutcome, RunError> {
+        let start = Cursor { node: self.graph.shape.start.clone(), step: 0, state_version: 0 };
+        self.run_from(ctx, start)
+    }
+
+    /// Run from `cursor` until a terminal state.
+    pub fn run_from(&mut self, ctx: &mut C, cursor: Cursor) -> Result<RunOutcome, RunError> {
+        let mut current = cursor.node;
+        let mut step = cursor.step;
+        let mut version = cursor.state_version;
+        let mut visits: BTreeMap<String, u64> = BTreeMap::new();
+        let mut transitions = Vec::new();
+        let mut stats = DecisionStats::default();
+        loop {
+            if self.graph.shape.terminals.contains(&current) && self.graph.shape.node(&current).is_none() {
+                stats.transitions = transitions.len() as u64;
+                return Ok(RunOutcome { terminal: current, step, state_version: version, transitions, stats });
+            }
+            if transitions.len() as u64 >= self.max_transitions {
+                return Err(RunError::TooManyTransitions(self.max_transitions));
+            }
+            let node =
+                self.graph.shape.node(&current).cloned().ok_or_else(|| RunError::UnknownNode(current.clone()))?;
+            if node.starts_step {
+                step += 1;
+            }
+            let visit = visits.entry(node.id.clone()).or_insert(0);
+            *visit += 1;
+            let invocation = Invocation { node: node.id.clone(), step, state_version: version, visit: *visit };
+            let (action, label) = match &node.kind {
+                NodeKind::Decide { blocks } => {
+                    let (action, label) =
+                        self.decide_node(ctx, &invocation, blocks, node.evidence.as_deref(), &mut stats)?;
+                    (Some(action), label)
+                }
+                NodeKind::Host => {
+                    let body = self.graph.phase_body(&node.id).ok_or_else(|| RunError::UnknownNode(node.id.clone()))?;
+                    let sink = self.adapter.sink.as_deref_mut().ok_or_else(|| no_sink(&node.id))?;
+                    let label = body(ctx, &mut Step { invocation: &invocation, sink })
+                        .map_err(|source| RunError::Handler { node: node.id.clone(), source })?;
+                    (None, label)
+                }
+            };
+            version += 1;
+            let to = node.edges.iter().find(|(l, _)| *l == label).map(|(_, t)| t.clone());
+            let mut payload = Map::new();
+            payload.insert("node".into(), json!(invocation.node));
+            payload.insert("step".into(), json!(invocation.step));
+            payload.insert("stateVersion".into(), json!(invocation.state_version));
+            payload.insert("visit".into(), json!(invocation.visit));
+            if let Some(action) = &action {
+                payload.insert("action".into(), json!(action));
+            }
+            payload.insert("outcome".into(), json!(label));
+            let Some(to) = to else {
+                payload.insert("refused".into(), json!("no transition consumes this outcome"));
+                self.emit("transition", payload)?;
+                return Err(RunError::NoConsumer { node: node.id, step, label });
+            };
+            payload.insert("to".into(), json!(to));
+            self.emit("transition", payload)?;
+            transitions.push(Transition {
+                node: invocation.node,
+                step,
+                state_version: invocation.state_version,
+                visit: invocation.visit,
+                action,
+                label,
+                to: to.clone(),
+            });
+            current = to;
+        }
+    }
+
+    fn decide_node(
+        &mut self,
+        ctx: &mut C,
+        invocation: &Invocation,
+        blocks: &[String],
+        evidence_name: Option<&str>,
+        stats: &mut DecisionStats,
+    ) -> Result<(String, String), RunError> {
+        let node = invocation.node.as_str();
+        let mut specs = Vec::with_capacity(blocks.len());
+        let mut artifacts: Vec<Option<FrameArtifact>> = Vec::with_capacity(blocks.len());
+        for id in blocks {
+            let prepared = self.prepared.get(id).ok_or_else(|| RunError::UnknownNode(id.clone()))?;
+            let block =
+                self.contract.blocks.iter().find(|b| &b.id == id).ok_or_else(|| RunError::UnknownNode(id.clone()))?;
+            let artifact = prepared
+                .spec
+                .as_ref()
+                .map(|spec| compile_frame(spec, ctx.cells(), &self.cells, &self.adapter.projections, self.mode));
+            let questions = compile_questions(block, ctx.cells(), &self.adapter.candidates)
+                .map_err(|source| RunError::Questions { node: node.to_owned(), source })?;
+            if !questions.not_asked.is_empty() {
+                return Err(RunError::NoCandidates { node: node.to_owned(), questions: questions.not_asked });
+            }
+            specs.push(NodeSpec {
+                id: prepared.node_id.clone(),
+                state: artifact.as_ref().map(|a| a.state.clone()).unwrap_or_default(),
+                questions: questions.questions,
+                policy: prepared.policy.clone(),
+                frame_digest: artifact.as_ref().map(|a| a.digest.clone()),
+                model: None,
+            });
+            artifacts.push(artifact);
+        }
+        let phase_id = specs.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(" + ");
+        self.emit("phase", obj(json!({"step": invocation.step, "kind": "decide", "id": phase_id})))?;
+        self.decider.set_step(invocation.step);
+        let decisions =
+            self.decider.decide_many(&specs).map_err(|source| RunError::Wiring { node: node.to_owned(), source })?;
+        stats.decisions += decisions.len() as u64;
+        stats.requests += 1;
+        stats.decision_ms += decisions.first().map_or(0, |d| d.latency_ms);
+        let first = decisions.first().ok_or_else(|| RunError::UnknownNode(node.to_owned()))?;
+        let action = first.action.clone();
+        let first_block = blocks.first().cloned().unwrap_or_default();
+        let position = self.prepared.get(&first_block).map(|p| p.position.clone()).unwrap_or_default();
+        // Evidence is gathered before the decision is recorded, so the record carries it.
+        let needs_evidence = action_semantics(&action).is_some_and(|s| s.needs_evidence);
+        let evidence = match (needs_evidence, evidence_name.and_then(|n| self.adapter.evidence_provider(n))) {
+            (true, Some(provider)) => Some(provider(ctx)),
+            (true, None) => return Err(RunError::NoEvidence { node: node.to_owned(), action }),
+            (false, _) => None,
+        };
+        for (i, (decision, artifact)) in decisions.iter().zip(&artifacts).enumerate() {
+            let block = blocks.get(i).cloned().unwrap_or_default();
+            let block_position = self.prepared.get(&block).map(|p| p.position.clone()).unwrap_or_default();
+            let mut event = decision_event(decision, artifact.as_ref());
+            event.insert("node".into(), json!(node));
+            event.insert("block".into(), json!(block));
+            event.insert("position".into(), json!(block_position));
+            event.insert("stateVersion".into(), json!(invocation.state_version));
+            if i == 0
+                && let Some(evidence) = &evidence
+            {
+                event.insert("evidence".into(), evidence.clone());
+            }
+            self.emit("decision", event)?;
+        }
+        let handled = self.adapter.positions.get(&position).is_some_and(|a| a.contains(&action));
+        if !handled && action != ANY_POSITION_ACTION {
+            return Err(RunError::NotAtPosition { node: node.to_owned(), position, action });
+        }
+        let HostAdapter { actions, sink, .. } = &mut self.adapter;
+        let handler = actions
+            .iter()
+            .find(|(a, _)| *a == action)
+            .map(|(_, h)| h)
+            .ok_or_else(|| RunError::Unhandled { node: node.to_owned(), action: action.clone() })?;
+        let sink = sink.as_deref_mut().ok_or_else(|| no_sink(node))?;
+        let mut dispatch = Dispatch {
+            invocation,
+            position: &position,
+            action: &action,
+            decisions: &decisions,
+            evidence: evidence.as_ref(),
+            sink,
+        };
+        let label =
+            handler(ctx, &mut dispatch).map_err(|source| RunError::Handler { node: node.to_owned(), source })?;
+        Ok((action, label))
+    }
+}
+
+fn no_sink(node: &str) -> RunError {
+    RunError::Handler { node: node.to_owned(), source: HandlerError("no event sink".into()) }
+}
+
+fn obj(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// The `decision` event of one node (runtime.md §4.1), without its `type`.
+pub fn decision_event(d: &NodeDecision, frame: Option<&FrameArtifact>) -> Map<String, Value> {
+    let event = DecisionEvent {
+        step: d.step,
+        id: d.id.clone(),
+        state: match &d.state {
+            Value::Object(map) => map.clone(),
+            _ => Map::new(),
+        },
+        frame: frame.map(FrameArtifact::to_value),
+        request_digest: Some(d.request_digest.clone()),
+        sent_frame_digest: Some(d.sent_frame_digest.clone()),
+        sent_questions: Some(d.sent_questions.clone()),
+        batch_ids: Some(d.batch_ids.clone()),
+        margin: d.margin.as_ref().map(|m| {
+            json!({"id": m.question, "kind": m.kind, "threshold": m.threshold, "value": m.value, "margin": m.margin})
+        }),
+        questions: d.questions.clone(),
+        answers: Value::Object(d.raw_answers.clone()),
+        action: d.action.clone(),
+        reason: d.reason.clone(),
+        latency_ms: d.latency_ms,
+        provider: d.provider.clone(),
+        model: d.model.clone(),
+        degraded: d.degraded,
+        escalate: d.escalate,
+        warnings: (!d.warnings.is_empty()).then(|| d.warnings.clone()),
+    };
+    let mut map = obj(event.to_value());
+    map.remove("type");
+    map
+}

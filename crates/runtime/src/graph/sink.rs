@@ -1,0 +1,96 @@
+//! The event sink (registration 7): where a host's events go. Every event is a JSON object
+//! with a `type`; decisions carry the decision id, position, frame digest, request digest,
+//! answers, action, policy reason and evidence.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use crate::log::SessionLog;
+
+/// Why an event could not be recorded. A host that cannot record must stop.
+#[derive(Debug, Error)]
+#[error("cannot record event `{event}`: {message}")]
+pub struct SinkError {
+    pub event: String,
+    pub message: String,
+}
+
+/// Receives every event of a run, in order.
+pub trait EventSink: Send {
+    /// Record one event: `event_type` plus its payload (a `type` key in the payload is ignored).
+    fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), SinkError>;
+}
+
+impl EventSink for SessionLog {
+    fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), SinkError> {
+        self.append_event(event_type, &payload)
+            .map_err(|e| SinkError { event: event_type.to_owned(), message: e.to_string() })
+    }
+}
+
+/// Keeps events in memory, shareable: clone the sink to read what was recorded.
+#[derive(Debug, Clone, Default)]
+pub struct MemorySink {
+    events: Arc<Mutex<Vec<Value>>>,
+}
+
+impl MemorySink {
+    pub fn new() -> Self {
+        MemorySink::default()
+    }
+
+    /// Every event so far, each `{"type": …, …payload}`.
+    pub fn events(&self) -> Vec<Value> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+
+    /// The events of one type.
+    pub fn of_type(&self, event_type: &str) -> Vec<Value> {
+        self.events().into_iter().filter(|e| e.get("type").and_then(Value::as_str) == Some(event_type)).collect()
+    }
+}
+
+impl EventSink for MemorySink {
+    fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), SinkError> {
+        let mut event = Map::with_capacity(payload.len() + 1);
+        event.insert("type".to_owned(), Value::from(event_type));
+        event.extend(payload.into_iter().filter(|(k, _)| k != "type"));
+        self.events
+            .lock()
+            .map_err(|_| SinkError { event: event_type.to_owned(), message: "memory sink poisoned".into() })?
+            .push(Value::Object(event));
+        Ok(())
+    }
+}
+
+/// Sends every event to several sinks in turn (e.g. the session log and a progress display).
+pub struct Tee {
+    sinks: Vec<Box<dyn EventSink>>,
+}
+
+impl Tee {
+    pub fn new(sinks: Vec<Box<dyn EventSink>>) -> Self {
+        Tee { sinks }
+    }
+}
+
+impl EventSink for Tee {
+    fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), SinkError> {
+        for sink in &mut self.sinks {
+            sink.emit(event_type, payload.clone())?;
+        }
+        Ok(())
+    }
+}
+
+/// Calls a function for every event (for progress displays).
+pub struct FnSink<F>(pub F);
+
+impl<F: FnMut(&str, &Map<String, Value>) + Send> EventSink for FnSink<F> {
+    fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), SinkError> {
+        (self.0)(event_type, &payload);
+        Ok(())
+    }
+}
