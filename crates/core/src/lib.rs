@@ -12,6 +12,7 @@
 pub mod check;
 pub mod contract;
 pub mod diag;
+mod names;
 pub mod digest;
 pub mod policy;
 pub mod record;

@@ -3,11 +3,10 @@
 //! ids and full frame coverage (the reference's "frame layer").
 
 use super::Capabilities;
-use std::collections::HashSet;
-
 use super::codes;
 use crate::contract::{Block, Contract};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
+use crate::names::NameSet;
 use crate::suggest::did_you_mean;
 use crate::vocab::ANY_POSITION_ACTION;
 
@@ -220,8 +219,8 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
 /// Every state cell is either the source of a field or deliberately excluded, never both.
 fn coverage(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
     let (Some(frame), Some(cells)) = (&block.frame, &caps.state_cells) else { return };
-    let sources: HashSet<&str> = frame.fields.iter().map(|f| f.source_cell(|p| caps.projection_cell(p))).collect();
-    let excluded: HashSet<&str> = frame.excluded.iter().map(|e| e.field.as_str()).collect();
+    let sources: NameSet<'_> = frame.fields.iter().map(|f| f.source_cell(|p| caps.projection_cell(p))).collect();
+    let excluded: NameSet<'_> = frame.excluded.iter().map(|e| e.field.as_str()).collect();
     for exclusion in &frame.excluded {
         if sources.contains(exclusion.field.as_str()) {
             sink.push(

@@ -2,11 +2,10 @@
 //! errors). Parse-time lints live in the scanner; these need the whole block.
 
 use super::Capabilities;
-use std::collections::HashSet;
-
 use super::codes;
 use crate::contract::{Block, Contract, Primitive};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
+use crate::names::NameSet;
 use crate::policy::{CompiledPolicy, Predicate};
 use crate::vocab;
 
@@ -29,7 +28,7 @@ pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>) -> V
     let coverage_is_checked = caps.is_some_and(|c| c.require_coverage);
     for block in &contract.blocks {
         let Some(frame) = &block.frame else { continue };
-        let mut seen = HashSet::new();
+        let mut seen = NameSet::new();
         for field in &frame.fields {
             if !seen.insert(field.key.as_str()) {
                 out.push(warning(
@@ -42,7 +41,7 @@ pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>) -> V
                 ));
             }
         }
-        let mut seen = HashSet::new();
+        let mut seen = NameSet::new();
         for exclusion in &frame.excluded {
             if !seen.insert(exclusion.field.as_str()) {
                 out.push(warning(
@@ -62,7 +61,7 @@ pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>) -> V
             Some(c) => c.projection_cell(p),
             None => vocab::projection(p).map(|d| d.reads),
         };
-        let sources: HashSet<&str> = frame.fields.iter().map(|f| f.source_cell(projection_cell)).collect();
+        let sources: NameSet<'_> = frame.fields.iter().map(|f| f.source_cell(projection_cell)).collect();
         for exclusion in &frame.excluded {
             if sources.contains(exclusion.field.as_str()) {
                 out.push(warning(

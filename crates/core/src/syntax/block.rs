@@ -2,16 +2,17 @@
 //! block-level checks in the reference's order. Lints for what the reference silently
 //! accepts are emitted here too, as warnings.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::Line;
 use super::clauses::{
     DynamicProblem, list_item, parse_dynamic, split_key_line, split_option, split_reason, split_when,
 };
-use super::text::{is_js_whitespace, js_trim, utf16_prefix};
+use super::text::{is_js_whitespace, js_trim, split_once_str, utf16_prefix};
 use crate::check::codes;
 use crate::contract::{Block, Dynamic, Exclusion, Frame, FrameField, Kind, Primitive, Question, QuestionOption, Rule};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
+use crate::names::NameSet;
 use crate::suggest::did_you_mean;
 use crate::vocab::{self, ACTIONS, ANY_POSITION_ACTION, BLOCK_KEYS, POSITIONS};
 
@@ -427,7 +428,7 @@ impl BlockReader {
 
     fn rule(&mut self, line: &Line<'_>, body: &str) {
         let span = line.span();
-        let Some((predicate, action)) = body.split_once('→') else {
+        let Some((predicate, action)) = split_once_str(body, "→") else {
             let help = if body.contains("->") {
                 "use `→` (U+2192); `->` is not an arrow here"
             } else {
@@ -638,10 +639,16 @@ impl BlockReader {
     fn questions(&mut self) -> Vec<Question> {
         let drafts = std::mem::take(&mut self.drafts);
         let mut questions = Vec::with_capacity(drafts.len());
-        // Maps keep these checks linear even for blocks with thousands of questions.
+        // The first span of each id, kept only when some id repeats (rare).
+        let mut ids = NameSet::new();
+        let repeats = !drafts.iter().all(|d| ids.insert(&d.id));
         let mut first_spans: HashMap<String, Span> = HashMap::new();
+        if repeats {
+            for draft in drafts.iter().rev() {
+                first_spans.insert(draft.id.clone(), draft.span);
+            }
+        }
         for draft in drafts {
-            first_spans.entry(draft.id.clone()).or_insert(draft.span);
             if draft.options.is_empty() {
                 self.push(
                     codes::Q_NO_OPTIONS,
@@ -692,7 +699,7 @@ impl BlockReader {
                 span: draft.span,
             });
         }
-        let mut seen: HashSet<&str> = HashSet::new();
+        let mut seen = NameSet::new();
         let mut reported: Vec<&str> = Vec::new();
         for q in &questions {
             if !seen.insert(&q.id) && !reported.contains(&q.id.as_str()) {
@@ -712,7 +719,7 @@ impl BlockReader {
     }
 
     fn option_lints(&mut self, draft: &Draft) {
-        let mut seen: HashSet<&str> = HashSet::new();
+        let mut seen = NameSet::new();
         for option in draft.options.iter().filter(|o| o.named) {
             if !seen.insert(&option.name) {
                 self.lint(

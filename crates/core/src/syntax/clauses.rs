@@ -1,7 +1,7 @@
 //! The grammar of single clauses: key lines, options, `when:`, `dynamic:`. Pure functions
 //! over already-trimmed text, shared by the scanner and by hosts that need the same reading.
 
-use super::text::{find_str, is_identifier, is_js_whitespace, js_trim};
+use super::text::{is_identifier, is_js_whitespace, js_trim, split_once_str};
 
 /// JavaScript's `.` does not match these, so a line containing one is neither a key line
 /// nor a list item (it becomes prose, as in the reference).
@@ -52,12 +52,8 @@ pub fn split_option(body: &str) -> Option<(&str, &str)> {
 
 /// `text —— reason`: split at the first `——` (spaces optional).
 pub(crate) fn split_reason(text: &str) -> (&str, Option<&str>) {
-    const SEPARATOR: &str = "——";
-    match find_str(text, SEPARATOR) {
-        Some(at) => (
-            js_trim(text.get(..at).unwrap_or_default()),
-            Some(js_trim(text.get(at + SEPARATOR.len()..).unwrap_or_default())),
-        ),
+    match split_once_str(text, "——") {
+        Some((head, why)) => (js_trim(head), Some(js_trim(why))),
         None => (js_trim(text), None),
     }
 }
@@ -109,7 +105,13 @@ pub fn parse_dynamic(value: &str) -> DynamicParts {
     if parts.why.is_empty() {
         parts.problems.push(DynamicProblem::NoWhy);
     }
-    let pieces: Vec<&str> = head.split('→').collect();
+    let mut pieces: Vec<&str> = Vec::with_capacity(2);
+    let mut rest = head;
+    while let Some((piece, after)) = split_once_str(rest, "→") {
+        pieces.push(piece);
+        rest = after;
+    }
+    pieces.push(rest);
     let call = js_trim(pieces.first().copied().unwrap_or_default());
     match pieces.len() {
         0 | 1 => parts.problems.push(DynamicProblem::NoArrow),
@@ -135,7 +137,7 @@ pub fn parse_dynamic(value: &str) -> DynamicParts {
                     parts.problems.push(DynamicProblem::BadCell((*cell).to_string()));
                 }
             }
-            let mut seen = std::collections::HashSet::new();
+            let mut seen = crate::names::NameSet::new();
             let mut dups: Vec<String> = Vec::new();
             for cell in &reads {
                 if !seen.insert(*cell) && !dups.iter().any(|d| d == cell) {

@@ -34,20 +34,26 @@ pub fn js_trim_end(s: &str) -> &str {
     }
 }
 
-/// The byte offset of the first `needle` in `haystack`. Faster than `str::find(&str)` for
-/// the short lines and short needles of this format: it jumps between occurrences of the
-/// needle's first character.
+/// The byte offset of the first `needle` in `haystack`. Searches for the needle's first byte
+/// (for `—` and `→`, 0xE2, which CJK text rarely contains) and checks the rest there.
 pub fn find_str(haystack: &str, needle: &str) -> Option<usize> {
-    let first = needle.chars().next()?;
+    let bytes = haystack.as_bytes();
+    let first = *needle.as_bytes().first()?;
     let mut from = 0;
-    while let Some(found) = haystack.get(from..)?.find(first) {
+    while let Some(found) = memchr::memchr(first, bytes.get(from..)?) {
         let at = from + found;
-        if haystack.get(at..)?.starts_with(needle) {
+        if bytes.get(at..)?.starts_with(needle.as_bytes()) {
             return Some(at);
         }
-        from = at + first.len_utf8();
+        from = at + 1;
     }
     None
+}
+
+/// Split at the first `needle`: the text before and after it.
+pub fn split_once_str<'a>(haystack: &'a str, needle: &str) -> Option<(&'a str, &'a str)> {
+    let at = find_str(haystack, needle)?;
+    Some((haystack.get(..at)?, haystack.get(at + needle.len()..)?))
 }
 
 /// An ASCII identifier: `[A-Za-z_][A-Za-z0-9_]*`.

@@ -1,0 +1,67 @@
+//! A set of names that stays cheap for the usual handful (a scan) and linear for
+//! pathological inputs (a hash set once it grows).
+
+use std::collections::HashSet;
+
+const SMALL: usize = 24;
+
+#[derive(Debug, Default)]
+pub(crate) struct NameSet<'a> {
+    small: Vec<&'a str>,
+    large: Option<HashSet<&'a str>>,
+}
+
+impl<'a> NameSet<'a> {
+    pub fn new() -> NameSet<'a> {
+        NameSet::default()
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        match &self.large {
+            Some(set) => set.contains(name),
+            None => self.small.contains(&name),
+        }
+    }
+
+    /// Adds the name; false when it was already there.
+    pub fn insert(&mut self, name: &'a str) -> bool {
+        if let Some(set) = &mut self.large {
+            return set.insert(name);
+        }
+        if self.small.contains(&name) {
+            return false;
+        }
+        self.small.push(name);
+        if self.small.len() > SMALL {
+            self.large = Some(self.small.drain(..).collect());
+        }
+        true
+    }
+}
+
+impl<'a> FromIterator<&'a str> for NameSet<'a> {
+    fn from_iter<I: IntoIterator<Item = &'a str>>(iter: I) -> NameSet<'a> {
+        let mut set = NameSet::new();
+        for name in iter {
+            set.insert(name);
+        }
+        set
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_and_large_sets_agree() {
+        let names: Vec<String> = (0..100).map(|i| format!("n{}", i % 60)).collect();
+        let mut set = NameSet::new();
+        let inserted = names.iter().filter(|n| set.insert(n.as_str())).count();
+        assert_eq!(inserted, 60);
+        assert!(set.contains("n59"));
+        assert!(!set.contains("n60"));
+        let small: NameSet<'_> = ["a", "b", "a"].into_iter().collect();
+        assert!(small.contains("a") && small.contains("b") && !small.contains("c"));
+    }
+}
