@@ -140,7 +140,7 @@ pub fn parse_dynamic(value: &str) -> DynamicParts {
             let mut seen = crate::names::NameSet::new();
             let mut dups: Vec<String> = Vec::new();
             for cell in &reads {
-                if !seen.insert(*cell) && !dups.iter().any(|d| d == cell) {
+                if !seen.insert(cell) && !dups.iter().any(|d| d == cell) {
                     dups.push((*cell).to_string());
                 }
             }
