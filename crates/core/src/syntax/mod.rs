@@ -268,12 +268,17 @@ impl Scanner {
     }
 }
 
-/// Split on `\n` only, keeping byte offsets.
+/// Split on `\n` only (SIMD search), keeping byte offsets.
 fn lines(source: &str, offset: usize) -> impl Iterator<Item = Line<'_>> {
     let mut start = 0;
-    source.split('\n').enumerate().map(move |(index, raw)| {
-        let line = Line { number: u32::try_from(index + 1).unwrap_or(u32::MAX), start: offset + start, raw };
-        start += raw.len() + 1;
-        line
+    let mut number: u32 = 0;
+    let mut ends = memchr::memchr_iter(b'\n', source.as_bytes()).chain(std::iter::once(source.len()));
+    std::iter::from_fn(move || {
+        let end = ends.next()?;
+        let raw = source.get(start..end).unwrap_or_default();
+        number = number.saturating_add(1);
+        let line = Line { number, start: offset + start, raw };
+        start = end + 1;
+        Some(line)
     })
 }
