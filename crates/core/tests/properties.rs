@@ -144,7 +144,27 @@ proptest! {
         for diagnostics in all_layers(&bytes) {
             for d in diagnostics {
                 prop_assert!(d.span.line >= 1 && d.span.column >= 1, "{} {:?}", d.code, d.span);
-                prop_assert!(d.span.start <= d.span.end, "{} {:?}", d.code, d.span);
+                prop_assert!(d.span.start <= d.span.end && d.span.end <= bytes.len(), "{} {:?} len {}", d.code, d.span, bytes.len());
+                let line = bytes[..d.span.start].iter().filter(|b| **b == b'\n').count() + 1;
+                prop_assert_eq!(d.span.line as usize, line, "{} {:?}", d.code, d.span);
+            }
+        }
+    }
+
+    #[test]
+    fn syntax_soups_with_invalid_bytes_keep_byte_exact_spans(lines in soup(), bad in prop::collection::vec((any::<prop::sample::Index>(), 0x80u8..=0xFF), 0..8)) {
+        let mut bytes = lines.join("\n").into_bytes();
+        for (at, byte) in bad {
+            if !bytes.is_empty() {
+                let at = at.index(bytes.len());
+                bytes.insert(at, byte);
+            }
+        }
+        for diagnostics in all_layers(&bytes) {
+            for d in diagnostics {
+                prop_assert!(d.span.start <= d.span.end && d.span.end <= bytes.len(), "{} {:?} len {}", d.code, d.span, bytes.len());
+                let line = bytes[..d.span.start].iter().filter(|b| **b == b'\n').count() + 1;
+                prop_assert_eq!(d.span.line as usize, line, "{} {:?}", d.code, d.span);
             }
         }
     }
@@ -229,10 +249,9 @@ fn the_reference_fixture_with_crlf_has_the_same_structure() {
 }
 
 #[test]
-#[ignore = "bug: after invalid UTF-8, spans index the lossy text and can exceed the input (format.md Part 1 items 1 and 8)"]
 fn spans_stay_inside_any_byte_input() {
-    // The non-ignored property above checks this for valid UTF-8; with invalid bytes the
-    // parser reads `String::from_utf8_lossy`, where each bad byte grows to three.
+    // Invalid bytes must not shift later spans (a lossy decoding would grow each to three
+    // bytes); `foo` starts at byte 14 of the input.
     let mut bytes = vec![0xFF; 10];
     bytes.extend_from_slice(b"\n## foo\nkind: bogus\n");
     for diagnostics in all_layers(&bytes) {
@@ -240,6 +259,9 @@ fn spans_stay_inside_any_byte_input() {
             assert!(d.span.end <= bytes.len(), "{} {:?} len {}", d.code, d.span, bytes.len());
         }
     }
+    let parsed = parse(&bytes);
+    let kind = parsed.diagnostics.iter().find(|d| d.code == "DC0109").unwrap();
+    assert_eq!(&bytes[kind.span.start..kind.span.end], b"bogus");
 }
 
 // ---------------------------------------------------------------------------------------
