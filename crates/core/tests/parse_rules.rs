@@ -1408,3 +1408,40 @@ fn unicode_columns_count_scalar_values() {
     assert_eq!(&source[d.span.start..d.span.end], "布尔");
     assert_eq!(d.block.as_deref(), Some("判定"));
 }
+
+#[test]
+fn keys_are_case_insensitive() {
+    let parsed = clean(
+        "## ok\nKIND: noul\nWhen: after-tool —— p\nASK: q\n- true — y\n- false — n\nPolicy:\n  - prob:ok >= 0.6 → continue\n  - else → stop\n",
+    );
+    let block = &parsed.contract.blocks[0];
+    assert_eq!(
+        (block.kind, block.position.as_str(), block.questions[0].ask.as_str(), block.policy.len()),
+        (Kind::Noul, "after-tool", "q", 2)
+    );
+    // Values are not: `kind: Noul` is an error (row 9).
+}
+
+#[test]
+fn a_kind_mismatch_is_followed_by_the_min_options_check() {
+    let parsed = p("## foo\nkind: noul\nwhen: after-tool\nask: q\n- a — x\n");
+    assert_eq!(
+        error_codes(&parsed),
+        [(codes::KIND_MISMATCH, 5), (codes::CHOICE_FEW, 5)],
+        "{}",
+        dump(&parsed.diagnostics)
+    );
+}
+
+#[test]
+#[ignore = "bug (order only): P-BLOCK-DUP-ID is emitted right after the duplicate block; format.md §3.1 emits it after all blocks"]
+fn duplicate_block_ids_are_reported_after_all_blocks() {
+    // §3.1: "Then 35 for the whole document."
+    let parsed = p("## a\nkind: rule\nwhen: after-tool\n## a\nkind: rule\nwhen: after-tool\n## b\n");
+    assert_eq!(
+        error_codes(&parsed),
+        [(codes::KIND_MISSING, 7), (codes::WHEN_MISSING, 7), (codes::BLOCK_DUP_ID, 4)],
+        "{}",
+        dump(&parsed.diagnostics)
+    );
+}
