@@ -1445,3 +1445,15 @@ fn duplicate_block_ids_are_reported_after_all_blocks() {
         dump(&parsed.diagnostics)
     );
 }
+
+#[test]
+fn whitespace_follows_javascript() {
+    // JS `\s` includes U+00A0, U+3000 and U+FEFF (trimmed anywhere, not only at the start
+    // of the file); it does not include U+0085.
+    let source = "## ok\n\u{FEFF}kind:\u{00A0}noul\u{3000}\nwhen: after-tool\u{00A0}—— p\nask: q\n-\u{00A0}true\u{00A0}—\u{2003}y\n- false — n\npolicy:\n  - else → stop\n";
+    let parsed = clean(source);
+    let block = &parsed.contract.blocks[0];
+    assert_eq!((block.kind, block.position.as_str()), (Kind::Noul, "after-tool"));
+    assert_eq!(block.questions[0].primitive, Primitive::Noul);
+    one("## ok\nkind: noul\u{0085}\nwhen: after-tool\n", codes::KIND_INVALID, 2);
+}
