@@ -1,10 +1,315 @@
-//! `decision run`.
+//! `decision run [CONTRACT] --task TEXT --workdir DIR [--provider …] [--log LOG] [--max-steps N]
+//! [--allow-write] [--allow-delete]`: run the reference coding host on a task, showing each
+//! decision as it happens, and end with a summary. The session log it writes verifies with
+//! `decision replay`.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use decision_runtime::graph::{EventSink, FnSink, Tee};
+use decision_runtime::host::generate::{ChatGenerator, EvidenceReport, Generator};
+use decision_runtime::host::heuristic::HeuristicProvider;
+use decision_runtime::host::human::{DenyAll, Human, TerminalHuman};
+use decision_runtime::host::{
+    CODING_CONTRACT, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary, run_task,
+};
+use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog, now_ms};
+use decision_runtime::provider::{
+    ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
+    SystemOneProvider,
+};
+use serde_json::{Map, Value, json};
+
+/// Where `--provider openai` looks when no `--url` is given.
+const OPENAI_DEFAULT_URL: &str = "http://127.0.0.1:8080/v1";
+
+/// Options shared by `run` and `resume`.
+#[derive(clap::Args, Clone)]
+pub struct Common {
+    /// `heuristic` (rules, not a model; offline), `mock`, `script:FILE`, `systemone` (key in
+    /// TYPESAFE_API_KEY) or `openai` (key, if any, in OPENAI_API_KEY).
+    #[arg(long, value_name = "PROVIDER", default_value = "heuristic")]
+    pub provider: String,
+    /// The decision provider's base URL.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// The decision model to name in requests.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// An OpenAI-compatible chat endpoint (API root, e.g. `http://127.0.0.1:8080/v1`) that writes
+    /// the answer; without one, a labelled deterministic evidence report is written. Default:
+    /// `$DECISION_GENERATOR_URL`.
+    #[arg(long, value_name = "URL")]
+    pub generator_url: Option<String>,
+    /// The generator's model name (default: `$DECISION_GENERATOR_MODEL`, else `default`).
+    #[arg(long)]
+    pub generator_model: Option<String>,
+    /// Where `auto_audit` appends audit records (default: next to the log).
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
+    /// Print only the summary, not each decision.
+    #[arg(long)]
+    pub quiet: bool,
+}
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The DECISION.md contract (default: the bundled coding-agent contract).
+    contract: Option<PathBuf>,
+    /// The task.
+    #[arg(long)]
+    task: String,
+    /// The work directory the tools are confined to.
+    #[arg(long, value_name = "DIR")]
+    workdir: PathBuf,
+    /// The session log to write (default: a new file under the system temp directory).
+    #[arg(long, value_name = "LOG")]
+    log: Option<PathBuf>,
+    /// The step limit.
+    #[arg(long, default_value_t = DEFAULT_MAX_STEPS, value_parser = clap::value_parser!(u64).range(1..))]
+    max_steps: u64,
+    /// Offer `write_file` (and, with --allow-delete, `move_file`).
+    #[arg(long)]
+    allow_write: bool,
+    /// Offer `delete_file` (and, with --allow-write, `move_file`).
+    #[arg(long)]
+    allow_delete: bool,
+    #[command(flatten)]
+    common: Common,
+}
 
-pub fn run(_args: Args) -> ExitCode {
-    super::not_built("run")
+pub fn run(args: Args) -> ExitCode {
+    let (source, label) = match &args.contract {
+        Some(path) => match std::fs::read(path) {
+            Ok(bytes) => (bytes, path.display().to_string()),
+            Err(e) => return super::usage_error(&format!("cannot read {}: {e}", path.display())),
+        },
+        None => (CODING_CONTRACT.as_bytes().to_vec(), "bundled:examples/coding-agent/DECISION.md".to_string()),
+    };
+    let log_path = args.log.clone().unwrap_or_else(default_log_path);
+    let config = RunConfig {
+        task: args.task.clone(),
+        workdir: args.workdir.clone(),
+        max_steps: args.max_steps,
+        allow_write: args.allow_write,
+        allow_delete: args.allow_delete,
+        earlier: None,
+        audit_path: args.common.audit.clone().unwrap_or_else(|| audit_next_to(&log_path)),
+        contract_label: label,
+    };
+    let log = match open_log(&log_path, &args.workdir, None) {
+        Ok(log) => log,
+        Err(message) => return super::usage_error(&message),
+    };
+    execute(&source, &config, &args.common, log, &log_path, None)
+}
+
+/// A new log under the temp directory.
+fn default_log_path() -> PathBuf {
+    std::env::temp_dir().join("decision-sessions").join(format!("run-{}.jsonl", now_ms()))
+}
+
+pub fn audit_next_to(log: &Path) -> PathBuf {
+    let mut name = log.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".audit.jsonl");
+    log.with_file_name(name)
+}
+
+/// Create the log (or, with `run`, reopen it to append a resumed run).
+pub fn open_log(path: &Path, workdir: &Path, run: Option<u64>) -> Result<SessionLog, String> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    let mut log = match run {
+        Some(_) => SessionLog::open(path, FsyncPolicy::Never),
+        None => {
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("run");
+            let id: String =
+                stem.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').take(64).collect();
+            let header = LogHeader {
+                id: if id.is_empty() { format!("run-{}", now_ms()) } else { id },
+                created_at_ms: now_ms(),
+                cwd: std::fs::canonicalize(workdir).ok().map(|p| p.display().to_string()),
+            };
+            SessionLog::create(path, &header, FsyncPolicy::Never)
+        }
+    }
+    .map_err(|e| e.to_string())?;
+    if let Some(run) = run {
+        log.set_run(run);
+    }
+    Ok(log)
+}
+
+/// Run the host and print the outcome.
+pub fn execute(
+    source: &[u8],
+    config: &RunConfig,
+    common: &Common,
+    log: SessionLog,
+    log_path: &Path,
+    resume: Option<&ResumeState>,
+) -> ExitCode {
+    let provider = match build_provider(common) {
+        Ok(p) => p,
+        Err(message) => return super::usage_error(&message),
+    };
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let generator: Box<dyn Generator> = match common.generator_url.clone().or_else(|| env("DECISION_GENERATOR_URL")) {
+        Some(url) => {
+            let model = common.generator_model.clone().or_else(|| env("DECISION_GENERATOR_MODEL"));
+            let key = ApiKey::from_env(OpenAiProvider::KEY_VARIABLE);
+            Box::new(ChatGenerator::new(&url, model.as_deref().unwrap_or("default"), key))
+        }
+        None => Box::new(EvidenceReport),
+    };
+    let human: Box<dyn Human> = if TerminalHuman::available() { Box::new(TerminalHuman) } else { Box::new(DenyAll) };
+    let quiet = common.quiet;
+    let progress = FnSink(move |event_type: &str, e: &Map<String, Value>| {
+        if !quiet {
+            show(event_type, e);
+        }
+    });
+    let sinks: Vec<Box<dyn EventSink>> = vec![Box::new(log), Box::new(progress)];
+    let with = Collaborators { provider, generator, human, sink: Box::new(Tee::new(sinks)) };
+    if !quiet {
+        eprintln!("decision run · provider {} · workdir {}", common.provider, config.workdir.display());
+        eprintln!("task: {}", config.task);
+    }
+    match run_task(source, config, with, resume) {
+        Ok(summary) => {
+            print_summary(&summary, log_path);
+            if summary.delivered { ExitCode::SUCCESS } else { ExitCode::from(1) }
+        }
+        Err(HostError::Refused(refusal)) => {
+            eprintln!("{refusal}");
+            ExitCode::from(1)
+        }
+        Err(HostError::Workdir { path, source }) => {
+            super::usage_error(&format!("work directory {}: {source}", path.display()))
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            eprintln!("log: {} (verify with: decision replay {})", log_path.display(), log_path.display());
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn build_provider(common: &Common) -> Result<Arc<dyn DecisionProvider>, String> {
+    let retry = RetryPolicy::default();
+    let provider: Arc<dyn DecisionProvider> = match common.provider.as_str() {
+        "heuristic" => Arc::new(HeuristicProvider),
+        "mock" => Arc::new(MockProvider::default()),
+        "systemone" => {
+            let url = common.url.clone().unwrap_or_else(|| SystemOneProvider::OFFICIAL_URL.to_string());
+            let key = ApiKey::from_env(SystemOneProvider::KEY_VARIABLE);
+            if key.is_none() && url.trim_end_matches('/') == SystemOneProvider::OFFICIAL_URL {
+                return Err(format!("the official System One endpoint needs {}", SystemOneProvider::KEY_VARIABLE));
+            }
+            let model = common.model.clone().unwrap_or_else(|| SystemOneProvider::PINNED_MODEL.to_string());
+            Arc::new(Retrying::new(SystemOneProvider::new(&url).with_key(key).with_default_model(Some(model)), retry))
+        }
+        "openai" => {
+            let url = common.url.clone().unwrap_or_else(|| OPENAI_DEFAULT_URL.to_string());
+            let model = common.model.clone().unwrap_or_else(|| "default".to_string());
+            let provider = OpenAiProvider::new(&url, &model, OpenAiMode::Chat)
+                .with_key(ApiKey::from_env(OpenAiProvider::KEY_VARIABLE));
+            Arc::new(Retrying::new(provider, retry))
+        }
+        other => match other.strip_prefix("script:") {
+            Some(file) if !file.is_empty() => {
+                Arc::new(ScriptProvider::from_file(Path::new(file)).map_err(|e| e.to_string())?)
+            }
+            _ => {
+                return Err(format!(
+                    "unknown provider `{other}`: expected heuristic, mock, script:FILE, systemone or openai"
+                ));
+            }
+        },
+    };
+    Ok(provider)
+}
+
+/// One line per decision (node, action, each answer's top probability, margin), and per
+/// tool call, authorisation, audit and generation.
+fn show(event_type: &str, e: &Map<String, Value>) {
+    let step = e.get("step").and_then(Value::as_u64).unwrap_or(0);
+    match event_type {
+        "decision" => {
+            let block = e.get("block").and_then(Value::as_str).unwrap_or_default();
+            let action = e.get("action").and_then(Value::as_str).unwrap_or_default();
+            let answers = e.get("answers").and_then(Value::as_object).map(answer_summary).unwrap_or_default();
+            let margin = e
+                .get("margin")
+                .and_then(|m| m.get("margin"))
+                .and_then(Value::as_f64)
+                .map(|m| format!("  margin {m:.2}"))
+                .unwrap_or_default();
+            let invalid =
+                if e.get("escalate") == Some(&json!(true)) && answers.is_empty() { "  (no valid answer)" } else { "" };
+            eprintln!("  step {step:>2}  {block:<12} → {action:<11} {answers}{margin}{invalid}");
+        }
+        "tool:call" => {
+            let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
+            let input = e.get("input").and_then(Value::as_str).unwrap_or_default();
+            let first = input.lines().next().unwrap_or_default();
+            eprintln!("           tool {tool}({first})");
+        }
+        "tool:result" => {
+            let output = e.get("output").and_then(Value::as_str).unwrap_or_default();
+            let lines = output.lines().count();
+            let head: String = output.lines().next().unwrap_or_default().chars().take(70).collect();
+            eprintln!("           ← {lines} line(s): {head}");
+        }
+        "authorize" => {
+            let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
+            let ok = e.get("approved") == Some(&json!(true));
+            eprintln!("           authorisation for {tool}: {}", if ok { "approved" } else { "denied" });
+        }
+        "audit" => eprintln!("           audit record written"),
+        "generate" => {
+            let kind = e.get("kind").and_then(Value::as_str).unwrap_or_default();
+            let ms = e.get("latencyMs").and_then(Value::as_u64).unwrap_or(0);
+            eprintln!("           {kind}: {ms} ms");
+        }
+        _ => {}
+    }
+}
+
+fn answer_summary(answers: &Map<String, Value>) -> String {
+    answers
+        .iter()
+        .map(|(id, a)| {
+            if let Some(p) = a.get("noul").and_then(Value::as_f64) {
+                format!("{id}={p:.2}")
+            } else if let Some(choice) = a.get("choice").and_then(Value::as_str) {
+                let p = a.get("probabilities").and_then(|ps| ps.get(choice)).and_then(Value::as_f64).unwrap_or(0.0);
+                format!("{id}={choice}@{p:.2}")
+            } else if let Some(score) = a.get("score").and_then(Value::as_f64) {
+                format!("{id}={score:.2}")
+            } else {
+                format!("{id}=?")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn print_summary(s: &RunSummary, log: &Path) {
+    let total = (s.decision_ms + s.model_ms).max(1);
+    let share = 100.0 * s.decision_ms as f64 / total as f64;
+    println!("{}", s.answer);
+    println!();
+    println!("halt: {} ({})", s.halt, if s.delivered { "delivered" } else { "not delivered" });
+    println!(
+        "steps: {} · decisions: {} in {} requests · model calls: {} · audits: {}",
+        s.steps, s.decisions, s.requests, s.model_calls, s.audits
+    );
+    println!(
+        "time: decisions {} ms ({share:.0}%) · generation {} ms · wall {} ms",
+        s.decision_ms, s.model_ms, s.wall_ms
+    );
+    println!("log: {} (verify with: decision replay {})", log.display(), log.display());
 }

@@ -1,1 +1,18 @@
-//! The reference coding host and its sandboxed file tools.
+//! The reference coding host: the seven-node loop of the bundled contract as a Level-2
+//! graph, sandboxed file tools, the `heuristic` rule provider, generation (a chat endpoint
+//! or a labelled deterministic evidence report), human authorisation, audit records, and
+//! resuming an unfinished run from its session log.
+
+pub mod candidates;
+pub mod generate;
+pub mod heuristic;
+pub mod human;
+pub mod inputs;
+pub mod resume;
+mod run;
+pub mod tools;
+
+pub use run::{
+    CODING_CONTRACT, CodingRun, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary,
+    coding_adapter, coding_description, coding_graph, run_task, start_host,
+};

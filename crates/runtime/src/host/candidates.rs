@@ -1,0 +1,184 @@
+//! The reference host's two dynamic candidate providers (runtime.md §2.8): `toolsFor` (the
+//! usable tools this step) and `fileOptions` (the unread files). Each sees only the cells it
+//! declares, so its candidates cannot move for an undeclared reason.
+
+use serde_json::{Map, Value};
+
+use crate::ask::{CandidateProvider, Candidates};
+
+/// At most this many files are offered to `pick_input`.
+pub const MAX_FILE_OPTIONS: usize = 20;
+
+/// The base instruction of `pick_input`.
+pub const PICK_INPUT_INSTRUCTIONS: &str = "Which file should this tool call target?";
+
+fn strings<'a>(cells: &'a Map<String, Value>, cell: &str) -> Vec<&'a str> {
+    cells.get(cell).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
+}
+
+/// `files` minus `readFiles`, in the order of `files`.
+pub fn unread_files<'a>(cells: &'a Map<String, Value>) -> Vec<&'a str> {
+    let read = strings(cells, "readFiles");
+    strings(cells, "files").into_iter().filter(|f| !read.contains(f)).collect()
+}
+
+/// The tools already used (they appear in history).
+fn used_tools(cells: &Map<String, Value>) -> Vec<&str> {
+    cells
+        .get("history")
+        .and_then(Value::as_array)
+        .map(|h| h.iter().filter_map(|s| s.get("tool").and_then(Value::as_str)).collect())
+        .unwrap_or_default()
+}
+
+/// `toolsFor(ctx: history, files, readFiles, canWrite, canDelete)`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ToolsFor;
+
+impl ToolsFor {
+    pub const READS: [&'static str; 5] = ["history", "files", "readFiles", "canWrite", "canDelete"];
+}
+
+impl CandidateProvider for ToolsFor {
+    fn name(&self) -> &str {
+        "toolsFor"
+    }
+
+    fn reads(&self) -> Vec<String> {
+        Self::READS.iter().map(|c| (*c).to_owned()).collect()
+    }
+
+    fn candidates(&self, cells: &Map<String, Value>) -> Candidates {
+        let used = used_tools(cells);
+        let unused = |tool: &str| !used.contains(&tool);
+        let can_write = cells.get("canWrite") == Some(&Value::Bool(true));
+        let can_delete = cells.get("canDelete") == Some(&Value::Bool(true));
+        let mut options: Vec<(String, String)> = Vec::new();
+        let mut offer = |id: &str, text: String| options.push((id.to_owned(), text));
+        if unused("list_dir") {
+            offer("list_dir", "The agent does not yet know which files exist in the working directory.".into());
+        }
+        if !strings(cells, "files").is_empty() {
+            let unread = unread_files(cells);
+            match unread.as_slice() {
+                [] => {}
+                [_] => offer(
+                    "read_file",
+                    "The content of one file is still needed to make progress and has not been read yet.".into(),
+                ),
+                many => {
+                    let first: Vec<&str> = many.iter().take(5).copied().collect();
+                    offer(
+                        "read_file",
+                        format!("The contents of {} files are still needed: {}.", many.len(), first.join(", ")),
+                    );
+                }
+            }
+            if can_write && unused("write_file") {
+                offer("write_file", "A file must be created or its content changed.".into());
+            }
+        }
+        if can_delete && unused("delete_file") {
+            offer(
+                "delete_file",
+                "The task requires removing this file (or it blocks progress), and leaving it in place would be wrong. Requires explicit authorisation.".into(),
+            );
+        }
+        if can_write && can_delete && unused("move_file") {
+            offer(
+                "move_file",
+                "The task requires a file to live at a different path, and leaving it at its original path would be wrong. Requires explicit authorisation.".into(),
+            );
+        }
+        offer(
+            "done",
+            "Everything the task asks for has already been done; calling any other tool would not add information."
+                .into(),
+        );
+        Candidates { options, instructions: None }
+    }
+}
+
+/// `fileOptions(ctx: files, readFiles)`: the first 20 unread files.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FileOptions;
+
+impl FileOptions {
+    pub const READS: [&'static str; 2] = ["files", "readFiles"];
+}
+
+impl CandidateProvider for FileOptions {
+    fn name(&self) -> &str {
+        "fileOptions"
+    }
+
+    fn reads(&self) -> Vec<String> {
+        Self::READS.iter().map(|c| (*c).to_owned()).collect()
+    }
+
+    fn candidates(&self, cells: &Map<String, Value>) -> Candidates {
+        let unread = unread_files(cells);
+        let options = unread
+            .iter()
+            .take(MAX_FILE_OPTIONS)
+            .map(|f| {
+                ((*f).to_owned(), format!("The task still needs the contents of {f}, and it has not been read yet."))
+            })
+            .collect();
+        let mut instructions = PICK_INPUT_INSTRUCTIONS.to_owned();
+        if unread.len() > MAX_FILE_OPTIONS {
+            instructions
+                .push_str(&format!(" Only the first {MAX_FILE_OPTIONS} of {} candidates are listed.", unread.len()));
+        }
+        Candidates { options, instructions: Some(instructions) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cells(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    fn ids(c: &Candidates) -> Vec<&str> {
+        c.options.iter().map(|(id, _)| id.as_str()).collect()
+    }
+
+    #[test]
+    fn tools_follow_history_files_and_permissions() {
+        let empty = cells(json!({"history": [], "files": [], "readFiles": [], "canWrite": false, "canDelete": false}));
+        assert_eq!(ids(&ToolsFor.candidates(&empty)), ["list_dir", "done"]);
+        let listed = cells(json!({"history": [{"tool": "list_dir"}], "files": ["a", "b"], "readFiles": ["a"],
+            "canWrite": true, "canDelete": false}));
+        let c = ToolsFor.candidates(&listed);
+        assert_eq!(ids(&c), ["read_file", "write_file", "done"]);
+        assert!(c.options[0].1.starts_with("The content of one file"));
+        let all = cells(json!({"history": [{"tool": "list_dir"}, {"tool": "write_file"}], "files": ["a", "b", "c"],
+            "readFiles": [], "canWrite": true, "canDelete": true}));
+        let c = ToolsFor.candidates(&all);
+        assert_eq!(ids(&c), ["read_file", "delete_file", "move_file", "done"]);
+        assert_eq!(c.options[0].1, "The contents of 3 files are still needed: a, b, c.");
+        // move needs both permissions; delete alone does not offer it.
+        let delete_only =
+            cells(json!({"history": [], "files": [], "readFiles": [], "canWrite": false, "canDelete": true}));
+        assert_eq!(ids(&ToolsFor.candidates(&delete_only)), ["list_dir", "delete_file", "done"]);
+    }
+
+    #[test]
+    fn file_options_are_the_first_twenty_unread() {
+        let files: Vec<String> = (0..25).map(|i| format!("f{i:02}")).collect();
+        let c = FileOptions.candidates(&cells(json!({"files": files, "readFiles": ["f00"]})));
+        assert_eq!(c.options.len(), 20);
+        assert_eq!(c.options[0].0, "f01");
+        assert_eq!(
+            c.instructions.as_deref(),
+            Some("Which file should this tool call target? Only the first 20 of 24 candidates are listed.")
+        );
+        let none = FileOptions.candidates(&cells(json!({"files": ["a"], "readFiles": ["a"]})));
+        assert!(none.options.is_empty());
+        assert_eq!(none.instructions.as_deref(), Some(PICK_INPUT_INSTRUCTIONS));
+    }
+}

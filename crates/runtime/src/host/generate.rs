@@ -1,0 +1,224 @@
+//! Generation: the one place text is written for the user. With an OpenAI-compatible chat
+//! endpoint configured, a language model writes the answer from the evidence; without one,
+//! a deterministic evidence report is produced and labelled as such.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use thiserror::Error;
+
+use super::heuristic::{TaskReading, contains_word};
+use crate::frame::clip;
+use crate::provider::ApiKey;
+
+/// The first line of every deterministic report: no one should mistake it for a model's answer.
+pub const EVIDENCE_REPORT_LABEL: &str = "[deterministic evidence report: no language model wrote this]";
+
+/// What the generator is given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenerateRequest<'a> {
+    pub task: &'a str,
+    /// The contract's generator section (the system prompt).
+    pub instructions: &'a str,
+    /// One line per step: `tool(input) → result`.
+    pub evidence: &'a [String],
+    /// The step records `{step, tool, input, result}`.
+    pub history: &'a [Value],
+    /// Why the tool loop ended.
+    pub halt: &'a str,
+    /// Set when the delivery gate sent the previous draft back, with its reason.
+    pub revise: Option<&'a str>,
+}
+
+/// A generated draft.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generated {
+    pub text: String,
+    pub latency: Duration,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("generation failed ({who}): {message}")]
+pub struct GenerateError {
+    pub who: String,
+    pub message: String,
+}
+
+/// Writes the answer.
+pub trait Generator: Send + Sync {
+    fn name(&self) -> &str;
+    fn generate(&self, request: &GenerateRequest<'_>) -> Result<Generated, GenerateError>;
+}
+
+/// The instruction added when the delivery gate asks for a revision.
+pub fn revise_instruction(reason: &str) -> String {
+    format!(
+        "The previous answer did not pass the delivery gate: {reason}. Fix it accordingly; do not repeat the same wording."
+    )
+}
+
+/// Offline, deterministic: quotes the evidence, and for each search term in the task, the
+/// lines where it occurs (with the two lines after, which usually hold the body).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EvidenceReport;
+
+impl Generator for EvidenceReport {
+    fn name(&self) -> &str {
+        "evidence-report"
+    }
+
+    fn generate(&self, r: &GenerateRequest<'_>) -> Result<Generated, GenerateError> {
+        let started = Instant::now();
+        let reading = TaskReading::of(r.task);
+        let mut out = vec![EVIDENCE_REPORT_LABEL.to_owned(), format!("Task: {}", r.task)];
+        out.push(format!("The tool loop ended: {}.", halt_text(r.halt)));
+        if let Some(reason) = r.revise {
+            out.push(format!("Revision requested by the delivery gate: {reason}"));
+        }
+        let reads: Vec<(&str, &str)> = r
+            .history
+            .iter()
+            .filter(|h| h.get("tool").and_then(Value::as_str) == Some("read_file"))
+            .filter_map(|h| Some((h.get("input")?.as_str()?.trim(), h.get("result")?.as_str()?)))
+            .collect();
+        for term in &reading.terms {
+            let mut hits = Vec::new();
+            for (file, body) in &reads {
+                let lines: Vec<&str> = body.lines().collect();
+                for (i, line) in lines.iter().enumerate() {
+                    if contains_word(line, term) {
+                        let context: Vec<String> = lines
+                            .iter()
+                            .enumerate()
+                            .skip(i)
+                            .take(3)
+                            .map(|(n, l)| format!("    {file}:{}: {l}", n + 1))
+                            .collect();
+                        hits.push(context.join("\n"));
+                    }
+                }
+            }
+            if hits.is_empty() {
+                out.push(format!("`{term}` does not occur in any file that was read."));
+            } else {
+                out.push(format!("Where `{term}` occurs:"));
+                out.extend(hits);
+            }
+        }
+        if r.evidence.is_empty() {
+            out.push("No tool was called, so there is no evidence to report.".into());
+        } else {
+            out.push("Tool results, in order:".into());
+            for (i, line) in r.evidence.iter().enumerate() {
+                // One line per call, so each quotation stays recognisable as one.
+                out.push(format!("{}. {}", i + 1, clip(&line.replace('\n', " ⏎ "), 600)));
+            }
+        }
+        Ok(Generated { text: out.join("\n"), latency: started.elapsed(), input_tokens: None, output_tokens: None })
+    }
+}
+
+/// A plain-language reading of a halt value.
+pub fn halt_text(halt: &str) -> String {
+    let (base, suffix) = halt.split_once('+').map_or((halt, None), |(b, s)| (b, Some(s)));
+    let text = match base {
+        "task_done" => "the task was judged done",
+        "answered_directly" => "no tool was needed",
+        "agent_done" => "the decision model chose `done`",
+        "tool_unclear" => "no tool could be chosen with enough confidence",
+        "unknown_tool" => "the chosen tool does not exist",
+        "input_unclear" => "the tool's input could not be determined",
+        "denied" => "a tool call was not authorised",
+        "step_failed" => "a tool call failed",
+        "max_steps" => "the step limit was reached",
+        other => other,
+    };
+    match suffix {
+        Some(action) => format!("{text} ({halt}; the delivery gate's last action was `{action}`)"),
+        None => format!("{text} ({halt})"),
+    }
+}
+
+/// An OpenAI-compatible `POST {base}/chat/completions` generator.
+#[derive(Debug, Clone)]
+pub struct ChatGenerator {
+    name: String,
+    url: String,
+    model: String,
+    key: Option<ApiKey>,
+    timeout: Duration,
+    agent: ureq::Agent,
+}
+
+impl ChatGenerator {
+    /// `base_url` is the API root, e.g. `http://127.0.0.1:8080/v1`.
+    pub fn new(base_url: &str, model: &str, key: Option<ApiKey>) -> Self {
+        let base = base_url.trim_end_matches('/');
+        let config = ureq::Agent::config_builder().http_status_as_error(false);
+        ChatGenerator {
+            name: format!("chat@{}", base.split("://").nth(1).unwrap_or(base).split('/').next().unwrap_or_default()),
+            url: format!("{base}/chat/completions"),
+            model: model.to_owned(),
+            key,
+            timeout: Duration::from_secs(120),
+            agent: config.build().into(),
+        }
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+}
+
+impl Generator for ChatGenerator {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn generate(&self, r: &GenerateRequest<'_>) -> Result<Generated, GenerateError> {
+        let started = Instant::now();
+        let fail = |message: String| GenerateError { who: self.name.clone(), message };
+        let mut user = format!("Task: {}\n\nEvidence (tool results, in order):\n", r.task);
+        for line in r.evidence {
+            user.push_str(&format!("- {line}\n"));
+        }
+        if let Some(reason) = r.revise {
+            user.push('\n');
+            user.push_str(&revise_instruction(reason));
+        }
+        let body = json!({
+            "model": self.model,
+            "messages": [{"role": "system", "content": r.instructions}, {"role": "user", "content": user}],
+            "temperature": 0,
+        });
+        let mut request = self.agent.post(&self.url).config().timeout_global(Some(self.timeout)).build();
+        if let Some(key) = &self.key {
+            request = request.header("authorization", key.bearer());
+        }
+        let scrub = |text: String| self.key.as_ref().map_or_else(|| text.clone(), |k| k.redact(&text));
+        let mut response = request.send_json(&body).map_err(|e| fail(scrub(e.to_string())))?;
+        let status = response.status().as_u16();
+        let reply: Value = response
+            .body_mut()
+            .with_config()
+            .limit(8 * 1024 * 1024)
+            .read_json()
+            .map_err(|e| fail(scrub(format!("HTTP {status}: unreadable reply: {e}"))))?;
+        if !(200..300).contains(&status) {
+            return Err(fail(scrub(format!("HTTP {status}: {}", clip(&reply.to_string(), 200)))));
+        }
+        let text = reply
+            .pointer("/choices/0/message/content")
+            .and_then(Value::as_str)
+            .ok_or_else(|| fail("the reply has no choices[0].message.content".into()))?;
+        Ok(Generated {
+            text: text.to_owned(),
+            latency: started.elapsed(),
+            input_tokens: reply.pointer("/usage/prompt_tokens").and_then(Value::as_u64),
+            output_tokens: reply.pointer("/usage/completion_tokens").and_then(Value::as_u64),
+        })
+    }
+}

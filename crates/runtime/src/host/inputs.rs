@@ -1,0 +1,91 @@
+//! The inputs of write, move and delete calls (they never come from `pick_input`'s
+//! candidates), and the audit record `auto_audit` writes.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::heuristic::TaskReading;
+use crate::frame::clip;
+
+/// Where the input of a `write_file`, `move_file` or `delete_file` call comes from, read
+/// from the task: a file named in the task, and for writes the quoted content. `None` when
+/// the task does not say (the caller may then ask the generator for write content).
+pub fn input_from_task(tool: &str, task: &str, files: &[String]) -> Option<String> {
+    let reading = TaskReading::of(task);
+    match tool {
+        "write_file" => {
+            let path = reading.files.first()?;
+            let content = reading.terms.first()?;
+            Some(format!("{path}\n{content}"))
+        }
+        "move_file" => {
+            let from = reading.files.iter().find(|f| files.contains(f))?;
+            let to = reading.files.iter().find(|f| *f != from)?;
+            Some(format!("{from}\n{to}"))
+        }
+        "delete_file" => reading.files.iter().find(|f| files.contains(f)).or(reading.files.first()).cloned(),
+        _ => None,
+    }
+}
+
+/// The write target named by the task, for content the generator writes.
+pub fn write_target(task: &str) -> Option<String> {
+    TaskReading::of(task).files.first().cloned()
+}
+
+/// An append-only audit file: one JSON object per line.
+#[derive(Debug, Clone)]
+pub struct AuditLog {
+    path: PathBuf,
+}
+
+impl AuditLog {
+    pub fn new(path: &Path) -> Self {
+        AuditLog { path: path.to_path_buf() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `{step, at, tool, target (clipped to 200 + "…"), reason, risk}`.
+    pub fn record(step: u64, at: u64, tool: &str, input: &str, reason: &str, risk: Option<f64>) -> Value {
+        let clipped = clip(input, 200);
+        let target = if clipped == input { clipped } else { format!("{clipped}…") };
+        json!({"step": step, "at": at, "tool": tool, "target": target, "reason": reason, "risk": risk})
+    }
+
+    /// Append one record (one whole line per write).
+    pub fn append(&self, record: &Value) -> std::io::Result<()> {
+        let mut file = OpenOptions::new().create(true).append(true).open(&self.path)?;
+        file.write_all(format!("{record}\n").as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_come_from_the_task() {
+        let files = vec!["a.txt".to_string(), "b.txt".to_string()];
+        assert_eq!(
+            input_from_task("write_file", "Create hello.txt containing \"hi\"", &files).as_deref(),
+            Some("hello.txt\nhi")
+        );
+        assert_eq!(input_from_task("write_file", "Create hello.txt", &files), None);
+        assert_eq!(input_from_task("move_file", "Rename a.txt to c.txt", &files).as_deref(), Some("a.txt\nc.txt"));
+        assert_eq!(input_from_task("delete_file", "Delete b.txt please", &files).as_deref(), Some("b.txt"));
+        assert_eq!(input_from_task("list_dir", "x", &files), None);
+    }
+
+    #[test]
+    fn audit_targets_are_clipped() {
+        let r = AuditLog::record(1, 2, "write_file", &"x".repeat(300), "why", Some(1.1));
+        assert!(r["target"].as_str().unwrap().ends_with("]…"));
+        assert_eq!(AuditLog::record(1, 2, "t", "short", "why", None)["target"], "short");
+    }
+}

@@ -1,0 +1,121 @@
+//! Resume (runtime.md §4.7): rebuild an unfinished run's state from its session log.
+//!
+//! Only events after the last `run:start` count. `tool:call` and `tool:result` are paired by
+//! step to rebuild the history; `files` come from `list_dir` outputs and `readFiles` from
+//! `read_file` inputs. The first call without a result is in flight: it is left out of the
+//! history and its step runs again. A run that ended with `agent_done` is refused.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use thiserror::Error;
+
+use super::run::ResumeState;
+
+/// What the log says about the run to continue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResumePoint {
+    pub task: String,
+    pub cwd: String,
+    /// The last run's index in the log; the resumed run is the next one.
+    pub run: u64,
+    pub state: ResumeState,
+    /// `(step, tool, input)` of a call that never returned.
+    pub in_flight: Option<(u64, String, String)>,
+    /// The last run's `run:start` (its options: maxSteps, allowWrite, allowDelete, contract).
+    pub start: Value,
+    /// The last run's halt, when it ended.
+    pub halt: Option<String>,
+}
+
+#[derive(Debug, Error)]
+pub enum ResumeError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{0}: the log has no usable run:start")]
+    NoStart(PathBuf),
+    #[error("{0}: the last run ended with agent_done; there is nothing to resume")]
+    AgentDone(PathBuf),
+}
+
+/// Read the log and rebuild the state of its last run.
+pub fn resume_point(path: &Path) -> Result<ResumePoint, ResumeError> {
+    let file = std::fs::File::open(path).map_err(|source| ResumeError::Read { path: path.to_path_buf(), source })?;
+    let mut events: Vec<(u64, Value)> = Vec::new();
+    for line in std::io::BufReader::new(file).lines() {
+        let line = line.map_err(|source| ResumeError::Read { path: path.to_path_buf(), source })?;
+        // A torn or foreign line is skipped, as the reader of the reference does.
+        let Ok(value) = serde_json::from_str::<Value>(&line) else { continue };
+        if value.get("kind").and_then(Value::as_str) != Some("event") {
+            continue;
+        }
+        let (Some(run), Some(event)) = (value.get("run").and_then(Value::as_u64), value.get("e")) else { continue };
+        events.push((run, event.clone()));
+    }
+    let start_at = events
+        .iter()
+        .rposition(|(_, e)| event_type(e) == "run:start" && e.get("task").and_then(Value::as_str).is_some())
+        .ok_or_else(|| ResumeError::NoStart(path.to_path_buf()))?;
+    let tail = events.get(start_at..).unwrap_or_default();
+    let (run, start) = tail.first().cloned().ok_or_else(|| ResumeError::NoStart(path.to_path_buf()))?;
+    let halt = tail
+        .iter()
+        .rev()
+        .find(|(_, e)| event_type(e) == "run:end")
+        .and_then(|(_, e)| e.get("halt").and_then(Value::as_str).map(str::to_owned));
+    if halt.as_deref() == Some("agent_done") {
+        return Err(ResumeError::AgentDone(path.to_path_buf()));
+    }
+    let mut history = Vec::new();
+    let mut files: Vec<String> = Vec::new();
+    let mut read_files: Vec<String> = Vec::new();
+    let mut in_flight = None;
+    let mut last_step = None;
+    let calls = tail.iter().filter(|(_, e)| event_type(e) == "tool:call");
+    for (_, call) in calls {
+        let step = call.get("step").and_then(Value::as_u64).unwrap_or(0);
+        let tool = call.get("tool").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let input = call.get("input").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let result = tail
+            .iter()
+            .find(|(_, e)| event_type(e) == "tool:result" && e.get("step").and_then(Value::as_u64) == Some(step));
+        let Some((_, result)) = result else {
+            in_flight = Some((step, tool, input));
+            break;
+        };
+        let output = result.get("output").and_then(Value::as_str).unwrap_or_default().to_owned();
+        if tool == "list_dir" {
+            for line in output.lines().map(str::trim).filter(|l| !l.is_empty() && !l.ends_with('/')) {
+                if !files.iter().any(|f| f == line) {
+                    files.push(line.to_owned());
+                }
+            }
+        } else if tool == "read_file" {
+            let name = input.trim().to_owned();
+            if !read_files.contains(&name) {
+                read_files.push(name);
+            }
+        }
+        history.push(json!({"step": step, "tool": tool, "input": input, "result": output}));
+        last_step = Some(step);
+    }
+    let next_step = match (&in_flight, last_step) {
+        (Some((step, _, _)), _) => *step,
+        (None, Some(step)) => step + 1,
+        (None, None) => 0,
+    };
+    Ok(ResumePoint {
+        task: start.get("task").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        cwd: start.get("cwd").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        run,
+        state: ResumeState { history, files, read_files, next_step },
+        in_flight,
+        start,
+        halt,
+    })
+}
+
+fn event_type(e: &Value) -> &str {
+    e.get("type").and_then(Value::as_str).unwrap_or_default()
+}

@@ -1,0 +1,659 @@
+//! The reference coding host: the seven-node loop of runtime.md §6.3 as a Level-2 graph,
+//! with every name registered through the host adapter.
+//!
+//! ```text
+//! step (needs_tool + pick_tool, one request)
+//!   ├ call ─▶ grade_risk            ├ read ─▶ pick_input ─ use ─▶ grade_risk
+//!   └ answer / tool_unclear / unknown_tool / agent_done / input_unclear ─▶ generate
+//! grade_risk ─ ran (auto, auto_audit + audit record, ask_human approved) ─▶ step_ok
+//!            └ denied (ask_human or escalate, refused or nobody to ask) ─▶ generate
+//! step_ok ─ continue ─▶ is_done ;  stop / escalate ─▶ generate
+//! is_done ─ finish ─▶ generate ;  next ─▶ step ;  max_steps ─▶ generate
+//! generate ─ drafted ─▶ can_deliver
+//! can_deliver ─ deliver ─▶ end ;  revise ─▶ can_deliver (once) ;  escalate / revise_exhausted ─▶ end
+//! ```
+//!
+//! Tools run inside the handlers of `auto`, `auto_audit` and an approved `ask_human` (their
+//! `next` is `run_tool`); generation runs in the `generate` phase and, on `revise`, once
+//! more in the `revise` handler.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use decision_core::policy::Answer;
+use decision_core::vocab::{
+    ACTIONS, POSITIONS, REFERENCE_BLOCKS, REFERENCE_CELLS, REFERENCE_QUESTIONS, action_semantics,
+};
+use serde_json::{Map, Value, json};
+use thiserror::Error;
+
+use super::candidates::{FileOptions, ToolsFor, unread_files};
+use super::generate::{GenerateRequest, Generator};
+use super::human::Human;
+use super::inputs::{AuditLog, input_from_task, write_target};
+use super::tools::{Sandbox, TOOLS, tool};
+use crate::frame::projections::HostState;
+use crate::frame::{Projections, clip, reference_node_id};
+use crate::graph::{
+    Cursor, Dispatch, EventSink, Graph, GraphContext, GraphHost, HandlerError, HostAdapter, RunError, StartRefusal,
+    Step, report,
+};
+use crate::log::now_ms;
+use crate::provider::DecisionProvider;
+
+/// The bundled contract this host is written for.
+pub const CODING_CONTRACT: &str = include_str!("../../../../examples/coding-agent/DECISION.md");
+/// The default step limit.
+pub const DEFAULT_MAX_STEPS: u64 = 12;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunConfig {
+    pub task: String,
+    pub workdir: PathBuf,
+    pub max_steps: u64,
+    pub allow_write: bool,
+    pub allow_delete: bool,
+    /// Earlier turns of the conversation, if any.
+    pub earlier: Option<String>,
+    /// Where `auto_audit` appends its records.
+    pub audit_path: PathBuf,
+    /// A label for the contract in `run:start` (e.g. its path).
+    pub contract_label: String,
+}
+
+/// Who the host works with.
+pub struct Collaborators {
+    pub provider: Arc<dyn DecisionProvider>,
+    pub generator: Box<dyn Generator>,
+    pub human: Box<dyn Human>,
+    pub sink: Box<dyn EventSink>,
+}
+
+/// Where a resumed run picks up (runtime.md §4.7).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ResumeState {
+    pub history: Vec<Value>,
+    pub files: Vec<String>,
+    pub read_files: Vec<String>,
+    /// The step to run next (an in-flight step runs again).
+    pub next_step: u64,
+}
+
+/// The run's state: the reference cells plus what the handlers need.
+pub struct CodingRun {
+    cells: HostState,
+    sandbox: Sandbox,
+    max_steps: u64,
+    halt: String,
+    revisions: u8,
+    human: Box<dyn Human>,
+    generator: Box<dyn Generator>,
+    instructions: String,
+    audit: AuditLog,
+    model_calls: u64,
+    model_ms: u64,
+    audits: u64,
+    last_step: u64,
+}
+
+impl GraphContext for CodingRun {
+    fn cells(&self) -> &HostState {
+        &self.cells
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    pub halt: String,
+    pub steps: u64,
+    pub answer: String,
+    pub delivered: bool,
+    pub decisions: u64,
+    pub requests: u64,
+    pub decision_ms: u64,
+    pub model_calls: u64,
+    pub model_ms: u64,
+    pub audits: u64,
+    pub transitions: u64,
+    pub wall_ms: u64,
+}
+
+#[derive(Debug, Error)]
+pub enum HostError {
+    #[error(transparent)]
+    Refused(#[from] StartRefusal),
+    #[error("work directory {path}: {source}")]
+    Workdir { path: PathBuf, source: std::io::Error },
+    #[error("the run stopped: {0}")]
+    Run(#[from] RunError),
+    #[error(transparent)]
+    Sink(#[from] crate::graph::SinkError),
+}
+
+/// The adapter: the reference cells, the 14 projections (risk baselines from the tool
+/// table), `toolsFor` and `fileOptions`, the six positions, a handler for each of the 14
+/// actions, the `writeEvidence` evidence provider, and the sink.
+pub fn coding_adapter(sink: Option<Box<dyn EventSink>>) -> HostAdapter<CodingRun> {
+    let risks = TOOLS.iter().map(|t| (t.name.to_owned(), t.base_risk)).collect();
+    let mut adapter = HostAdapter::new("crates/runtime/src/host/run.rs")
+        .projections(Projections::standard_with_tools(risks))
+        .candidates(Box::new(ToolsFor))
+        .candidates(Box::new(FileOptions))
+        .evidence("writeEvidence", |run: &CodingRun| Value::from(run.evidence_lines()))
+        .require_coverage();
+    for cell in REFERENCE_CELLS {
+        adapter = adapter.state_cell(cell.name, cell.ty, cell.untrusted);
+    }
+    for (position, actions) in POSITIONS {
+        adapter = adapter.position(position, actions);
+    }
+    for action in ACTIONS {
+        adapter = adapter.action(action, |run: &mut CodingRun, d: &mut Dispatch<'_>| run.on_action(d));
+    }
+    for (block, questions) in REFERENCE_QUESTIONS {
+        adapter = adapter.reads_questions(block, questions);
+    }
+    for block in REFERENCE_BLOCKS {
+        if let Some(node) = reference_node_id(block) {
+            adapter = adapter.node_id(block, node);
+        }
+    }
+    match sink {
+        Some(sink) => adapter.event_sink(sink),
+        None => adapter,
+    }
+}
+
+/// The loop as a graph.
+pub fn coding_graph() -> Graph<CodingRun> {
+    Graph::new("step")
+        .decide("step", &["needs_tool", "pick_tool"])
+        .starts_step("step")
+        .edge("step", "call", "grade_risk")
+        .edge("step", "read", "pick_input")
+        .edge("step", "answer", "generate")
+        .edge("step", "tool_unclear", "generate")
+        .edge("step", "unknown_tool", "generate")
+        .edge("step", "agent_done", "generate")
+        .edge("step", "input_unclear", "generate")
+        .decide("pick_input", &["pick_input"])
+        .edge("pick_input", "use", "grade_risk")
+        .edge("pick_input", "input_unclear", "generate")
+        .decide("grade_risk", &["grade_risk"])
+        .edge("grade_risk", "ran", "step_ok")
+        .edge("grade_risk", "denied", "generate")
+        .decide("step_ok", &["step_ok"])
+        .edge("step_ok", "continue", "is_done")
+        .edge("step_ok", "stop", "generate")
+        .edge("step_ok", "escalate", "generate")
+        .decide("is_done", &["is_done"])
+        .edge("is_done", "finish", "generate")
+        .edge("is_done", "next", "step")
+        .edge("is_done", "max_steps", "generate")
+        .phase("generate", |run: &mut CodingRun, s: &mut Step<'_>| run.generate_phase(s))
+        .edge("generate", "drafted", "can_deliver")
+        .decide("can_deliver", &["can_deliver"])
+        .evidence("can_deliver", "writeEvidence")
+        .edge("can_deliver", "deliver", "end")
+        .edge("can_deliver", "revise", "can_deliver")
+        .edge("can_deliver", "revise_exhausted", "end")
+        .edge("can_deliver", "escalate", "end")
+        .terminal("end")
+}
+
+/// The host's capability report description.
+pub fn coding_description() -> report::HostDescription {
+    let mut d = report::describe(&coding_adapter(None), &coding_graph());
+    d.description =
+        "The reference coding host: the seven-node tool loop over sandboxed file tools, as a Level-2 graph.".into();
+    d.conformance_command = "decision run --task TEXT --workdir DIR --provider heuristic".into();
+    d.negative_fixtures = "crates/runtime/tests/graph_report.rs".into();
+    d.report_check = "decision adapter-report --check FILE".into();
+    d.known_limitations = vec![
+        "Tool names are fixed: only their implementations could be swapped.".into(),
+        "Budgets other than the step limit (wall time, model calls, tokens) are not enforced.".into(),
+        "Tools have input and output caps but no timeouts.".into(),
+        "State-cell names are not listed here; the report is checked against the code with decision adapter-report --check.".into(),
+    ];
+    d
+}
+
+/// Start the host: the contract is checked against the registrations and the graph before
+/// anything can be dispatched.
+pub fn start_host(
+    contract: &[u8],
+    provider: Arc<dyn DecisionProvider>,
+    sink: Box<dyn EventSink>,
+) -> Result<GraphHost<CodingRun>, StartRefusal> {
+    GraphHost::start(coding_adapter(Some(sink)), coding_graph(), contract, provider)
+}
+
+/// Run one task to its end: `run:start`, the graph, `run:end`.
+pub fn run_task(
+    contract: &[u8],
+    config: &RunConfig,
+    with: Collaborators,
+    resume: Option<&ResumeState>,
+) -> Result<RunSummary, HostError> {
+    let started = Instant::now();
+    let sandbox =
+        Sandbox::new(&config.workdir).map_err(|source| HostError::Workdir { path: config.workdir.clone(), source })?;
+    let instructions = decision_core::syntax::parse(contract).contract.generator.unwrap_or_default();
+    let mut host = start_host(contract, with.provider, with.sink)?;
+    let mut run = CodingRun::new(config, sandbox, with.human, with.generator, instructions);
+    let mut cursor = Cursor { node: "step".into(), step: 0, state_version: 0 };
+    if let Some(resume) = resume {
+        run.cells.insert("history".into(), Value::from(resume.history.clone()));
+        run.cells.insert("files".into(), Value::from(resume.files.clone()));
+        run.cells.insert("readFiles".into(), Value::from(resume.read_files.clone()));
+        if let Some(last) = resume.history.last() {
+            if let Some(tool) = last.get("tool").and_then(Value::as_str) {
+                run.cells.insert("lastTool".into(), json!(tool));
+            }
+            if let Some(result) = last.get("result").and_then(Value::as_str) {
+                run.cells.insert("lastResult".into(), json!(result));
+            }
+        }
+        cursor.step = resume.next_step.saturating_sub(1);
+    }
+    let mut start = Map::new();
+    start.insert("task".into(), json!(config.task));
+    start.insert("cwd".into(), json!(run.sandbox.root().display().to_string()));
+    start.insert("at".into(), json!(now_ms()));
+    start.insert("maxSteps".into(), json!(config.max_steps));
+    start.insert("allowWrite".into(), json!(config.allow_write));
+    start.insert("allowDelete".into(), json!(config.allow_delete));
+    start.insert("provider".into(), json!(host.provider_name()));
+    start.insert("contract".into(), json!(config.contract_label));
+    if let Some(resume) = resume {
+        start.insert("resumedAtStep".into(), json!(resume.next_step));
+    }
+    host.emit("run:start", start)?;
+    let outcome = host.run_from(&mut run, cursor);
+    let (stats, transitions, error) = match &outcome {
+        Ok(o) => (o.stats, o.stats.transitions, None),
+        Err(e) => (Default::default(), 0, Some(e.to_string())),
+    };
+    if error.is_some() {
+        run.halt = "error".into();
+    }
+    let delivered = outcome.is_ok() && run.halt_is_delivered();
+    let answer = run.cells.get("draft").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let summary = RunSummary {
+        halt: run.halt.clone(),
+        steps: run.last_step,
+        answer: answer.clone(),
+        delivered,
+        decisions: stats.decisions,
+        requests: stats.requests,
+        decision_ms: stats.decision_ms,
+        model_calls: run.model_calls,
+        model_ms: run.model_ms,
+        audits: run.audits,
+        transitions,
+        wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    };
+    let mut end = Map::new();
+    end.insert("halt".into(), json!(summary.halt));
+    end.insert("steps".into(), json!(summary.steps));
+    end.insert("answer".into(), json!(answer));
+    end.insert(
+        "stats".into(),
+        json!({
+            "decisions": summary.decisions, "requests": summary.requests, "decisionMs": summary.decision_ms,
+            "modelCalls": summary.model_calls, "modelMs": summary.model_ms, "audits": summary.audits,
+            "transitions": summary.transitions,
+        }),
+    );
+    if let Some(error) = &error {
+        end.insert("error".into(), json!(error));
+    }
+    host.emit("run:end", end)?;
+    outcome?;
+    Ok(summary)
+}
+
+impl CodingRun {
+    fn new(
+        config: &RunConfig,
+        sandbox: Sandbox,
+        human: Box<dyn Human>,
+        generator: Box<dyn Generator>,
+        instructions: String,
+    ) -> Self {
+        let mut cells = Map::new();
+        cells.insert("task".into(), json!(config.task));
+        cells.insert("cwd".into(), json!(sandbox.root().display().to_string()));
+        cells.insert("files".into(), json!([]));
+        cells.insert("readFiles".into(), json!([]));
+        cells.insert("history".into(), json!([]));
+        cells.insert("canWrite".into(), json!(config.allow_write));
+        cells.insert("canDelete".into(), json!(config.allow_delete));
+        if let Some(earlier) = &config.earlier {
+            cells.insert("earlier".into(), json!(earlier));
+        }
+        CodingRun {
+            cells,
+            sandbox,
+            max_steps: config.max_steps,
+            halt: String::new(),
+            revisions: 0,
+            human,
+            generator,
+            instructions,
+            audit: AuditLog::new(&config.audit_path),
+            model_calls: 0,
+            model_ms: 0,
+            audits: 0,
+            last_step: 0,
+        }
+    }
+
+    fn halt_is_delivered(&self) -> bool {
+        !self.halt.is_empty() && !self.halt.contains('+') && self.halt != "error"
+    }
+
+    fn task(&self) -> String {
+        self.cells.get("task").and_then(Value::as_str).unwrap_or_default().to_owned()
+    }
+
+    fn history(&self) -> Vec<Value> {
+        self.cells.get("history").and_then(Value::as_array).cloned().unwrap_or_default()
+    }
+
+    fn list(&self, cell: &str) -> Vec<String> {
+        self.cells
+            .get(cell)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default()
+    }
+
+    /// Each step as `tool(input) → result`; a write keeps 600 characters of its input.
+    pub fn evidence_lines(&self) -> Vec<String> {
+        self.history()
+            .iter()
+            .map(|h| {
+                let tool = h.get("tool").and_then(Value::as_str).unwrap_or_default();
+                let input = h.get("input").and_then(Value::as_str).unwrap_or_default();
+                let result = h.get("result").and_then(Value::as_str).unwrap_or_default();
+                format!("{tool}({}) → {result}", clip(input, if tool == "write_file" { 600 } else { 120 }))
+            })
+            .collect()
+    }
+
+    fn set_halt(&mut self, halt: &str) -> String {
+        self.halt = halt.to_owned();
+        halt.to_owned()
+    }
+
+    fn push_pending(&mut self, step: u64, tool: &str, input: &str) {
+        let mut history = self.history();
+        history.push(json!({"step": step, "tool": tool, "input": input, "result": ""}));
+        self.cells.insert("history".into(), Value::from(history));
+    }
+
+    /// What an action means at the node that decided it.
+    fn on_action(&mut self, d: &mut Dispatch<'_>) -> Result<String, HandlerError> {
+        let node = d.invocation.node.clone();
+        self.last_step = self.last_step.max(d.invocation.step);
+        Ok(match (node.as_str(), d.action) {
+            ("step", "answer") => {
+                self.halt = "answered_directly".into();
+                "answer".into()
+            }
+            // The need was not `answer` (an escalation included): the pick decides (§6.3).
+            ("step", _) => self.choose_tool(d)?,
+            ("pick_input", "use") => {
+                let file = choice_of(d, "file").unwrap_or_default();
+                self.push_pending(d.invocation.step, "read_file", &file);
+                "use".into()
+            }
+            ("pick_input", _) => self.set_halt("input_unclear"),
+            ("grade_risk", "auto") => self.run_tool(d)?,
+            ("grade_risk", "auto_audit") => {
+                self.write_audit(d)?;
+                self.run_tool(d)?
+            }
+            // ask_human, and escalate (a backend outage included): a person decides; with
+            // nobody to ask, the call is denied.
+            ("grade_risk", _) => self.authorize(d)?,
+            ("step_ok", "continue") => "continue".into(),
+            ("step_ok", action) => {
+                self.halt = "step_failed".into();
+                action.to_owned()
+            }
+            ("is_done", "finish") => {
+                self.halt = "task_done".into();
+                "finish".into()
+            }
+            // keep_going, and escalate: the loop goes on while steps remain.
+            ("is_done", _) if d.invocation.step >= self.max_steps => self.set_halt("max_steps"),
+            ("is_done", _) => "next".into(),
+            ("can_deliver", "deliver") => "deliver".into(),
+            ("can_deliver", "revise") => {
+                let allowed = action_semantics("revise").map_or(0, |s| s.retries);
+                if self.revisions < allowed {
+                    self.revisions += 1;
+                    let reason = d.decisions.first().map(|x| x.reason.clone()).unwrap_or_default();
+                    let step = d.invocation.step + 1 + u64::from(self.revisions);
+                    self.generate(step, Some(&reason), &mut |t, p| d.emit(t, p))?;
+                    "revise".into()
+                } else {
+                    self.halt = format!("{}+revise", self.halt);
+                    "revise_exhausted".into()
+                }
+            }
+            ("can_deliver", action) => {
+                self.halt = format!("{}+{action}", self.halt);
+                action.to_owned()
+            }
+            (other, action) => {
+                return Err(HandlerError(format!("the coding host has no node `{other}` for action `{action}`")));
+            }
+        })
+    }
+
+    /// After `use_tool` (or an escalated need): the pick's tool, and its input.
+    fn choose_tool(&mut self, d: &mut Dispatch<'_>) -> Result<String, HandlerError> {
+        let pick = d.decisions.get(1).ok_or_else(|| HandlerError("the step asked no pick_tool".into()))?;
+        if pick.action != "call" {
+            return Ok(self.set_halt("tool_unclear"));
+        }
+        let chosen = match pick.answers.get("tool") {
+            Some(Answer::Choice { choice, .. }) => choice.clone(),
+            _ => return Ok(self.set_halt("tool_unclear")),
+        };
+        // The name is untrusted: only an exact entry of the tool table counts.
+        let Some(spec) = tool(&chosen) else { return Ok(self.set_halt("unknown_tool")) };
+        if spec.name == "done" {
+            return Ok(self.set_halt("agent_done"));
+        }
+        self.cells.insert("lastTool".into(), json!(spec.name));
+        let step = d.invocation.step;
+        match spec.name {
+            "list_dir" => {
+                self.push_pending(step, "list_dir", ".");
+                Ok("call".into())
+            }
+            "read_file" if unread_files(&self.cells).is_empty() => Ok(self.set_halt("input_unclear")),
+            "read_file" => Ok("read".into()),
+            name => {
+                let files = self.list("files");
+                let input = match input_from_task(name, &self.task(), &files) {
+                    Some(input) => Some(input),
+                    None if name == "write_file" => self.generated_write_input(step, d)?,
+                    None => None,
+                };
+                match input {
+                    Some(input) => {
+                        self.push_pending(step, name, &input);
+                        Ok("call".into())
+                    }
+                    None => Ok(self.set_halt("input_unclear")),
+                }
+            }
+        }
+    }
+
+    /// Write content the task does not quote is written by the generator.
+    fn generated_write_input(&mut self, step: u64, d: &mut Dispatch<'_>) -> Result<Option<String>, HandlerError> {
+        let Some(path) = write_target(&self.task()) else { return Ok(None) };
+        let task = format!("{}\n\nWrite the complete content of the file `{path}` and nothing else.", self.task());
+        let evidence = self.evidence_lines();
+        let history = self.history();
+        let request = GenerateRequest {
+            task: &task,
+            instructions: &self.instructions,
+            evidence: &evidence,
+            history: &history,
+            halt: "write_input",
+            revise: None,
+        };
+        let generated = self.generator.generate(&request).map_err(|e| HandlerError(e.to_string()))?;
+        self.count_model_call(step, "generate/write-input", &generated, &mut |t, p| d.emit(t, p))?;
+        Ok(Some(format!("{path}\n{}", generated.text)))
+    }
+
+    fn pending(&self) -> (String, String) {
+        let history = self.history();
+        let last = history.last();
+        let field = |k: &str| last.and_then(|h| h.get(k)).and_then(Value::as_str).unwrap_or_default().to_owned();
+        (field("tool"), field("input"))
+    }
+
+    fn run_tool(&mut self, d: &mut Dispatch<'_>) -> Result<String, HandlerError> {
+        let step = d.invocation.step;
+        let (name, input) = self.pending();
+        d.emit("tool:call", obj(json!({"step": step, "tool": name, "input": input})))?;
+        let started = Instant::now();
+        let output = self.sandbox.call(&name, &input);
+        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        d.emit("tool:result", obj(json!({"step": step, "tool": name, "output": output, "ms": ms})))?;
+        let mut history = self.history();
+        if let Some(Value::Object(last)) = history.last_mut() {
+            last.insert("result".into(), json!(output));
+        }
+        self.cells.insert("history".into(), Value::from(history));
+        self.cells.insert("lastResult".into(), json!(output));
+        if name == "list_dir" {
+            let files: Vec<&str> = output.split('\n').filter(|l| !l.is_empty() && !l.ends_with('/')).collect();
+            self.cells.insert("files".into(), json!(files));
+        } else if name == "read_file" {
+            let mut read = self.list("readFiles");
+            read.push(input.trim().to_owned());
+            self.cells.insert("readFiles".into(), json!(read));
+        }
+        Ok("ran".into())
+    }
+
+    fn write_audit(&mut self, d: &mut Dispatch<'_>) -> Result<(), HandlerError> {
+        let (name, input) = self.pending();
+        let decision = d.decisions.first();
+        let reason = decision.map(|x| x.reason.clone()).unwrap_or_default();
+        let risk = decision.and_then(|x| match x.answers.get("risk") {
+            Some(Answer::Score { score, .. }) => Some(*score),
+            _ => None,
+        });
+        let record = AuditLog::record(d.invocation.step, now_ms(), &name, &input, &reason, risk);
+        self.audit.append(&record).map_err(|e| {
+            HandlerError(format!("cannot write the audit record to {}: {e}", self.audit.path().display()))
+        })?;
+        self.audits += 1;
+        d.emit("audit", obj(json!({"step": d.invocation.step, "record": record})))
+    }
+
+    fn authorize(&mut self, d: &mut Dispatch<'_>) -> Result<String, HandlerError> {
+        let (name, input) = self.pending();
+        let reason = d.decisions.first().map(|x| x.reason.clone()).unwrap_or_default();
+        let approved = self.human.authorize(&name, &input, &reason);
+        d.emit(
+            "authorize",
+            obj(json!({"step": d.invocation.step, "tool": name, "reason": reason, "approved": approved})),
+        )?;
+        if approved {
+            return self.run_tool(d);
+        }
+        // Denied: the pending step is withdrawn and the last tool is the previous one again.
+        let mut history = self.history();
+        history.pop();
+        match history.last().and_then(|h| h.get("tool")).cloned() {
+            Some(previous) => self.cells.insert("lastTool".into(), previous),
+            None => self.cells.remove("lastTool"),
+        };
+        self.cells.insert("history".into(), Value::from(history));
+        Ok(self.set_halt("denied"))
+    }
+
+    fn generate_phase(&mut self, s: &mut Step<'_>) -> Result<String, HandlerError> {
+        let step = s.invocation.step + 1;
+        self.generate(step, None, &mut |t, p| s.emit(t, p))?;
+        Ok("drafted".into())
+    }
+
+    fn generate(
+        &mut self,
+        step: u64,
+        revise: Option<&str>,
+        emit: &mut dyn FnMut(&str, Map<String, Value>) -> Result<(), HandlerError>,
+    ) -> Result<(), HandlerError> {
+        emit("phase", obj(json!({"step": step, "kind": "generate"})))?;
+        let task = self.task();
+        let evidence = self.evidence_lines();
+        let history = self.history();
+        let request = GenerateRequest {
+            task: &task,
+            instructions: &self.instructions,
+            evidence: &evidence,
+            history: &history,
+            halt: &self.halt,
+            revise,
+        };
+        let generated = self.generator.generate(&request).map_err(|e| HandlerError(e.to_string()))?;
+        let kind = if revise.is_some() { "generate/revise" } else { "generate" };
+        self.count_model_call(step, kind, &generated, emit)?;
+        self.cells.insert("draft".into(), json!(generated.text));
+        Ok(())
+    }
+
+    fn count_model_call(
+        &mut self,
+        step: u64,
+        kind: &str,
+        generated: &super::generate::Generated,
+        emit: &mut dyn FnMut(&str, Map<String, Value>) -> Result<(), HandlerError>,
+    ) -> Result<(), HandlerError> {
+        let ms = u64::try_from(generated.latency.as_millis()).unwrap_or(u64::MAX);
+        self.model_calls += 1;
+        self.model_ms += ms;
+        emit(
+            "generate",
+            obj(json!({
+                "step": step, "kind": format!("{kind} ({})", self.generator.name()), "latencyMs": ms,
+                "inputTokens": generated.input_tokens, "outputTokens": generated.output_tokens,
+            })),
+        )
+    }
+
+    /// The sandbox root.
+    pub fn workdir(&self) -> &Path {
+        self.sandbox.root()
+    }
+}
+
+fn choice_of(d: &Dispatch<'_>, question: &str) -> Option<String> {
+    d.decisions.iter().find_map(|x| match x.answers.get(question) {
+        Some(Answer::Choice { choice, .. }) => Some(choice.clone()),
+        _ => None,
+    })
+}
+
+fn obj(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
