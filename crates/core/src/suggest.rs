@@ -5,10 +5,15 @@ pub fn did_you_mean<'a, I>(word: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
-    let limit = (word.chars().count() / 3).clamp(1, 3);
+    let length = word.chars().count();
+    // Typos are short edits of short names; long words get no suggestion (and no quadratic work).
+    if length > 64 {
+        return None;
+    }
+    let limit = (length / 3).clamp(1, 3);
     candidates
         .into_iter()
-        .filter(|c| *c != word)
+        .filter(|c| *c != word && c.chars().count().abs_diff(length) <= limit)
         .map(|c| (distance(word, c), c))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)

@@ -1434,7 +1434,6 @@ fn a_kind_mismatch_is_followed_by_the_min_options_check() {
 }
 
 #[test]
-#[ignore = "bug (order only): P-BLOCK-DUP-ID is emitted right after the duplicate block; format.md §3.1 emits it after all blocks"]
 fn duplicate_block_ids_are_reported_after_all_blocks() {
     // §3.1: "Then 35 for the whole document."
     let parsed = p("## a\nkind: rule\nwhen: after-tool\n## a\nkind: rule\nwhen: after-tool\n## b\n");

@@ -30,6 +30,9 @@ impl Sink<'_> {
 }
 
 fn suggest_in(word: &str, names: &[String], what: &str) -> Option<String> {
+    if names.is_empty() {
+        return Some(format!("the host registers no {what}"));
+    }
     did_you_mean(word, names.iter().map(String::as_str))
         .map(|s| format!("did you mean `{s}`?"))
         .or_else(|| Some(format!("the host registers {what}: {}", names.join(", "))))
@@ -65,8 +68,11 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
         let positions: Vec<String> = caps.positions.keys().cloned().collect();
         sink.push(
             codes::A_POSITION,
-            block.when_span,
-            format!("the host has not registered position `{}`", block.position),
+            block.span,
+            format!(
+                "the host has not registered position `{}` (`when:` on line {})",
+                block.position, block.when_span.line
+            ),
             suggest_in(&block.position, &positions, "positions"),
         );
     }
@@ -74,8 +80,8 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
         if !caps.actions.contains(&rule.action) {
             sink.push(
                 codes::A_ACTION,
-                rule.span,
-                format!("the host has no handler for action `{}`", rule.action),
+                block.span,
+                format!("the host has no handler for action `{}` (rule on line {})", rule.action, rule.span.line),
                 suggest_in(&rule.action, &caps.actions, "actions"),
             );
         }
@@ -85,8 +91,11 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
         {
             sink.push(
                 codes::A_ACTION_AT_POSITION,
-                rule.span,
-                format!("position `{}` does not handle action `{}` in this host", block.position, rule.action),
+                block.span,
+                format!(
+                    "position `{}` does not handle action `{}` in this host (rule on line {})",
+                    block.position, rule.action, rule.span.line
+                ),
                 Some(format!("`{}` handles: {}", block.position, handled.join(", "))),
             );
         }
@@ -98,18 +107,22 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
         if !caps.dynamic_providers.contains(provider) {
             sink.push(
                 codes::A_PROVIDER,
-                dynamic.span,
-                format!("the host has not registered dynamic provider `{provider}`"),
+                block.span,
+                format!(
+                    "the host has not registered dynamic provider `{provider}` (`dynamic:` on line {})",
+                    dynamic.span.line
+                ),
                 suggest_in(provider, &caps.dynamic_providers, "providers"),
             );
         }
         match caps.dynamic_provider_reads.get(provider) {
             None => sink.push(
                 codes::A_PROVIDER_READS_MISSING,
-                dynamic.span,
+                block.span,
                 format!(
-                    "the host does not declare which cells provider `{provider}` reads (the file says {})",
-                    dynamic.reads.join(", ")
+                    "the host does not declare which cells provider `{provider}` reads (the file says {}; `dynamic:` on line {})",
+                    dynamic.reads.join(", "),
+                    dynamic.span.line
                 ),
                 Some("declare the provider's reads in the host's capabilities".into()),
             ),
@@ -121,7 +134,7 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
                 if !less.is_empty() {
                     sink.push(
                         codes::A_PROVIDER_READS_LESS,
-                        dynamic.span,
+                        block.span,
                         format!("the file says provider `{provider}` reads [{}], which the host's provider does not read; candidates would silently lose a class", less.join(", ")),
                         Some(format!("the host's `{provider}` reads: {}", host_reads.join(", "))),
                     );
@@ -129,7 +142,7 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
                 if !more.is_empty() {
                     sink.push(
                         codes::A_PROVIDER_READS_MORE,
-                        dynamic.span,
+                        block.span,
                         format!("the host's provider `{provider}` also reads [{}], which the file does not name; candidates would change for an undeclared reason", more.join(", ")),
                         Some(format!("add them to the `dynamic:` line: `{provider}(ctx: {})`", host_reads.join(", "))),
                     );
@@ -194,7 +207,7 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
                 );
             }
         }
-        if caps.require_coverage {
+        if caps.require_coverage && (caps.required_blocks.is_empty() || caps.required_blocks.contains(&block.id)) {
             coverage(sink, block, caps);
         }
     }

@@ -158,6 +158,8 @@ struct Scanner {
     generator: String,
     generator_lines: usize,
     saw_generator: bool,
+    /// Duplicate block ids, reported after all blocks.
+    duplicates: Vec<Diagnostic>,
 }
 
 /// `## text` (raw line): the heading text, trailing whitespace removed.
@@ -235,6 +237,8 @@ impl Scanner {
         if let Some(done) = section.take() {
             self.finish(done, &mut seen_blocks);
         }
+        // Duplicate ids are a whole-document problem, reported after every block's own.
+        self.diagnostics.append(&mut self.duplicates);
         self.contract.intro = js_trim(&self.intro).to_string();
         if self.saw_generator {
             self.contract.generator = Some(js_trim(&self.generator).to_string());
@@ -246,7 +250,7 @@ impl Scanner {
         let Section::Block(reader) = section else { return };
         let block = reader.finish(&mut self.diagnostics);
         if let Some(first) = seen_blocks.get(&block.id) {
-            self.diagnostics.push(Diagnostic {
+            self.duplicates.push(Diagnostic {
                 code: codes::BLOCK_DUP_ID,
                 severity: Severity::Error,
                 layer: Layer::Parse,
