@@ -1,10 +1,72 @@
-//! `decision resume`.
+//! `decision resume LOG`: continue an unfinished run from its session log (runtime.md §4.7).
+//! The task, work directory and permissions come from the last `run:start`; the history,
+//! known files and read files are rebuilt from the tool events; an in-flight call runs again.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::Args)]
-pub struct Args {}
+use decision_runtime::host::resume::resume_point;
+use decision_runtime::host::{CODING_CONTRACT, DEFAULT_MAX_STEPS, RunConfig};
+use serde_json::Value;
 
-pub fn run(_args: Args) -> ExitCode {
-    super::not_built("resume")
+use super::run::{Common, audit_next_to, execute, open_log};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The session log of the run to continue (the resumed run is appended to it).
+    log: PathBuf,
+    /// The DECISION.md contract (default: the bundled coding-agent contract).
+    #[arg(long, value_name = "FILE")]
+    contract: Option<PathBuf>,
+    /// The step limit (default: the one the run started with).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    max_steps: Option<u64>,
+    #[command(flatten)]
+    common: Common,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let point = match resume_point(&args.log) {
+        Ok(point) => point,
+        Err(e) => return super::usage_error(&e.to_string()),
+    };
+    let (source, label) = match &args.contract {
+        Some(path) => match std::fs::read(path) {
+            Ok(bytes) => (bytes, path.display().to_string()),
+            Err(e) => return super::usage_error(&format!("cannot read {}: {e}", path.display())),
+        },
+        None => (CODING_CONTRACT.as_bytes().to_vec(), "bundled:examples/coding-agent/DECISION.md".to_string()),
+    };
+    let flag = |key: &str| point.start.get(key).and_then(Value::as_bool).unwrap_or(false);
+    let config = RunConfig {
+        task: point.task.clone(),
+        workdir: PathBuf::from(&point.cwd),
+        max_steps: args
+            .max_steps
+            .or_else(|| point.start.get("maxSteps").and_then(Value::as_u64))
+            .unwrap_or(DEFAULT_MAX_STEPS),
+        allow_write: flag("allowWrite"),
+        allow_delete: flag("allowDelete"),
+        earlier: None,
+        audit_path: args.common.audit.clone().unwrap_or_else(|| audit_next_to(&args.log)),
+        contract_label: label,
+    };
+    if !args.common.quiet {
+        eprintln!(
+            "resuming run {} of {} at step {} ({} earlier step(s); last halt: {})",
+            point.run,
+            args.log.display(),
+            point.state.next_step,
+            point.state.history.len(),
+            point.halt.as_deref().unwrap_or("none, the run never ended")
+        );
+        if let Some((step, tool, input)) = &point.in_flight {
+            eprintln!("step {step} was in flight ({tool} {input}); it runs again");
+        }
+    }
+    let log = match open_log(&args.log, &config.workdir, Some(point.run + 1)) {
+        Ok(log) => log,
+        Err(message) => return super::usage_error(&message),
+    };
+    execute(&source, &config, &args.common, log, &args.log, Some(&point.state))
 }
