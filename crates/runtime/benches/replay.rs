@@ -88,7 +88,7 @@ fn frames(c: &mut Criterion) {
 /// A merged pickTool decision as the reference loop logs it, padded to about 2.8 KB.
 fn sample_event(r: &Reference) -> DecisionEvent {
     let mut ctx = full_ctx();
-    ctx.insert("lastResult".into(), json!("export function totalOf(items: Order[]): number {\n  return items.reduce((sum, item) => sum + item.price * item.quantity, 0);\n}\n".repeat(3)));
+    ctx.insert("lastResult".into(), json!("export function totalOf(items: Order[]): number {\n  return items.reduce((sum, item) => sum + item.price * item.quantity, 0);\n}\n"));
     let compile = |i: usize| compile_frame(&r.specs[i].0, &ctx, &r.cells, &r.projections, Mode::Reference);
     let (needs, pick) = (compile(0), compile(1));
     let merged = merge_requests(&[(&needs, &r.specs[0].1), (&pick, &r.specs[1].1)]).unwrap();

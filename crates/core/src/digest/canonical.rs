@@ -84,7 +84,10 @@ pub struct Scanner<'a> {
 impl<'a> Scanner<'a> {
     /// A scanner over `src`, which must be UTF-8 (checked here, once).
     pub fn new(src: &'a [u8]) -> Result<Self, ScanError> {
-        if let Err(e) = std::str::from_utf8(src) {
+        // The SIMD check is the fast path; the standard one only locates the error.
+        if simdutf8::basic::from_utf8(src).is_err()
+            && let Err(e) = std::str::from_utf8(src)
+        {
             return Err(ScanError { offset: e.valid_up_to(), kind: ScanErrorKind::InvalidUtf8 });
         }
         Ok(Scanner { src, pos: 0, members: Vec::new(), scratch: Vec::new(), skipped: Vec::new() })
@@ -392,9 +395,15 @@ impl<'a> Scanner<'a> {
         self.pos += 1;
         out.push(b'"');
         loop {
-            // Copy the run of bytes that need no attention in one go.
+            // Copy the run of bytes that need no attention in one go: find the next quote or
+            // backslash with SIMD, then check the run for control characters in a loop the
+            // compiler vectorises.
             let rest = self.src.get(self.pos..).unwrap_or(&[]);
-            let run = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).unwrap_or(rest.len());
+            let mut run = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+            let head = rest.get(..run).unwrap_or(&[]);
+            if head.iter().fold(false, |found, &b| found | (b < 0x20)) {
+                run = head.iter().position(|&b| b < 0x20).unwrap_or(run);
+            }
             out.extend_from_slice(rest.get(..run).unwrap_or(&[]));
             self.pos += run;
             match self.byte() {

@@ -21,12 +21,12 @@ pub use crate::vocab::RECORD_SCHEMA;
 /// (which a Rust `String` cannot hold) still hash as JavaScript hashes them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonString {
-    quoted: String,
+    quoted: Vec<u8>,
 }
 
 impl JsonString {
     /// From canonical quoted JSON text (as written by [`crate::digest::Scanner`]).
-    pub fn from_quoted(quoted: String) -> Self {
+    pub fn from_quoted(quoted: Vec<u8>) -> Self {
         JsonString { quoted }
     }
 
@@ -34,24 +34,24 @@ impl JsonString {
     pub fn new(text: &str) -> Self {
         let mut quoted = String::with_capacity(text.len() + 2);
         crate::digest::write_string(text, &mut quoted);
-        JsonString { quoted }
+        JsonString { quoted: quoted.into_bytes() }
     }
 
     /// The canonical quoted JSON form.
     pub fn quoted(&self) -> &str {
-        &self.quoted
+        utf8(&self.quoted)
     }
 
     /// The text between the quotes, still escaped.
-    fn inner(&self) -> &str {
-        self.quoted.get(1..self.quoted.len().saturating_sub(1)).unwrap_or("")
+    fn inner(&self) -> &[u8] {
+        self.quoted.get(1..self.quoted.len().saturating_sub(1)).unwrap_or(&[])
     }
 
     /// The decoded text; a lone surrogate becomes U+FFFD.
     pub fn text(&self) -> String {
-        match serde_json::from_str::<String>(&self.quoted) {
+        match serde_json::from_slice::<String>(&self.quoted) {
             Ok(text) => text,
-            Err(_) => decode_lossy(self.inner()),
+            Err(_) => decode_lossy(utf8(self.inner())),
         }
     }
 
@@ -60,6 +60,11 @@ impl JsonString {
         // Canonical forms are unique, so comparing them compares the strings.
         self.inner() == JsonString::new(text).inner()
     }
+}
+
+/// Canonical JSON is always UTF-8 (lone surrogates are escaped); the SIMD check is cheap.
+fn utf8(bytes: &[u8]) -> &str {
+    simdutf8::basic::from_utf8(bytes).unwrap_or("")
 }
 
 /// Decodes canonical string content whose escapes include lone surrogates.
@@ -93,27 +98,31 @@ fn decode_lossy(inner: &str) -> String {
 /// A JSON value kept as canonical `JSON.stringify` text.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonText {
-    text: String,
+    text: Vec<u8>,
 }
 
 impl JsonText {
     /// From canonical text.
-    pub fn from_canonical(text: String) -> Self {
+    pub fn from_canonical(text: Vec<u8>) -> Self {
         JsonText { text }
     }
 
     /// From a value built in Rust.
     pub fn of(value: &serde_json::Value) -> Self {
-        JsonText { text: crate::digest::stringify(value) }
+        JsonText { text: crate::digest::stringify(value).into_bytes() }
     }
 
     pub fn as_str(&self) -> &str {
+        utf8(&self.text)
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
         &self.text
     }
 
     /// `true` for `{}`: an object with no own properties.
     pub fn is_empty_object(&self) -> bool {
-        self.text == "{}"
+        self.text == b"{}"
     }
 }
 
@@ -121,13 +130,13 @@ impl JsonText {
 /// order, so that `Object.entries` can be hashed without re-parsing.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JsonObject {
-    text: String,
+    text: Vec<u8>,
     members: Vec<Member>,
 }
 
 impl JsonObject {
     /// From canonical text and its member list, as produced by [`crate::digest::Scanner::object`].
-    pub fn from_parts(text: String, members: Vec<Member>) -> Self {
+    pub fn from_parts(text: Vec<u8>, members: Vec<Member>) -> Self {
         JsonObject { text, members }
     }
 
@@ -140,10 +149,14 @@ impl JsonObject {
         if let Ok(mut scanner) = crate::digest::Scanner::new(text.as_bytes()) {
             let _ = scanner.object(&mut out, &mut members);
         }
-        JsonObject { text, members }
+        JsonObject { text: out, members }
     }
 
     pub fn as_str(&self) -> &str {
+        utf8(&self.text)
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
         &self.text
     }
 

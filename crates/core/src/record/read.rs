@@ -98,7 +98,7 @@ fn into_record(fields: Fields) -> Result<DecisionRecord, NotARecord> {
         request_digest: fields.request_digest,
         sent_questions: fields.sent_questions.unwrap_or_else(|| questions.clone()),
         questions,
-        answers: fields.answers.unwrap_or_else(|| JsonText::from_canonical("{}".to_owned())),
+        answers: fields.answers.unwrap_or_else(|| JsonText::from_canonical(b"{}".to_vec())),
         action: fields.action,
         reason: fields.reason,
         provider: fields.provider,
@@ -123,7 +123,7 @@ fn read_field(scanner: &mut Scanner<'_>, key: &[u8], fields: &mut Fields) -> Res
                 let mut text = Vec::with_capacity(1024);
                 let mut members = Vec::new();
                 scanner.object(&mut text, &mut members)?;
-                Some(JsonObject::from_parts(into_string(text), members))
+                Some(JsonObject::from_parts(text, members))
             } else {
                 scanner.skip_value()?;
                 None
@@ -156,15 +156,10 @@ fn read_field(scanner: &mut Scanner<'_>, key: &[u8], fields: &mut Fields) -> Res
     Ok(())
 }
 
-fn into_string(bytes: Vec<u8>) -> String {
-    // The scanner only writes canonical JSON, which is UTF-8 (lone surrogates are escaped).
-    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
 fn text_value(scanner: &mut Scanner<'_>) -> Result<JsonText, ScanError> {
     let mut text = Vec::with_capacity(512);
     scanner.value(&mut text)?;
-    Ok(JsonText::from_canonical(into_string(text)))
+    Ok(JsonText::from_canonical(text))
 }
 
 fn non_null_text(scanner: &mut Scanner<'_>) -> Result<Option<JsonText>, ScanError> {
@@ -183,7 +178,7 @@ fn optional_string(scanner: &mut Scanner<'_>) -> Result<Option<JsonString>, Scan
     }
     let mut text = Vec::with_capacity(32);
     scanner.string_value(&mut text)?;
-    Ok(Some(JsonString::from_quoted(into_string(text))))
+    Ok(Some(JsonString::from_quoted(text)))
 }
 
 /// The string items of an array (other items dropped); `[]` for any other value.

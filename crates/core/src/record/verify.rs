@@ -214,7 +214,7 @@ pub fn verify_record_with(record: &DecisionRecord, rules: Rules) -> Verdict {
     // 4. request: the fingerprint of the sent frame and the sent questions.
     checks.push(match (&record.sent_frame_digest, &record.request_digest) {
         (Some(sent), Some(recorded)) => {
-            let computed = raw::request_digest(sent.quoted().as_bytes(), record.sent_questions.as_str().as_bytes());
+            let computed = raw::request_digest(sent.quoted().as_bytes(), record.sent_questions.as_bytes());
             if recorded.is(&computed) {
                 check(CheckName::Request, Pass, format!("sent frame and sent questions recompute to {computed}"))
             } else {
@@ -244,7 +244,7 @@ pub fn verify_record_with(record: &DecisionRecord, rules: Rules) -> Verdict {
 }
 
 fn node_frame_digest(node_quoted: &str, record: &DecisionRecord) -> String {
-    raw::frame_digest(node_quoted.as_bytes(), record.state.as_str().as_bytes(), record.state.members())
+    raw::frame_digest(node_quoted.as_bytes(), record.state.as_bytes(), record.state.members())
 }
 
 fn batch_names(record: &DecisionRecord, separator: &str) -> String {
