@@ -210,7 +210,7 @@ pub fn coding_description() -> report::HostDescription {
     d.description =
         "The reference coding host: the seven-node tool loop over sandboxed file tools, as a Level-2 graph.".into();
     d.conformance_command = "decision run --task TEXT --workdir DIR --provider heuristic".into();
-    d.negative_fixtures = "crates/runtime/tests/graph_report.rs".into();
+    d.negative_fixtures = "crates/runtime/tests/graph_triage.rs".into();
     d.report_check = "decision adapter-report --check FILE".into();
     d.known_limitations = vec![
         "Tool names are fixed: only their implementations could be swapped.".into(),
