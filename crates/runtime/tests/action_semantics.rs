@@ -30,7 +30,8 @@ fn observe(out: &Outcome, action: &str) -> Observed {
     let after = &out.events[at + 1..];
     // A merged request's partner is recorded right after: it is not a later model call.
     let batch = out.events[at]["batchIds"].clone();
-    let later = |e: &&Value| !(e["type"] == "decision" && e["batchIds"] == batch && e["step"] == out.events[at]["step"]);
+    let later =
+        |e: &&Value| !(e["type"] == "decision" && e["batchIds"] == batch && e["step"] == out.events[at]["step"]);
     Observed {
         ends_tool_loop: !after.iter().any(|e| e["type"] == "tool:call"),
         more_model_calls: after.iter().filter(later).any(|e| e["type"] == "decision" || e["type"] == "generate"),
@@ -149,9 +150,10 @@ fn ask_human_refused_ends_the_loop_and_approved_continues_as_auto() {
     assert_eq!(refused.summary().halt.split('+').next(), Some("denied"));
     assert!(refused.of_type("tool:call").is_empty());
     let human = ScriptedHuman { approve: true, ..ScriptedHuman::default() };
-    let (_dir, approved) = drive("ask-human-approved", Options { human: Box::new(human), ..Options::default() }, |id, q, _| {
-        (id == "risk").then(|| level(q, 3))
-    });
+    let (_dir, approved) =
+        drive("ask-human-approved", Options { human: Box::new(human), ..Options::default() }, |id, q, _| {
+            (id == "risk").then(|| level(q, 3))
+        });
     assert_eq!(approved.of_type("tool:call").len(), 2, "both calls ran after approval");
     assert_eq!(approved.summary().halt, "task_done");
     let (_dir, audited) = scenario("auto_audit");

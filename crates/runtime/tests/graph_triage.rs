@@ -56,7 +56,12 @@ impl Triage {
     }
 
     fn next(&self) -> Result<String, HandlerError> {
-        self.script.lock().unwrap().pop_front().map(str::to_owned).ok_or_else(|| HandlerError("script exhausted".into()))
+        self.script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .map(str::to_owned)
+            .ok_or_else(|| HandlerError("script exhausted".into()))
     }
 }
 
@@ -238,7 +243,10 @@ fn a_transition_with_no_consumer_is_refused() {
     let mut host = start(&sink, &[0.9, 0.5], 0.1);
     let mut triage = Triage::new(&["found", "ready", "fail"], &[]);
     let err = host.run(&mut triage).unwrap_err();
-    assert!(matches!(&err, RunError::NoConsumer { node, label, .. } if node == "interpret_failure" && label == "escalate"), "{err}");
+    assert!(
+        matches!(&err, RunError::NoConsumer { node, label, .. } if node == "interpret_failure" && label == "escalate"),
+        "{err}"
+    );
     let refused = sink.of_type("transition").pop().unwrap();
     assert_eq!(refused["outcome"], "escalate");
     assert!(refused.get("to").is_none());
@@ -297,7 +305,8 @@ fn every_start_problem_is_listed_with_its_location() {
     assert!(has(codes::UNREACHABLE), "{text}");
     assert!(has(codes::EVIDENCE), "{text}");
     assert!(has(codes::NO_SINK), "{text}");
-    let located = refusal.problems.iter().filter(|p| matches!(p.location, Location::Contract { line, .. } if line > 0)).count();
+    let located =
+        refusal.problems.iter().filter(|p| matches!(p.location, Location::Contract { line, .. } if line > 0)).count();
     assert!(located >= 3, "contract problems carry lines: {text}");
 }
 
@@ -338,7 +347,11 @@ fn mutated(edit: impl FnOnce(&mut Value)) -> Vec<String> {
 fn every_negative_report_is_reported() {
     let cases: Vec<(&str, Vec<String>, &str)> = vec![
         ("extra position", mutated(|v| v["hostPositions"]["host:made-up"] = json!(["call"])), "host:made-up"),
-        ("after-tool changed", mutated(|v| v["positions"]["after-tool"] = json!(["continue"])), "positions[after-tool]"),
+        (
+            "after-tool changed",
+            mutated(|v| v["positions"]["after-tool"] = json!(["continue"])),
+            "positions[after-tool]",
+        ),
         (
             "one projection fewer",
             mutated(|v| {
@@ -374,11 +387,7 @@ fn every_negative_report_is_reported() {
             mutated(|v| v["dynamicProviderReads"]["fileOptions"] = json!(["files"])),
             "dynamicProviderReads[fileOptions]",
         ),
-        (
-            "terminal listed as missing",
-            mutated(|v| v["terminalStates"] = json!([])),
-            "terminalStates lacks `done`",
-        ),
+        ("terminal listed as missing", mutated(|v| v["terminalStates"] = json!([])), "terminalStates lacks `done`"),
     ];
     for (name, problems, needle) in cases {
         assert!(problems.iter().any(|p| p.contains(needle)), "{name}: expected `{needle}` in {problems:#?}");

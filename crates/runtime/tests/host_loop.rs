@@ -42,7 +42,14 @@ fn minimum_integration_needs_tool_pick_tool_step_ok_is_done() {
     );
     assert_eq!(
         out.path(),
-        ["step:call", "grade_risk:ran", "step_ok:continue", "is_done:finish", "generate:drafted", "can_deliver:deliver"]
+        [
+            "step:call",
+            "grade_risk:ran",
+            "step_ok:continue",
+            "is_done:finish",
+            "generate:drafted",
+            "can_deliver:deliver"
+        ]
     );
     let s = out.summary();
     assert_eq!((s.halt.as_str(), s.delivered, s.steps, s.model_calls), ("task_done", true, 1, 1));

@@ -35,8 +35,8 @@ fn the_example_file_loads_with_every_field() {
     assert_eq!(movies.failure_policy, Some(json!("Return low_utility when the listings page cannot be parsed.")));
     assert!(movies.purpose.is_some());
     let Some(Deliverable { shape: Shape::Object(object), .. }) = &movies.deliverable else { panic!("object") };
-    assert_eq!(object.required.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["status", "movies"]);
-    assert_eq!(object.required[1].aliases, ["films"]);
+    assert_eq!(object.required().iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["status", "movies"]);
+    assert_eq!(object.required()[1].aliases, ["films"]);
     let web = set.get("web", "research").unwrap();
     assert_eq!(web.failure_policy.as_ref().unwrap()["on_boundary"], "wrong_tool_boundary");
     assert!(set.get("catalog", "other").is_none());

@@ -157,3 +157,61 @@ proptest! {
         let _ = load_contracts(&json!({"contracts": [value]}).to_string());
     }
 }
+
+fn outcome_event_line() -> impl Strategy<Value = Value> {
+    let outcome = prop_oneof![
+        json_value().prop_map(|value| json!({"status": "ok", "value": value})),
+        (prop_oneof![Just("wrong_tool_boundary"), Just("contract_violation"), Just("low_utility")], json_value())
+            .prop_map(|(kind, extra)| json!({"status": "error", "error_type": kind,
+                "metadata": {"boundary_axes": ["a"], "mismatch": "min_items_violation", "path": "/x", "extra": extra}})),
+    ];
+    (
+        outcome,
+        prop_oneof![Just("m1"), Just("m2")],
+        proptest::option::of(prop_oneof![Just("a"), Just("b")]),
+        proptest::option::of(0u64..400_000),
+        proptest::option::of(prop_oneof![Just("held"), Just("violated"), Just("not_applied")]),
+        0u8..3,
+    )
+        .prop_map(|(outcome, method, trace, at, contract, form)| {
+            let mut event = json!({"tool": "t", "method": method, "outcome": outcome});
+            if let Some(trace) = trace {
+                event["trace_id"] = json!(trace);
+            }
+            if let Some(at) = at {
+                event["at"] = json!(at);
+            }
+            if let Some(contract) = contract {
+                event["contract"] = json!(contract);
+            }
+            match form {
+                0 => event,
+                1 => {
+                    event["type"] = json!("tool:outcome");
+                    json!({"kind": "event", "run": 0, "e": event})
+                }
+                _ => {
+                    event["kind"] = json!("tool:outcome");
+                    event
+                }
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The fast reader and the careful one (forced by a repeated member, which the fast reader
+    /// refuses) give the same report.
+    #[test]
+    fn both_log_readers_give_the_same_report(lines in prop::collection::vec(outcome_event_line(), 1..20)) {
+        let plain: Vec<String> = lines.iter().map(Value::to_string).collect();
+        let forced: Vec<String> = plain
+            .iter()
+            .map(|line| format!("{{\"depth\":0,\"depth\":0,{}", line.strip_prefix('{').unwrap()))
+            .collect();
+        let fast = decision_runtime::outcome::report(plain.join("\n").as_bytes()).unwrap();
+        let careful = decision_runtime::outcome::report(forced.join("\n").as_bytes()).unwrap();
+        prop_assert_eq!(fast.to_json(), careful.to_json());
+    }
+}

@@ -174,7 +174,7 @@ fn a_contract_violation_outcome_counts_as_violated_without_the_field() {
 fn malformed_lines_are_located_errors_but_a_torn_tail_is_tolerated() {
     let good = ok_event(json!({}), json!([1]));
     let cases = [
-        (format!("{good}\nnot json\n{good}"), 2, "not a JSON object"),
+        (format!("{good}\nnot json\n{good}"), 2, "not JSON"),
         (format!("{good}\n{}", json!({"kind": "tool:outcome", "tool": "t", "method": "m"})), 2, "needs `outcome`"),
         (format!("{}", json!({"outcome": {"status": "ok", "value": 1}})), 1, "needs `tool`"),
         (

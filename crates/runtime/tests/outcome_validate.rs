@@ -295,3 +295,33 @@ fn the_seed_example_fails_as_the_plan_describes() {
     );
     assert!(error.message.contains("min_items_violation"), "{}", error.message);
 }
+
+#[test]
+fn large_objects_are_checked_the_same_way_as_small_ones() {
+    // More than 16 members takes the map-lookup path instead of the member scan.
+    let deliverable = json!({"type": "object", "required": ["a", "b", "c"],
+        "properties": {"b": {"type": "string"}, "c": {"type": "array", "min_items": 1}}});
+    let mut large: serde_json::Map<String, Value> = (0..20).map(|i| (format!("x{i}"), json!(i))).collect();
+    for (small, expected) in [
+        (json!({"b": "s", "c": [1]}), Some(("missing_required_key", ""))),
+        (json!({"a": 1, "b": 2, "c": [1]}), Some(("type_mismatch", "/b"))),
+        (json!({"a": 1, "b": "s", "c": []}), Some(("min_items_violation", "/c"))),
+        (json!({"a": 1, "b": "s", "c": [1]}), None),
+    ] {
+        large.retain(|key, _| key.starts_with('x'));
+        large.extend(small.as_object().unwrap().clone());
+        for value in [small.clone(), Value::Object(large.clone())] {
+            let result = check(deliverable.clone(), value.clone());
+            match expected {
+                None => assert_eq!(result, Ok(()), "{value}"),
+                Some((kind, path)) => {
+                    let metadata = result.unwrap_err();
+                    assert_eq!((metadata["mismatch"].as_str(), metadata["path"].as_str()), (Some(kind), Some(path)));
+                    if kind == "missing_required_key" {
+                        assert_eq!(metadata["missing_keys"], json!(["a"]));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -71,7 +71,8 @@ pub fn choose(question: &WireQuestion, pick: &str, p: f64) -> Value {
 /// A score concentrated on `level`.
 pub fn level(question: &WireQuestion, level: usize) -> Value {
     let n = question.arity();
-    let probs: Map<String, Value> = (0..n).map(|k| (k.to_string(), json!(if k == level { 1.0 } else { 0.0 }))).collect();
+    let probs: Map<String, Value> =
+        (0..n).map(|k| (k.to_string(), json!(if k == level { 1.0 } else { 0.0 }))).collect();
     json!({"type": "score", "score": level as f64, "probabilities": probs})
 }
 
@@ -86,7 +87,9 @@ pub struct Rules {
 }
 
 impl Rules {
-    pub fn new(rule: impl Fn(&str, &WireQuestion, &Map<String, Value>, usize) -> Option<Value> + Send + Sync + 'static) -> Self {
+    pub fn new(
+        rule: impl Fn(&str, &WireQuestion, &Map<String, Value>, usize) -> Option<Value> + Send + Sync + 'static,
+    ) -> Self {
         Rules { rule: Box::new(rule), asked: Mutex::new(Map::new()), fail_on: None }
     }
 
@@ -105,7 +108,11 @@ impl DecisionProvider for Rules {
         if let Some(q) = &self.fail_on
             && request.questions.get(q).is_some()
         {
-            return Err(ProviderError::new("rules-under-test", ErrorCode::Transport, "connection refused (test outage)"));
+            return Err(ProviderError::new(
+                "rules-under-test",
+                ErrorCode::Transport,
+                "connection refused (test outage)",
+            ));
         }
         let fallback = HeuristicProvider.decide(request)?;
         let state = request.state.as_object().cloned().unwrap_or_default();
@@ -168,7 +175,10 @@ impl Outcome {
 
     /// `block → action` for every decision, in order.
     pub fn decisions(&self) -> Vec<String> {
-        self.of_type("decision").iter().map(|e| format!("{}→{}", e["block"].as_str().unwrap(), e["action"].as_str().unwrap())).collect()
+        self.of_type("decision")
+            .iter()
+            .map(|e| format!("{}→{}", e["block"].as_str().unwrap(), e["action"].as_str().unwrap()))
+            .collect()
     }
 
     /// `node --outcome--> to` for every transition, in order.
@@ -182,12 +192,22 @@ impl Outcome {
 
 /// Run the coding host on the bundled contract with the events kept in memory and written
 /// to a session log under `dir`.
-pub fn run(dir: &TempDir, task: &str, workdir: &Path, provider: Arc<dyn DecisionProvider>, options: Options) -> Outcome {
+pub fn run(
+    dir: &TempDir,
+    task: &str,
+    workdir: &Path,
+    provider: Arc<dyn DecisionProvider>,
+    options: Options,
+) -> Outcome {
     let log_path = dir.path().join("session.jsonl");
     let audit = dir.path().join("audit.jsonl");
     let _ = std::fs::remove_file(&log_path);
-    let log = SessionLog::create(&log_path, &LogHeader { id: "test".into(), created_at_ms: 0, cwd: None }, FsyncPolicy::Never)
-        .unwrap();
+    let log = SessionLog::create(
+        &log_path,
+        &LogHeader { id: "test".into(), created_at_ms: 0, cwd: None },
+        FsyncPolicy::Never,
+    )
+    .unwrap();
     let memory = MemorySink::new();
     let sinks: Vec<Box<dyn EventSink>> = vec![Box::new(log), Box::new(memory.clone())];
     let config = RunConfig {
@@ -212,7 +232,8 @@ pub fn run(dir: &TempDir, task: &str, workdir: &Path, provider: Arc<dyn Decision
 
 /// Replay the log: (mismatches, verified + partial, chain intact).
 pub fn replay(log: &Path) -> (u64, u64, bool) {
-    let report = decision_runtime::log::replay_file(log, &decision_runtime::log::ReplayOptions::default(), &mut |_| {}).unwrap();
+    let report =
+        decision_runtime::log::replay_file(log, &decision_runtime::log::ReplayOptions::default(), &mut |_| {}).unwrap();
     let intact = matches!(report.chain_status(), decision_runtime::log::ChainStatus::Intact);
     (report.mismatch, report.verified + report.partial, intact)
 }
