@@ -17,12 +17,6 @@ use std::process::ExitCode;
 /// Exit status for usage and I/O problems.
 pub const EXIT_USAGE: u8 = 2;
 
-/// Commands that are declared but not built yet say so and exit 2, never pretending to work.
-pub fn not_built(name: &str) -> ExitCode {
-    eprintln!("decision {name}: not available in this build yet");
-    ExitCode::from(EXIT_USAGE)
-}
-
 /// Report a usage or I/O problem and exit 2.
 pub fn usage_error(message: &str) -> ExitCode {
     eprintln!("error: {message}");

@@ -579,10 +579,10 @@ impl Lint {
             name: name.to_owned(),
             aliases: alias_map.iter().find(|(key, _)| key == name).map(|(_, names)| names.clone()).unwrap_or_default(),
         };
-        ObjectShape {
-            required: required_keys.iter().map(|name| make_key(name)).collect(),
-            properties: property_list.into_iter().map(|(name, deliverable)| (make_key(&name), deliverable)).collect(),
-        }
+        ObjectShape::new(
+            required_keys.iter().map(|name| make_key(name)).collect(),
+            property_list.into_iter().map(|(name, deliverable)| (make_key(&name), deliverable)).collect(),
+        )
     }
 }
 

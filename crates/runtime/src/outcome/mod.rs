@@ -11,6 +11,7 @@
 
 pub mod contracts;
 pub mod deliverable;
+mod events;
 pub mod report;
 pub mod shape;
 pub mod spanned;
@@ -24,6 +25,6 @@ pub use report::{
     EventContext, Recommendation, RecommendationKind, Report, ReportBuilder, ReportError, Thresholds, outcome_event,
     report,
 };
-pub use telemetry::{CorrectionLinker, WeakSuccess, WeakSuccessFlag, observe};
+pub use telemetry::{CorrectionLinker, ValueSummary, WeakSuccess, WeakSuccessFlag, observe};
 pub use types::{FailureClass, Outcome, OutcomeFormatError, OutcomeResult, ToolError, error_type};
 pub use validate::{Validated, Verdict, violation_outcome};

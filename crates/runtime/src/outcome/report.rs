@@ -33,15 +33,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::events::{self, Event, EventResult, Line};
 use super::telemetry::{self, CallRef, CallSighting, CorrectionLinker, WeakSuccessFlag};
-use super::types::{Outcome, error_type};
+use super::types::error_type;
 use super::validate::Validated;
 
-/// The event type of an outcome event.
-pub const OUTCOME_EVENT_TYPE: &str = "tool:outcome";
+pub use super::events::OUTCOME_EVENT_TYPE;
 
 /// How many evidence references (log lines) are kept per category.
 pub const EVIDENCE_LIMIT: usize = 5;
@@ -184,131 +183,6 @@ pub enum ReportError {
     Io(#[from] std::io::Error),
 }
 
-#[derive(Deserialize, Default)]
-struct RawLine {
-    kind: Option<Value>,
-    #[serde(rename = "type")]
-    event_type: Option<Value>,
-    e: Option<Box<RawLine>>,
-    at: Option<Value>,
-    tool: Option<Value>,
-    method: Option<Value>,
-    trace_id: Option<Value>,
-    call_id: Option<Value>,
-    depth: Option<Value>,
-    outcome: Option<Value>,
-    contract: Option<Value>,
-    weak_success: Option<Value>,
-}
-
-fn is_str(value: Option<&Value>, wanted: &str) -> bool {
-    value.and_then(Value::as_str) == Some(wanted)
-}
-
-/// A checked outcome event.
-struct Event {
-    tool: String,
-    method: String,
-    trace_id: Option<String>,
-    call_id: Option<String>,
-    at_ms: Option<u64>,
-    depth: Option<u64>,
-    outcome: Outcome,
-    contract: Option<&'static str>,
-    weak_success: Option<Vec<WeakSuccessFlag>>,
-}
-
-fn optional_string(value: Option<Value>, name: &str) -> Result<Option<String>, String> {
-    match value {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text)),
-        Some(_) => Err(format!("`{name}` must be a string")),
-    }
-}
-
-fn optional_count(value: Option<Value>, name: &str) -> Result<Option<u64>, String> {
-    match value {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(number)) => {
-            number.as_u64().map(Some).ok_or_else(|| format!("`{name}` must be a non-negative integer"))
-        }
-        Some(_) => Err(format!("`{name}` must be a non-negative integer")),
-    }
-}
-
-impl RawLine {
-    /// `Ok(None)` for lines that are not outcome events.
-    fn into_event(self) -> Result<Option<Event>, String> {
-        let (mut raw, envelope_at) = if is_str(self.kind.as_ref(), "event") {
-            match self.e {
-                Some(inner) => (*inner, self.at),
-                None => return Ok(None),
-            }
-        } else {
-            (self, None)
-        };
-        let marked =
-            is_str(raw.kind.as_ref(), OUTCOME_EVENT_TYPE) || is_str(raw.event_type.as_ref(), OUTCOME_EVENT_TYPE);
-        let unmarked = raw.kind.is_none() && raw.event_type.is_none() && raw.outcome.is_some();
-        if !marked && !unmarked {
-            return Ok(None);
-        }
-        let document = raw.outcome.take().ok_or("an outcome event needs `outcome`")?;
-        let outcome = Outcome::from_json_value(document).map_err(|error| {
-            if error.pointer.is_empty() {
-                format!("`outcome`: {error}")
-            } else {
-                format!("`outcome{}`: {error}", error.pointer)
-            }
-        })?;
-        let tool = optional_string(raw.tool, "tool")?
-            .or_else(|| outcome.tool.clone())
-            .ok_or("an outcome event needs `tool` (on the event or in its outcome)")?;
-        let method = optional_string(raw.method, "method")?
-            .or_else(|| outcome.method.clone())
-            .ok_or("an outcome event needs `method` (on the event or in its outcome)")?;
-        let at_ms = match optional_count(raw.at, "at")? {
-            Some(at) => Some(at),
-            None => optional_count(envelope_at, "at")?,
-        };
-        let contract = match raw.contract {
-            None | Some(Value::Null) => None,
-            Some(Value::String(verdict)) => match verdict.as_str() {
-                "held" => Some("held"),
-                "violated" => Some("violated"),
-                "not_applied" => Some("not_applied"),
-                other => return Err(format!("`contract` must be held, violated or not_applied, not {other:?}")),
-            },
-            Some(_) => return Err("`contract` must be a string".into()),
-        };
-        let weak_success = match raw.weak_success {
-            None | Some(Value::Null) => None,
-            Some(Value::Array(names)) => Some(
-                names
-                    .iter()
-                    .map(|name| {
-                        name.as_str()
-                            .and_then(WeakSuccessFlag::from_name)
-                            .ok_or_else(|| format!("unknown weak-success flag {name}"))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
-            Some(_) => return Err("`weak_success` must be an array of flag names".into()),
-        };
-        Ok(Some(Event {
-            tool,
-            method,
-            trace_id: optional_string(raw.trace_id, "trace_id")?,
-            call_id: optional_string(raw.call_id, "call_id")?,
-            at_ms,
-            depth: optional_count(raw.depth, "depth")?,
-            outcome,
-            contract,
-            weak_success,
-        }))
-    }
-}
-
 fn bump(counts: &mut BTreeMap<String, u64>, key: &str) {
     if let Some(count) = counts.get_mut(key) {
         *count += 1;
@@ -327,7 +201,8 @@ fn keep<T>(list: &mut Vec<T>, item: impl FnOnce() -> T) {
 pub struct ReportBuilder {
     thresholds: Thresholds,
     linker: CorrectionLinker,
-    stats: HashMap<(String, String), Stats>,
+    /// tool → method → counters (two levels so that a lookup needs no allocation).
+    stats: HashMap<String, HashMap<String, Stats>>,
     lines: usize,
     outcome_events: u64,
     other_lines: u64,
@@ -353,7 +228,7 @@ impl ReportBuilder {
         }
     }
 
-    /// Read a whole log.
+    /// Read a whole log, line by line (memory stays bounded whatever the log's size).
     pub fn read(&mut self, mut reader: impl BufRead) -> Result<(), ReportError> {
         let mut line = String::new();
         loop {
@@ -361,51 +236,47 @@ impl ReportBuilder {
             if reader.read_line(&mut line)? == 0 {
                 return Ok(());
             }
-            let complete = line.ends_with('\n');
-            self.line(&line, !complete)?;
+            self.line(&line, !line.ends_with('\n'))?;
         }
     }
 
     /// Add one log line; `last_unterminated` marks a final line with no newline.
     pub fn line(&mut self, text: &str, last_unterminated: bool) -> Result<(), ReportError> {
         self.lines += 1;
-        let number = self.lines;
-        if text.trim().is_empty() {
-            return Ok(());
-        }
-        let raw: RawLine = match serde_json::from_str(text) {
-            Ok(raw) => raw,
-            Err(_) if last_unterminated => {
-                self.torn_tail = true;
-                return Ok(());
-            }
-            Err(error) => {
-                return Err(ReportError::Line { line: number, message: format!("not a JSON object: {error}") });
-            }
-        };
-        match raw.into_event() {
-            Ok(Some(event)) => {
-                self.event(event, number);
-                Ok(())
-            }
-            Ok(None) => {
-                self.other_lines += 1;
-                Ok(())
-            }
-            Err(message) => Err(ReportError::Line { line: number, message }),
-        }
+        self.fold(events::read_line(text, last_unterminated), text)
     }
 
-    fn event(&mut self, event: Event, line: usize) {
+    fn fold(&mut self, read: Result<Line<'_>, String>, text: &str) -> Result<(), ReportError> {
+        let number = self.lines;
+        match read {
+            Ok(Line::Event(event)) => self.event(&event, number),
+            Ok(Line::Other) if !text.trim().is_empty() => self.other_lines += 1,
+            Ok(Line::Other) => {}
+            Ok(Line::Torn) => self.torn_tail = true,
+            Err(message) => return Err(ReportError::Line { line: number, message }),
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, event: &Event<'_>, line: usize) {
         self.outcome_events += 1;
         // Recorded flags are authoritative; the observation still supplies the evidence
         // (which arrays were empty, which status was weak).
-        let mut weak = telemetry::observe(&event.outcome);
-        if let Some(flags) = &event.weak_success {
+        let mut weak = match &event.result {
+            EventResult::Ok(summary) => telemetry::observe_summary(summary),
+            EventResult::Error { .. } => telemetry::WeakSuccess::default(),
+        };
+        let is_ok = matches!(event.result, EventResult::Ok(_));
+        if is_ok && let Some(flags) = &event.weak_success {
             weak.flags.clone_from(flags);
         }
-        let weak_success = event.outcome.is_ok() && weak.is_weak();
-        let this = CallRef { call_id: event.call_id.clone(), sequence: line, weak_success };
+        let weak_success = is_ok && weak.is_weak();
+        // The call id of an earlier call is only ever shown as evidence of a weak success.
+        let this = CallRef {
+            call_id: if weak_success { event.call_id.as_deref().map(str::to_owned) } else { None },
+            sequence: line,
+            weak_success,
+        };
         let sighting = CallSighting {
             trace_id: event.trace_id.as_deref(),
             tool: &event.tool,
@@ -414,8 +285,15 @@ impl ReportBuilder {
             depth: event.depth,
         };
         let corrected = self.linker.sight(sighting, this);
-        let evidence = || Evidence { line, call_id: event.call_id.clone() };
-        let stats = self.stats.entry((event.tool.clone(), event.method.clone())).or_default();
+        let evidence = || Evidence { line, call_id: event.call_id.as_deref().map(str::to_owned) };
+        let methods = match self.stats.get_mut(event.tool.as_ref()) {
+            Some(methods) => methods,
+            None => self.stats.entry(event.tool.to_string()).or_default(),
+        };
+        let stats = match methods.get_mut(event.method.as_ref()) {
+            Some(stats) => stats,
+            None => methods.entry(event.method.to_string()).or_default(),
+        };
         stats.calls += 1;
         if let Some(earlier) = corrected {
             stats.corrections += 1;
@@ -426,8 +304,8 @@ impl ReportBuilder {
                 });
             }
         }
-        match event.outcome.tool_error() {
-            None => {
+        match &event.result {
+            EventResult::Ok(_) => {
                 stats.ok += 1;
                 if weak_success {
                     stats.weak_success += 1;
@@ -445,25 +323,16 @@ impl ReportBuilder {
                     keep(&mut stats.weak_evidence, evidence);
                 }
             }
-            Some(error) => {
+            EventResult::Error { error_type, metadata } => {
                 stats.errors += 1;
-                match error.error_type.as_str() {
+                match error_type.as_str() {
                     error_type::WRONG_TOOL_BOUNDARY => {
                         stats.wrong_tool_boundary += 1;
-                        for axis in error.metadata.get("boundary_axes").and_then(Value::as_array).into_iter().flatten()
-                        {
-                            if let Some(axis) = axis.as_str() {
-                                bump(&mut stats.boundary_axes, axis);
-                            }
+                        for axis in &metadata.boundary_axes {
+                            bump(&mut stats.boundary_axes, axis);
                         }
-                        match error.metadata.get("suggested_split") {
-                            Some(Value::String(split)) => bump(&mut stats.suggested_splits, split),
-                            Some(Value::Array(splits)) => {
-                                for split in splits.iter().filter_map(Value::as_str) {
-                                    bump(&mut stats.suggested_splits, split);
-                                }
-                            }
-                            _ => {}
+                        for split in &metadata.suggested_splits {
+                            bump(&mut stats.suggested_splits, split);
                         }
                         keep(&mut stats.boundary_evidence, evidence);
                     }
@@ -472,15 +341,20 @@ impl ReportBuilder {
                 }
             }
         }
-        let violated = event.outcome.error_type() == Some(error_type::CONTRACT_VIOLATION);
+        let violation = match &event.result {
+            EventResult::Error { error_type, metadata } if error_type == error_type::CONTRACT_VIOLATION => {
+                Some(metadata)
+            }
+            _ => None,
+        };
         match event.contract {
-            _ if violated => {
+            _ if violation.is_some() => {
                 stats.contract_violated += 1;
-                if let Some(error) = event.outcome.tool_error() {
-                    if let Some(mismatch) = error.metadata.get("mismatch").and_then(Value::as_str) {
+                if let Some(metadata) = violation {
+                    if let Some(mismatch) = &metadata.mismatch {
                         bump(&mut stats.mismatches, mismatch);
                     }
-                    if let Some(path) = error.metadata.get("path").and_then(Value::as_str) {
+                    if let Some(path) = &metadata.path {
                         bump(&mut stats.violation_paths, path);
                     }
                 }
@@ -501,9 +375,11 @@ impl ReportBuilder {
         let mut tools: Vec<ToolReport> = self
             .stats
             .into_iter()
-            .map(|((tool, method), stats)| {
-                let recommendations = recommend(&stats, &thresholds);
-                ToolReport { tool, method, stats, recommendations }
+            .flat_map(|(tool, methods)| {
+                methods.into_iter().map(move |(method, stats)| {
+                    let recommendations = recommend(&stats, &thresholds);
+                    ToolReport { tool: tool.clone(), method, stats, recommendations }
+                })
             })
             .collect();
         tools.sort_by(|a, b| (&a.tool, &a.method).cmp(&(&b.tool, &b.method)));

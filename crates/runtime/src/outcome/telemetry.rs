@@ -16,6 +16,7 @@
 //! level are not linked. Arguments and outcomes are not compared.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use serde_json::Value;
 
@@ -85,7 +86,7 @@ pub struct WeakSuccess {
     pub flags: Vec<WeakSuccessFlag>,
     /// JSON pointers of the empty arrays behind `empty_array_success`.
     pub empty_arrays: Vec<String>,
-    /// The value's `status` string, when it has one.
+    /// The trimmed `status` string behind `weak_status`.
     pub status: Option<String>,
 }
 
@@ -95,45 +96,281 @@ impl WeakSuccess {
     }
 }
 
-fn normalized_status(status: &str) -> String {
-    status.trim().to_ascii_lowercase()
+/// Whether a trimmed status is in a list, ignoring ASCII case (telemetry only).
+fn is_listed(status: &str, list: &[&str]) -> bool {
+    list.iter().any(|listed| listed.eq_ignore_ascii_case(status))
 }
 
 /// Observe an outcome. Error outcomes are never weak successes.
 pub fn observe(outcome: &Outcome) -> WeakSuccess {
-    let Some(value) = outcome.value() else { return WeakSuccess::default() };
-    let mut observed = WeakSuccess::default();
-    let status = value.get("status").and_then(Value::as_str);
-    observed.status = status.map(str::to_owned);
-    let normalized = status.map(normalized_status);
-    if normalized.as_deref().is_some_and(|status| WEAK_STATUSES.contains(&status)) {
-        observed.flags.push(WeakSuccessFlag::WeakStatus);
+    match outcome.value() {
+        Some(value) => observe_summary(&ValueSummary::of(value)),
+        None => WeakSuccess::default(),
     }
-    let success_like = normalized.as_deref().is_none_or(|status| SUCCESS_STATUSES.contains(&status));
-    match value {
-        Value::Array(items) if items.is_empty() => observed.empty_arrays.push(String::new()),
-        Value::Object(members) if success_like => {
-            for (key, member) in members {
-                if member.as_array().is_some_and(Vec::is_empty) {
-                    observed.empty_arrays.push(pointer_child("", key));
-                }
-            }
+}
+
+/// Observe the ok value of an outcome from its summary.
+pub fn observe_summary(summary: &ValueSummary) -> WeakSuccess {
+    let mut observed = WeakSuccess::default();
+    let status = match summary {
+        ValueSummary::Object { status, .. } => status.as_deref().map(str::trim),
+        _ => None,
+    };
+    if let Some(status) = status
+        && is_listed(status, WEAK_STATUSES)
+    {
+        observed.flags.push(WeakSuccessFlag::WeakStatus);
+        observed.status = Some(status.to_owned());
+    }
+    let success_like = status.is_none_or(|status| is_listed(status, SUCCESS_STATUSES));
+    match summary {
+        ValueSummary::Array { empty: true } => observed.empty_arrays.push(String::new()),
+        ValueSummary::Object { empty_arrays, .. } if success_like => {
+            observed.empty_arrays.extend(empty_arrays.iter().map(|key| pointer_child("", key)));
         }
         _ => {}
     }
     if !observed.empty_arrays.is_empty() {
         observed.flags.push(WeakSuccessFlag::EmptyArraySuccess);
     }
-    let nothing = match value {
-        Value::Null => true,
-        Value::String(text) => text.trim().is_empty(),
-        Value::Object(members) => members.keys().all(|key| PROSE_KEYS.contains(&key.as_str())),
+    let nothing = match summary {
+        ValueSummary::Null => true,
+        ValueSummary::Text { blank } => *blank,
+        ValueSummary::Object { prose_only, .. } => *prose_only,
         _ => false,
     };
     if nothing {
         observed.flags.push(WeakSuccessFlag::SuccessNothingParsed);
     }
     observed
+}
+
+/// What the weak-success flags read of an ok value: its kind, and for objects the `status`
+/// string, the members that are empty arrays, and whether every member is prose.
+///
+/// It can be taken from a [`Value`] or read straight from JSON text without building the
+/// value (which is what lets the report read a million events quickly). Reading text fails
+/// (so callers fall back to a [`Value`]) for an object with a repeated key or more than
+/// [`SUMMARY_MEMBER_LIMIT`] members.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValueSummary {
+    Null,
+    Text {
+        blank: bool,
+    },
+    /// A boolean or a number.
+    Scalar,
+    Array {
+        empty: bool,
+    },
+    Object {
+        status: Option<String>,
+        empty_arrays: Vec<String>,
+        prose_only: bool,
+    },
+}
+
+/// The most members an object may have to be summarised straight from text.
+pub const SUMMARY_MEMBER_LIMIT: usize = 16;
+
+impl ValueSummary {
+    pub fn of(value: &Value) -> ValueSummary {
+        match value {
+            Value::Null => ValueSummary::Null,
+            Value::Bool(_) | Value::Number(_) => ValueSummary::Scalar,
+            Value::String(text) => ValueSummary::Text { blank: text.trim().is_empty() },
+            Value::Array(items) => ValueSummary::Array { empty: items.is_empty() },
+            Value::Object(members) => ValueSummary::Object {
+                status: members.get("status").and_then(Value::as_str).map(str::to_owned),
+                empty_arrays: members
+                    .iter()
+                    .filter(|(_, member)| member.as_array().is_some_and(Vec::is_empty))
+                    .map(|(key, _)| key.clone())
+                    .collect(),
+                prose_only: members.keys().all(|key| PROSE_KEYS.contains(&key.as_str())),
+            },
+        }
+    }
+}
+
+mod summary_reader {
+    //! Reading a [`ValueSummary`] from JSON text, skipping everything it does not need.
+
+    use std::borrow::Cow;
+    use std::fmt;
+
+    use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+    use super::{PROSE_KEYS, SUMMARY_MEMBER_LIMIT, ValueSummary};
+
+    /// Drain a sequence; report whether it had no elements.
+    fn seq_is_empty<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<bool, A::Error> {
+        if seq.next_element::<IgnoredAny>()?.is_none() {
+            return Ok(true);
+        }
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+
+    fn drain_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+
+    /// A member value, as far as the summary cares.
+    enum Member {
+        Text(String),
+        EmptyArray,
+        Other,
+    }
+
+    struct MemberVisitor {
+        keep_text: bool,
+    }
+
+    macro_rules! other_scalars {
+        ($($method:ident: $type:ty),*) => {$(
+            fn $method<E: de::Error>(self, _: $type) -> Result<Member, E> {
+                Ok(Member::Other)
+            }
+        )*};
+    }
+
+    impl<'de> Visitor<'de> for MemberVisitor {
+        type Value = Member;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+
+        other_scalars!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64);
+
+        fn visit_unit<E: de::Error>(self) -> Result<Member, E> {
+            Ok(Member::Other)
+        }
+
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<Member, E> {
+            Ok(if self.keep_text { Member::Text(text.to_owned()) } else { Member::Other })
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Member, A::Error> {
+            Ok(if seq_is_empty(seq)? { Member::EmptyArray } else { Member::Other })
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Member, A::Error> {
+            drain_map(map)?;
+            Ok(Member::Other)
+        }
+    }
+
+    struct MemberSeed {
+        keep_text: bool,
+    }
+
+    impl<'de> de::DeserializeSeed<'de> for MemberSeed {
+        type Value = Member;
+
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Member, D::Error> {
+            deserializer.deserialize_any(MemberVisitor { keep_text: self.keep_text })
+        }
+    }
+
+    /// An object key, borrowed from the text when it has no escapes.
+    struct Key<'de>(Cow<'de, str>);
+
+    impl<'de> Deserialize<'de> for Key<'de> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct KeyVisitor;
+            impl<'de> Visitor<'de> for KeyVisitor {
+                type Value = Key<'de>;
+
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a string key")
+                }
+
+                fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Borrowed(text)))
+                }
+
+                fn visit_str<E: de::Error>(self, text: &str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Owned(text.to_owned())))
+                }
+            }
+            deserializer.deserialize_str(KeyVisitor)
+        }
+    }
+
+    struct SummaryVisitor;
+
+    impl<'de> Visitor<'de> for SummaryVisitor {
+        type Value = ValueSummary;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<ValueSummary, E> {
+            Ok(ValueSummary::Null)
+        }
+
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<ValueSummary, E> {
+            Ok(ValueSummary::Scalar)
+        }
+
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<ValueSummary, E> {
+            Ok(ValueSummary::Scalar)
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<ValueSummary, E> {
+            Ok(ValueSummary::Scalar)
+        }
+
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<ValueSummary, E> {
+            Ok(ValueSummary::Scalar)
+        }
+
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<ValueSummary, E> {
+            Ok(ValueSummary::Text { blank: text.trim().is_empty() })
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<ValueSummary, A::Error> {
+            Ok(ValueSummary::Array { empty: seq_is_empty(seq)? })
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ValueSummary, A::Error> {
+            let mut seen: [Option<Cow<'de, str>>; SUMMARY_MEMBER_LIMIT] = Default::default();
+            let mut count = 0;
+            let mut status = None;
+            let mut empty_arrays = Vec::new();
+            let mut prose_only = true;
+            while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                if count >= SUMMARY_MEMBER_LIMIT {
+                    return Err(de::Error::custom("too many members to summarise"));
+                }
+                if seen.iter().take(count).flatten().any(|earlier| *earlier == key) {
+                    return Err(de::Error::custom("repeated key"));
+                }
+                let is_status = key == "status";
+                match map.next_value_seed(MemberSeed { keep_text: is_status })? {
+                    Member::Text(text) => status = Some(text),
+                    Member::EmptyArray => empty_arrays.push(key.to_string()),
+                    Member::Other => {}
+                }
+                prose_only &= PROSE_KEYS.contains(&key.as_ref());
+                if let Some(slot) = seen.get_mut(count) {
+                    *slot = Some(key);
+                }
+                count += 1;
+            }
+            Ok(ValueSummary::Object { status, empty_arrays, prose_only })
+        }
+    }
+
+    impl<'de> Deserialize<'de> for ValueSummary {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(SummaryVisitor)
+        }
+    }
 }
 
 /// Who a call is, for correction linking.
@@ -152,7 +389,10 @@ pub struct CallRef {
 #[derive(Debug)]
 pub struct CorrectionLinker {
     window_ms: u64,
-    last: HashMap<(String, String, String), (u64, CallRef)>,
+    /// Keyed by the length-prefixed concatenation of trace, tool and method (unambiguous for
+    /// any strings), so that a lookup reuses one buffer instead of allocating a key.
+    last: HashMap<String, (u64, CallRef)>,
+    scratch: String,
 }
 
 impl Default for CorrectionLinker {
@@ -175,7 +415,7 @@ pub struct CallSighting<'a> {
 
 impl CorrectionLinker {
     pub fn new(window_ms: u64) -> CorrectionLinker {
-        CorrectionLinker { window_ms, last: HashMap::new() }
+        CorrectionLinker { window_ms, last: HashMap::new(), scratch: String::new() }
     }
 
     pub fn window_ms(&self) -> u64 {
@@ -189,9 +429,19 @@ impl CorrectionLinker {
         if call.depth.is_some_and(|depth| depth > 0) {
             return None;
         }
-        let key = (trace.to_owned(), call.tool.to_owned(), call.method.to_owned());
-        let previous = self.last.insert(key, (at_ms, this))?;
-        let (previous_at, previous_call) = previous;
+        self.scratch.clear();
+        for part in [trace, call.tool, call.method] {
+            // Writing to a String cannot fail.
+            let _ = write!(self.scratch, "{}:", part.len());
+            self.scratch.push_str(part);
+        }
+        let (previous_at, previous_call) = match self.last.get_mut(self.scratch.as_str()) {
+            Some(slot) => std::mem::replace(slot, (at_ms, this)),
+            None => {
+                self.last.insert(self.scratch.clone(), (at_ms, this));
+                return None;
+            }
+        };
         let elapsed = at_ms.checked_sub(previous_at)?;
         (elapsed <= self.window_ms).then_some(previous_call)
     }
