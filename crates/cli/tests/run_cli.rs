@@ -1,0 +1,139 @@
+//! `decision run`, `decision resume` and `decision adapter-report` as a user runs them.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const WORKSPACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/workspace");
+const README_TASK: &str = "Which file defines the function `apply_discount`, and what does it return?";
+
+fn decision(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_decision")).args(args).output().unwrap()
+}
+
+fn temp(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("decision-run-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn the_readme_command_delivers_offline_and_its_log_replays() {
+    let dir = temp("readme");
+    let log = dir.join("run.jsonl");
+    let out =
+        decision(&["run", "--task", README_TASK, "--workdir", WORKSPACE, "--provider", "heuristic", "--log", s(&log)]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("halt: task_done (delivered)"), "{stdout}");
+    assert!(stdout.contains("pricing.py:6:     return price * (100 - percent) / 100"), "{stdout}");
+    assert!(stdout.contains("decisions:") && stdout.contains("model calls: 1"), "{stdout}");
+    assert!(stdout.contains("time: decisions"), "{stdout}");
+    // Each decision as it happens: node, action, probabilities, margin.
+    assert!(stderr.contains("needs_tool   → use_tool    needs_tool=0.85  margin 0.35"), "{stderr}");
+    assert!(stderr.contains("pick_input   → use         file="), "{stderr}");
+    assert!(stderr.contains("can_deliver  → deliver"), "{stderr}");
+    let replay = decision(&["replay", s(&log)]);
+    assert_eq!(replay.status.code(), Some(0), "{}", text(&replay.stdout));
+    assert!(text(&replay.stdout).contains("chain: intact"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn usage_problems_exit_2_and_refused_contracts_exit_1() {
+    let dir = temp("usage");
+    let out = decision(&[
+        "run",
+        "--task",
+        "x",
+        "--workdir",
+        WORKSPACE,
+        "--provider",
+        "nope",
+        "--log",
+        s(&dir.join("a.jsonl")),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown provider `nope`"));
+    let out = decision(&["run", "--task", "x", "--workdir", s(&dir.join("missing")), "--log", s(&dir.join("b.jsonl"))]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    // A contract without `is_done`: the host refuses to start and says where.
+    let contract =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/coding-agent/DECISION.md"))
+            .unwrap()
+            .replace("## is_done", "## is_finished");
+    let path = dir.join("DECISION.md");
+    std::fs::write(&path, contract).unwrap();
+    let out = decision(&["run", s(&path), "--task", "x", "--workdir", WORKSPACE, "--log", s(&dir.join("c.jsonl"))]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the host refuses to start"), "{stderr}");
+    assert!(stderr.contains("`is_done`"), "{stderr}");
+    assert!(stderr.contains("(block `is_finished`)"), "the uninvoked block is located: {stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn resume_continues_an_unfinished_run_in_the_same_log() {
+    let dir = temp("resume");
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    for (name, body) in [("a.txt", "alpha"), ("b.txt", "beta"), ("c.txt", "gamma")] {
+        std::fs::write(ws.join(name), body).unwrap();
+    }
+    let log = dir.join("run.jsonl");
+    let task = "Summarize each file";
+    let first =
+        decision(&["run", "--task", task, "--workdir", s(&ws), "--max-steps", "2", "--log", s(&log), "--quiet"]);
+    assert!(text(&first.stdout).contains("halt: max_steps"), "{}", text(&first.stdout));
+    let resumed = decision(&["resume", s(&log), "--max-steps", "8"]);
+    let (stdout, stderr) = (text(&resumed.stdout), text(&resumed.stderr));
+    assert!(stderr.contains("resuming run 0") && stderr.contains("at step 3"), "{stderr}");
+    assert!(stdout.contains("halt: task_done (delivered)"), "{stdout}\n{stderr}");
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(log_text.matches("\"type\":\"run:start\"").count(), 2);
+    assert!(log_text.contains("\"run\":1,"), "the resumed run has its own index");
+    let replay = decision(&["replay", s(&log)]);
+    assert_eq!(replay.status.code(), Some(0));
+    assert!(text(&replay.stdout).contains("chain: intact"), "{}", text(&replay.stdout));
+    // A run that ended with agent_done is not resumable; neither is a missing log.
+    assert_eq!(decision(&["resume", s(&dir.join("none.jsonl"))]).status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_adapter_report_is_generated_and_checked() {
+    let dir = temp("report");
+    let out = decision(&["adapter-report"]);
+    assert_eq!(out.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["level"], 2);
+    assert_eq!(report["terminalStates"], serde_json::json!(["end"]));
+    assert_eq!(report["graphFeatures"], serde_json::json!(["branch", "retry", "escalation", "terminal-state"]));
+    let path = dir.join("report.json");
+    std::fs::write(&path, &out.stdout).unwrap();
+    let ok = decision(&["adapter-report", "--check", s(&path)]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stdout));
+    // A drifted report fails with one line per problem.
+    let drifted = text(&out.stdout).replace("\"keep_going\"", "\"stop\"");
+    std::fs::write(&path, drifted).unwrap();
+    let bad = decision(&["adapter-report", "--check", s(&path)]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(text(&bad.stdout).contains("positions[after-tool]"), "{}", text(&bad.stdout));
+    // The reference fixture describes another host (the issue-triage graph): it drifts.
+    let fixture =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/external-host.capabilities.json");
+    let other = decision(&["adapter-report", "--check", fixture]);
+    assert_eq!(other.status.code(), Some(1));
+    assert!(text(&other.stdout).contains("hostPositions lists `host:review`"), "{}", text(&other.stdout));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
