@@ -13,7 +13,10 @@ fn questions() -> Questions {
     q.insert("n", WireQuestion::Noul { instructions: "?".into(), criteria: None });
     q.insert(
         "c",
-        WireQuestion::Choice { instructions: "?".into(), criteria: vec![("a".into(), String::new()), ("b".into(), String::new())] },
+        WireQuestion::Choice {
+            instructions: "?".into(),
+            criteria: vec![("a".into(), String::new()), ("b".into(), String::new())],
+        },
     );
     q.insert("s", WireQuestion::Score { instructions: "?".into(), criteria: vec![String::new(); 3] });
     q
@@ -31,7 +34,11 @@ fn space() -> DecisionState<u32> {
         })
         .collect();
     let ops = vec![Operation::new("CLICK", "c", true), Operation::new("WAIT", "w", false)];
-    DecisionState::build(&Snapshot { revision: "r".into(), objects }, &ops, &SpaceConfig { cap: 3, ..SpaceConfig::default() })
+    DecisionState::build(
+        Snapshot { revision: "r".into(), objects },
+        &ops,
+        &SpaceConfig { cap: 3, ..SpaceConfig::default() },
+    )
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -50,7 +57,8 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if let Value::Object(map) = &value {
-        let evidence = Evidence { request_digest: "d".into(), model: "m".into(), provider: "p".into(), policy: "x".into() };
+        let evidence =
+            Evidence { request_digest: "d".into(), model: "m".into(), provider: "p".into(), policy: "x".into() };
         if let Ok(observation) = space().interpret("r", map, &evidence) {
             if let Some(target) = observation.target {
                 assert!(target.row >= 1 && target.row <= 3, "never a truncated row");

@@ -124,7 +124,7 @@ proptest! {
             Operation::new("SELECT", "s", true),
             Operation::new("WAIT", "w", false),
         ];
-        let state = DecisionState::build(&Snapshot { revision: "r".into(), objects }, &eligible, &SpaceConfig { cap, ..SpaceConfig::default() });
+        let state = DecisionState::build(Snapshot { revision: "r".into(), objects }, &eligible, &SpaceConfig { cap, ..SpaceConfig::default() });
         let distinct: BTreeSet<u32> = picks.iter().map(|(id, _)| *id).collect();
         prop_assert_eq!(state.rows().len(), distinct.len().min(cap));
         prop_assert_eq!(state.rows().len() + state.truncated().len(), distinct.len());
@@ -135,8 +135,8 @@ proptest! {
         for op in state.operations() {
             let head = format!("{}_target", op.to_lowercase());
             for id in state.target_ids(&head) {
-                let row = &state.rows()[id.parse::<usize>().unwrap() - 1];
-                prop_assert!(row.operations.iter().any(|o| o == op), "{} offered for {}", id, op);
+                let row = id.parse::<usize>().unwrap() - 1;
+                prop_assert!(state.row_operations(row).contains(&op), "{} offered for {}", id, op);
                 prop_assert!(!truncated.contains(id));
             }
         }

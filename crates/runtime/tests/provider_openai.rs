@@ -216,7 +216,7 @@ fn http_failures_are_classified_retried_and_never_leak_the_key() {
     });
     let mut one = Questions::new();
     one.insert("ok", WireQuestion::Noul { instructions: "?".into(), criteria: None });
-    let request = Request { questions: one, ..request() };
+    let request = Request { questions: one.into(), ..request() };
     let p = OpenAiProvider::new(&server.url(), "m", OpenAiMode::Chat).with_key(ApiKey::new(KEY));
     let err = p.decide(&request).unwrap_err();
     assert_eq!(err.code, ErrorCode::RateLimit);

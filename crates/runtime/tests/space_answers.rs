@@ -40,7 +40,7 @@ fn state() -> DecisionState<&'static str> {
         Operation::new("SELECT", "Pick a dropdown value.", true),
         Operation::new("WAIT", "Wait.", false),
     ];
-    DecisionState::build(&snapshot, &operations, &SpaceConfig { cap: 3, ..SpaceConfig::default() })
+    DecisionState::build(snapshot, &operations, &SpaceConfig { cap: 3, ..SpaceConfig::default() })
 }
 
 fn evidence() -> Evidence {

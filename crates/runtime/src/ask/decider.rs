@@ -132,7 +132,8 @@ impl Decider {
         let sent_questions = questions.to_json();
         let request_digest = request_digest(&sent_frame_digest, &sent_questions);
         let model = specs.first().and_then(|s| s.model.clone()).or_else(|| self.model.clone());
-        let request = Request { state: Value::Object(state), questions, model, timeout: self.timeout };
+        let request =
+            Request { state: Value::Object(state), questions: Arc::new(questions), model, timeout: self.timeout };
         let step = self.step.load(Ordering::Relaxed);
         let started = Instant::now();
         let outcome = self.provider.decide(&request);

@@ -35,7 +35,7 @@ impl JsonClient {
         who: &str,
         url: &str,
         key: Option<&ApiKey>,
-        body: &Value,
+        body: &impl serde::Serialize,
         timeout: Duration,
     ) -> Result<Value, ProviderError> {
         let scrub = |text: String| match key {

@@ -12,6 +12,7 @@ mod script;
 mod secret;
 mod systemone;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -35,26 +36,39 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     pub state: Value,
-    pub questions: Questions,
+    /// Shared, so a caller that keeps its questions (to validate the answers) need not copy them.
+    pub questions: Arc<Questions>,
     pub model: Option<String>,
     pub timeout: Duration,
 }
 
 impl Request {
-    pub fn new(state: Value, questions: Questions) -> Self {
-        Request { state, questions, model: None, timeout: DEFAULT_TIMEOUT }
+    pub fn new(state: Value, questions: impl Into<Arc<Questions>>) -> Self {
+        Request { state, questions: questions.into(), model: None, timeout: DEFAULT_TIMEOUT }
     }
 
-    /// The System One body `{model, state, questions}`; `model` is omitted when unset.
+    /// The System One body `{model, state, questions}` as a value; `model` is omitted when unset.
     pub fn body(&self, default_model: Option<&str>) -> Value {
-        let mut body = Map::new();
-        if let Some(model) = self.model.as_deref().or(default_model) {
-            body.insert("model".into(), Value::String(model.into()));
-        }
-        body.insert("state".into(), self.state.clone());
-        body.insert("questions".into(), self.questions.to_json());
-        Value::Object(body)
+        serde_json::to_value(self.wire_body(default_model)).unwrap_or(Value::Null)
     }
+
+    /// The same body, borrowed: serialising it copies nothing.
+    pub fn wire_body<'a>(&'a self, default_model: Option<&'a str>) -> WireBody<'a> {
+        WireBody {
+            model: self.model.as_deref().or(default_model),
+            state: &self.state,
+            questions: self.questions.as_ref(),
+        }
+    }
+}
+
+/// `{model, state, questions}`, keys in that order.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct WireBody<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<&'a str>,
+    pub state: &'a Value,
+    pub questions: &'a Questions,
 }
 
 /// Token usage, kept only where the server reported numbers.

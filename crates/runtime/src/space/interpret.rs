@@ -108,25 +108,20 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
         }
         let (operation, operation_probability, operation_confidence) = self.head_choice(OPERATION_HEAD, answers)?;
         let head = self.heads.iter().find(|h| h.operation == operation);
-        let target =
-            match head {
-                None => None,
-                Some(head) => {
-                    let (target_id, probability, confidence) = self.head_choice(&head.head, answers)?;
-                    let (_, target) =
-                        head.targets.iter().find(|(id, _)| *id == target_id).ok_or_else(|| {
-                            invalid(&head.head, AnswerProblem::NotOffered { choice: target_id.clone() })
-                        })?;
-                    let row = self.rows.get(target.row).map(|r| r.index).unwrap_or_default();
-                    let id =
-                        self.identities.get(target.row).cloned().ok_or_else(|| {
-                            invalid(&head.head, AnswerProblem::NotOffered { choice: target_id.clone() })
-                        })?;
-                    let option_value =
-                        target.option.and_then(|k| self.option(target.row, &operation, k)).map(|o| o.value.clone());
-                    Some(ObservedTarget { target_id, row, id, option_value, probability, confidence })
-                }
-            };
+        let target = match head {
+            None => None,
+            Some(head) => {
+                let (target_id, probability, confidence) = self.head_choice(&head.head, answers)?;
+                let not_offered = || invalid(&head.head, AnswerProblem::NotOffered { choice: target_id.clone() });
+                let position = self.target_ids(&head.head).iter().position(|id| *id == target_id);
+                let target = position.and_then(|p| head.targets.get(p)).ok_or_else(not_offered)?;
+                let row = self.rows.get(target.row).map(|r| r.index).unwrap_or_default();
+                let id = self.identities.get(target.row).cloned().ok_or_else(not_offered)?;
+                let option_value =
+                    target.option.and_then(|k| self.option(target.row, &operation, k)).map(|o| o.value.clone());
+                Some(ObservedTarget { target_id, row, id, option_value, probability, confidence })
+            }
+        };
         let used = [Some(OPERATION_HEAD), head.map(|h| h.head.as_str())];
         let unused_heads = answers
             .iter()

@@ -15,5 +15,5 @@ mod table;
 pub use interpret::{Evidence, HEAD_ANSWER_KEYS, Observation, ObservedTarget, SpaceRejection};
 pub use table::{
     ABSTAIN, Applicable, DEFAULT_CANDIDATE_CAP, DecisionState, HostObject, NO_ACTION, OPERATION_HEAD, Operation,
-    ParamOption, Row, RowOption, Snapshot, SpaceConfig, Truncated,
+    ParamOption, Row, Snapshot, SpaceConfig, Truncated,
 };

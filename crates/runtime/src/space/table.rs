@@ -2,11 +2,12 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::sync::Arc;
 
-use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::ask::{Questions, WireQuestion};
+use crate::provider::Request;
 
 /// The fixed per-task candidate cap (the reference's 250 element actions).
 pub const DEFAULT_CANDIDATE_CAP: usize = 250;
@@ -91,28 +92,19 @@ pub struct Snapshot<Id> {
     pub objects: Vec<HostObject<Id>>,
 }
 
-/// A row's enumerated parameter value, as sent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RowOption {
-    /// `row:option`, the option 1-based in order of appearance.
-    pub id: String,
-    pub operation: String,
-    pub label: String,
-}
-
-/// One row of the table, as sent: no host identity.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One row of the table. The host identity is kept apart, in the state, never in a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
     /// Code-owned, 1-based, in order of first appearance.
     pub index: usize,
     pub kind: String,
     pub label: String,
     pub value: String,
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "pairs_as_object")]
     pub state: Vec<(String, String)>,
-    pub operations: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub options: Vec<RowOption>,
+    /// The operations that apply, in first-seen order, as positions in `DecisionState::operation_names`.
+    pub(crate) operations: Vec<usize>,
+    /// The enumerated values per operation position (only for operations that take one).
+    pub(crate) options: Vec<(usize, Vec<ParamOption>)>,
 }
 
 /// A row past the cap: recorded, never sent, never selectable.
@@ -123,22 +115,25 @@ pub struct Truncated<Id> {
     pub label: String,
 }
 
-/// What a target id stands for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What one offered target id stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TargetRef {
     /// 0-based position in `rows`.
     pub row: usize,
-    /// 0-based option of the operation on that row.
+    /// 0-based enumerated value of the operation on that row.
     pub option: Option<usize>,
 }
 
-/// One offered target head.
+/// One offered target head. `targets` is parallel to the head's criteria (same order).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TargetHead {
     pub operation: String,
     pub head: String,
-    pub targets: Vec<(String, TargetRef)>,
+    pub targets: Vec<TargetRef>,
 }
+
+/// The columns of the table as sent; `state` only when some row has state attributes.
+const COLUMNS: [&str; 4] = ["index", "kind", "label", "value"];
 
 /// The indexed decision state of one snapshot.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,12 +141,13 @@ pub struct DecisionState<Id> {
     pub(crate) revision: String,
     pub(crate) rows: Vec<Row>,
     pub(crate) identities: Vec<Id>,
-    pub(crate) values: Vec<Vec<(String, Vec<ParamOption>)>>,
     pub(crate) truncated: Vec<Truncated<Id>>,
+    /// Every operation name any object mentioned, in first-seen order (rows point here).
+    pub(crate) operation_names: Vec<String>,
     pub(crate) operations: Vec<Operation>,
     pub(crate) controls: Vec<String>,
     pub(crate) heads: Vec<TargetHead>,
-    pub(crate) questions: Questions,
+    pub(crate) questions: Arc<Questions>,
 }
 
 /// How to build a state.
@@ -176,32 +172,48 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
     /// Build the table and every head from `snapshot`. `eligible` lists the operations the
     /// deterministic eligibility admits for this task, in the order they are offered; an
     /// operation that needs a target is offered only when some visible row supports it.
-    pub fn build(snapshot: &Snapshot<Id>, eligible: &[Operation], config: &SpaceConfig) -> DecisionState<Id> {
+    /// The snapshot is consumed: its strings move into the table instead of being copied.
+    pub fn build(snapshot: Snapshot<Id>, eligible: &[Operation], config: &SpaceConfig) -> DecisionState<Id> {
+        let visible = snapshot.objects.len().min(config.cap);
         let mut state = DecisionState {
-            revision: snapshot.revision.clone(),
-            rows: Vec::new(),
-            identities: Vec::new(),
-            values: Vec::new(),
+            revision: snapshot.revision,
+            rows: Vec::with_capacity(visible),
+            identities: Vec::with_capacity(visible),
             truncated: Vec::new(),
+            operation_names: Vec::new(),
             operations: Vec::new(),
             controls: Vec::new(),
             heads: Vec::new(),
-            questions: Questions::new(),
+            questions: Arc::new(Questions::new()),
         };
         // One index per host object, in order of first appearance, however often it appears.
-        let mut seen: HashMap<&Id, Slot> = HashMap::new();
-        for object in &snapshot.objects {
+        let mut seen: HashMap<Id, Slot> = HashMap::with_capacity(snapshot.objects.len());
+        for object in snapshot.objects {
             match seen.get(&object.id) {
-                Some(Slot::Row(row)) => state.merge_into(*row, object),
+                Some(Slot::Row(row)) => {
+                    let row = *row;
+                    state.merge_into(row, object.applies);
+                }
                 Some(Slot::Truncated) => {}
                 None if state.rows.len() < config.cap => {
-                    seen.insert(&object.id, Slot::Row(state.rows.len()));
-                    state.push_row(object);
+                    let row = state.rows.len();
+                    seen.insert(object.id.clone(), Slot::Row(row));
+                    state.rows.push(Row {
+                        index: row + 1,
+                        kind: object.kind,
+                        label: object.label,
+                        value: object.value,
+                        state: object.state,
+                        operations: Vec::new(),
+                        options: Vec::new(),
+                    });
+                    state.identities.push(object.id);
+                    state.merge_into(row, object.applies);
                 }
                 None => {
-                    seen.insert(&object.id, Slot::Truncated);
+                    seen.insert(object.id.clone(), Slot::Truncated);
                     let index = state.rows.len() + state.truncated.len() + 1;
-                    state.truncated.push(Truncated { index, id: object.id.clone(), label: object.label.clone() });
+                    state.truncated.push(Truncated { index, id: object.id, label: object.label });
                 }
             }
         }
@@ -209,125 +221,97 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
         state
     }
 
-    fn push_row(&mut self, object: &HostObject<Id>) {
-        let index = self.rows.len() + 1;
-        self.rows.push(Row {
-            index,
-            kind: object.kind.clone(),
-            label: object.label.clone(),
-            value: object.value.clone(),
-            state: object.state.clone(),
-            operations: Vec::new(),
-            options: Vec::new(),
-        });
-        self.identities.push(object.id.clone());
-        self.values.push(Vec::new());
-        self.merge_into(index - 1, object);
-    }
-
-    /// Add the operations of a later appearance of the same object to its row.
-    fn merge_into(&mut self, row: usize, object: &HostObject<Id>) {
-        let (Some(target), Some(values)) = (self.rows.get_mut(row), self.values.get_mut(row)) else { return };
-        for applicable in &object.applies {
-            if target.operations.contains(&applicable.operation) {
+    /// Add the operations of one appearance of an object to its row.
+    fn merge_into(&mut self, row: usize, applies: Vec<Applicable>) {
+        for applicable in applies {
+            let op = match self.operation_names.iter().position(|n| *n == applicable.operation) {
+                Some(op) => op,
+                None => {
+                    self.operation_names.push(applicable.operation);
+                    self.operation_names.len() - 1
+                }
+            };
+            let Some(target) = self.rows.get_mut(row) else { return };
+            if target.operations.contains(&op) {
                 continue;
             }
-            target.operations.push(applicable.operation.clone());
-            if let Some(options) = &applicable.options {
-                for (k, option) in options.iter().enumerate() {
-                    target.options.push(RowOption {
-                        id: format!("{}:{}", target.index, k + 1),
-                        operation: applicable.operation.clone(),
-                        label: option.label.clone(),
-                    });
-                }
-                values.push((applicable.operation.clone(), options.clone()));
+            target.operations.push(op);
+            if let Some(options) = applicable.options {
+                target.options.push((op, options));
             }
         }
     }
 
     fn build_heads(&mut self, eligible: &[Operation], config: &SpaceConfig) {
-        let mut operation_criteria = Vec::new();
+        let mut operation_criteria: Vec<(String, String)> = Vec::with_capacity(eligible.len() + 2);
+        let mut target_questions = Vec::new();
         for operation in eligible {
             if is_reserved(&operation.name) || operation_criteria.iter().any(|(n, _)| *n == operation.name) {
                 continue;
             }
-            if !operation.needs_target {
+            if operation.needs_target {
+                let Some((criteria, targets)) = self.targets_for(operation) else { continue };
+                let head = operation.target_head();
+                let instructions = format!(
+                    "Assume the next operation is {name} ({}). This question cannot see the answer to `{OPERATION_HEAD}`. Which row should {name} act on? Choose only an offered id.",
+                    operation.description,
+                    name = operation.name
+                );
+                target_questions.push((head.clone(), WireQuestion::Choice { instructions, criteria }));
+                self.heads.push(TargetHead { operation: operation.name.clone(), head, targets });
+            } else {
                 self.controls.push(operation.name.clone());
-                self.operations.push(operation.clone());
-                operation_criteria.push((operation.name.clone(), operation.description.clone()));
-                continue;
-            }
-            let targets = self.targets_for(&operation.name);
-            if targets.is_empty() {
-                continue;
             }
             self.operations.push(operation.clone());
             operation_criteria.push((operation.name.clone(), operation.description.clone()));
-            self.heads.push(TargetHead { operation: operation.name.clone(), head: operation.target_head(), targets });
         }
         operation_criteria.push((ABSTAIN.into(), ABSTAIN_CRITERION.into()));
         operation_criteria.push((NO_ACTION.into(), NO_ACTION_CRITERION.into()));
-        self.questions.insert(
+        let mut questions = Questions::new();
+        questions.insert(
             OPERATION_HEAD,
             WireQuestion::Choice { instructions: config.instructions.clone(), criteria: operation_criteria },
         );
-        let heads = self.heads.clone();
-        for head in &heads {
-            let description = self.operations.iter().find(|o| o.name == head.operation).map(|o| o.description.as_str());
-            let instructions = format!(
-                "Assume the next operation is {} ({}). This question cannot see the answer to `{OPERATION_HEAD}`. Which row should {} act on? Choose only an offered id.",
-                head.operation,
-                description.unwrap_or_default(),
-                head.operation
-            );
-            let criteria = head
-                .targets
-                .iter()
-                .map(|(id, target)| (id.clone(), self.describe(&head.operation, id, target)))
-                .collect();
-            self.questions.insert(head.head.clone(), WireQuestion::Choice { instructions, criteria });
+        for (head, question) in target_questions {
+            questions.insert(head, question);
         }
+        self.questions = Arc::new(questions);
     }
 
-    /// The compatible, visible rows of an operation: `row` ids, or `row:option` ids.
-    fn targets_for(&self, operation: &str) -> Vec<(String, TargetRef)> {
+    /// The compatible, visible rows of an operation (`row` or `row:option` ids, with what
+    /// each says about its row), or `None` when no row supports it.
+    fn targets_for(&self, operation: &Operation) -> Option<(Criteria, Vec<TargetRef>)> {
+        let op = self.operation_names.iter().position(|n| *n == operation.name)?;
+        let mut criteria = Vec::new();
         let mut targets = Vec::new();
         for (row, entry) in self.rows.iter().enumerate() {
-            if !entry.operations.iter().any(|o| o == operation) {
+            if !entry.operations.contains(&op) {
                 continue;
             }
-            let options = self.values.get(row).and_then(|v| v.iter().find(|(op, _)| op == operation));
-            match options {
+            match entry.options.iter().find(|(o, _)| *o == op) {
                 Some((_, options)) => {
-                    for k in 0..options.len() {
-                        targets.push((format!("{}:{}", entry.index, k + 1), TargetRef { row, option: Some(k) }));
+                    for (k, option) in options.iter().enumerate() {
+                        let id = format!("{}:{}", entry.index, k + 1);
+                        let text = describe(&id, entry, Some(&option.label));
+                        criteria.push((id, text));
+                        targets.push(TargetRef { row, option: Some(k) });
                     }
                 }
-                None => targets.push((entry.index.to_string(), TargetRef { row, option: None })),
+                None => {
+                    let id = entry.index.to_string();
+                    let text = describe(&id, entry, None);
+                    criteria.push((id, text));
+                    targets.push(TargetRef { row, option: None });
+                }
             }
         }
-        targets
-    }
-
-    /// `[id] label (kind); current value: "…"; key=value…` — what a target head says of a row.
-    fn describe(&self, operation: &str, id: &str, target: &TargetRef) -> String {
-        let Some(row) = self.rows.get(target.row) else { return String::new() };
-        let option = target.option.and_then(|k| self.option(target.row, operation, k)).map(|o| o.label.as_str());
-        let mut text = match option {
-            Some(option) => format!("[{id}] {} → {option}", row.label),
-            None => format!("[{id}] {}", row.label),
-        };
-        text.push_str(&format!(" ({}); current value: {:?}", row.kind, row.value));
-        for (key, value) in &row.state {
-            text.push_str(&format!("; {key}={value}"));
-        }
-        text
+        (!targets.is_empty()).then_some((criteria, targets))
     }
 
     /// The `k`-th (0-based) enumerated value of `operation` on row `row`.
     pub(crate) fn option(&self, row: usize, operation: &str, k: usize) -> Option<&ParamOption> {
-        self.values.get(row)?.iter().find(|(op, _)| op == operation)?.1.get(k)
+        let op = self.operation_names.iter().position(|n| n == operation)?;
+        self.rows.get(row)?.options.iter().find(|(o, _)| *o == op)?.1.get(k)
     }
 
     pub fn revision(&self) -> &str {
@@ -336,6 +320,15 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
 
     pub fn rows(&self) -> &[Row] {
         &self.rows
+    }
+
+    /// The operations that apply to the row at 0-based position `row`, in first-seen order.
+    pub fn row_operations(&self, row: usize) -> Vec<&str> {
+        let names = &self.operation_names;
+        self.rows
+            .get(row)
+            .map(|r| r.operations.iter().filter_map(|op| names.get(*op).map(String::as_str)).collect())
+            .unwrap_or_default()
     }
 
     /// Rows past the cap, with their host identities (for the record; never offered).
@@ -355,20 +348,53 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
 
     /// The offered ids of a target head.
     pub fn target_ids(&self, head: &str) -> Vec<&str> {
-        self.heads
-            .iter()
-            .find(|h| h.head == head)
-            .map(|h| h.targets.iter().map(|(id, _)| id.as_str()).collect())
+        self.questions
+            .get(head)
+            .filter(|_| head != OPERATION_HEAD)
+            .map(|q| match q {
+                WireQuestion::Choice { criteria, .. } => criteria.iter().map(|(id, _)| id.as_str()).collect(),
+                _ => Vec::new(),
+            })
             .unwrap_or_default()
     }
 
-    /// The state sent with the heads: the revision, the rows, how many rows were truncated,
-    /// then the host's own `context` cells (which must not reuse those three keys).
+    /// The request for this state: the table and `context` as state, every head as questions
+    /// (shared, not copied).
+    pub fn request(&self, context: &Map<String, Value>) -> Request {
+        Request::new(Value::Object(self.state(context)), Arc::clone(&self.questions))
+    }
+
+    /// The state sent with the heads: the revision, the table (`columns`, then one array per
+    /// row), how many rows were truncated, then the host's own `context` cells (which cannot
+    /// replace those keys).
     pub fn state(&self, context: &Map<String, Value>) -> Map<String, Value> {
+        let with_state = self.rows.iter().any(|r| !r.state.is_empty());
+        let mut columns: Vec<Value> = COLUMNS.iter().map(|c| Value::from(*c)).collect();
+        if with_state {
+            columns.push(Value::from("state"));
+        }
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let mut cells = Vec::with_capacity(5);
+                cells.push(Value::from(r.index));
+                cells.push(Value::String(r.kind.clone()));
+                cells.push(Value::String(r.label.clone()));
+                cells.push(Value::String(r.value.clone()));
+                if with_state {
+                    let attributes: Map<String, Value> =
+                        r.state.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+                    cells.push(Value::Object(attributes));
+                }
+                Value::Array(cells)
+            })
+            .collect();
         let mut state = Map::new();
-        state.insert("revision".into(), json!(self.revision));
-        state.insert("rows".into(), serde_json::to_value(&self.rows).unwrap_or(Value::Null));
-        state.insert("truncated_rows".into(), json!(self.truncated.len()));
+        state.insert("revision".into(), Value::String(self.revision.clone()));
+        state.insert("columns".into(), Value::Array(columns));
+        state.insert("rows".into(), Value::Array(rows));
+        state.insert("truncated_rows".into(), Value::from(self.truncated.len()));
         for (key, value) in context {
             if !state.contains_key(key) {
                 state.insert(key.clone(), value.clone());
@@ -378,14 +404,36 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
     }
 }
 
-fn pairs_as_object<S: serde::Serializer>(pairs: &[(String, String)], serializer: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeMap;
-    let mut map = serializer.serialize_map(Some(pairs.len()))?;
-    for (key, value) in pairs {
-        map.serialize_entry(key, value)?;
+/// `[id] label (kind); current value: "…"; key=value…` — what a target head says of a row,
+/// with ` → option` for an enumerated value. Built with plain pushes: this runs once per
+/// offered target, hundreds of times per step.
+fn describe(id: &str, row: &Row, option: Option<&str>) -> String {
+    let extra: usize = row.state.iter().map(|(k, v)| k.len() + v.len() + 3).sum();
+    let mut text = String::with_capacity(id.len() + row.label.len() + row.kind.len() + row.value.len() + extra + 40);
+    text.push('[');
+    text.push_str(id);
+    text.push_str("] ");
+    text.push_str(&row.label);
+    if let Some(option) = option {
+        text.push_str(" → ");
+        text.push_str(option);
     }
-    map.end()
+    text.push_str(" (");
+    text.push_str(&row.kind);
+    text.push_str("); current value: \"");
+    text.push_str(&row.value);
+    text.push('"');
+    for (key, value) in &row.state {
+        text.push_str("; ");
+        text.push_str(key);
+        text.push('=');
+        text.push_str(value);
+    }
+    text
 }
+
+/// `(id, when to pick it)` pairs of a choice head.
+type Criteria = Vec<(String, String)>;
 
 enum Slot {
     Row(usize),
