@@ -171,3 +171,33 @@ fn the_bundled_readme_task_is_delivered_offline() {
     let (mismatch, _, intact) = replay(&out.log);
     assert_eq!((mismatch, intact), (0, true));
 }
+
+#[test]
+fn frames_that_disagree_on_a_shared_key_are_asked_in_separate_requests() {
+    // needs_tool cuts files_known at 15, pick_tool at 20: with 18 files the merged state would
+    // hold two different lists under one key. The reference throws; this host splits the request.
+    let dir = TempDir::new("split");
+    let names: Vec<String> = (0..18).map(|i| format!("f{i:02}.txt")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "x")).collect();
+    let ws = dir.workspace(&files);
+    let out = run(
+        &dir,
+        "Summarize each file",
+        &ws,
+        Arc::new(HeuristicProvider),
+        Options { max_steps: 4, ..Options::default() },
+    );
+    let s = out.summary();
+    assert_eq!(s.halt.split('+').next(), Some("max_steps"), "{s:?}");
+    let splits = out.of_type("request:split");
+    assert!(!splits.is_empty());
+    assert_eq!(splits[0]["key"], "files_known");
+    // Split decisions are solo records: they verify fully.
+    let solo = out
+        .of_type("decision")
+        .iter()
+        .filter(|d| d["block"] == "needs_tool" && d["batchIds"].as_array().unwrap().len() == 1)
+        .count();
+    assert!(solo >= 1);
+    assert_eq!(replay(&out.log).0, 0);
+}

@@ -64,14 +64,14 @@ impl<C> HostAdapter<C> {
         }
     }
 
-    /// 1. A state cell: its name, type, and whether it carries bytes a tool returned.
+    /// Registration 1: A state cell: its name, type, and whether it carries bytes a tool returned.
     pub fn state_cell(mut self, name: &str, ty: CellType, untrusted: bool) -> Self {
         self.cells.retain(|c| c.name != name);
         self.cells.push(Cell { name: name.to_owned(), ty, untrusted });
         self
     }
 
-    /// 2. Projections: a set (usually [`Projections::standard`]) …
+    /// Registration 2: Projections: a set (usually [`Projections::standard`]) …
     pub fn projections(mut self, projections: Projections) -> Self {
         self.projections = projections;
         self
@@ -88,20 +88,20 @@ impl<C> HostAdapter<C> {
         Ok(self)
     }
 
-    /// 3. A dynamic candidate provider, with the cells it reads.
+    /// Registration 3: A dynamic candidate provider, with the cells it reads.
     pub fn candidates(mut self, provider: Box<dyn CandidateProvider>) -> Self {
         self.candidates.register(provider);
         self
     }
 
-    /// 4. A position handler: the actions this host executes at `position` (besides
+    /// Registration 4: A position handler: the actions this host executes at `position` (besides
     /// `escalate`, which is legal everywhere and must still have an action handler).
     pub fn position(mut self, position: &str, actions: &[&str]) -> Self {
         self.positions.insert(position.to_owned(), actions.iter().map(|a| (*a).to_owned()).collect());
         self
     }
 
-    /// 5. An action handler.
+    /// Registration 5: An action handler.
     pub fn action(
         mut self,
         action: &str,
@@ -112,14 +112,14 @@ impl<C> HostAdapter<C> {
         self
     }
 
-    /// 6. An evidence provider.
+    /// Registration 6: An evidence provider.
     pub fn evidence(mut self, name: &str, provider: impl Fn(&C) -> Value + Send + Sync + 'static) -> Self {
         self.evidence.retain(|(n, _)| n != name);
         self.evidence.push((name.to_owned(), Box::new(provider)));
         self
     }
 
-    /// 7. The event sink.
+    /// Registration 7: The event sink.
     pub fn event_sink(mut self, sink: Box<dyn EventSink>) -> Self {
         self.sink = Some(sink);
         self

@@ -367,11 +367,37 @@ impl<C: GraphContext> GraphHost<C> {
         let phase_id = specs.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(" + ");
         self.emit("phase", obj(json!({"step": invocation.step, "kind": "decide", "id": phase_id})))?;
         self.decider.set_step(invocation.step);
-        let decisions =
-            self.decider.decide_many(&specs).map_err(|source| RunError::Wiring { node: node.to_owned(), source })?;
+        let decisions = match self.decider.decide_many(&specs) {
+            Ok(decisions) => {
+                stats.requests += 1;
+                stats.decision_ms += decisions.first().map_or(0, |d| d.latency_ms);
+                decisions
+            }
+            // Frames that share a key but bound it differently (e.g. a list cut at 15 in one
+            // block and at 20 in the other) cannot share one state once the list is longer
+            // than the smaller bound. The reference throws here; this runtime asks each block
+            // in its own request instead, and records that it did.
+            Err(DecideError::StateConflict { key, first, second }) => {
+                self.emit(
+                    "request:split",
+                    obj(json!({"step": invocation.step, "node": node, "key": key, "first": first, "second": second,
+                        "reason": "the blocks' frames disagree on a shared key, so each is asked in its own request"})),
+                )?;
+                let mut out = Vec::with_capacity(specs.len());
+                for spec in &specs {
+                    let decision = self
+                        .decider
+                        .decide(spec)
+                        .map_err(|source| RunError::Wiring { node: node.to_owned(), source })?;
+                    stats.requests += 1;
+                    stats.decision_ms += decision.latency_ms;
+                    out.push(decision);
+                }
+                out
+            }
+            Err(source) => return Err(RunError::Wiring { node: node.to_owned(), source }),
+        };
         stats.decisions += decisions.len() as u64;
-        stats.requests += 1;
-        stats.decision_ms += decisions.first().map_or(0, |d| d.latency_ms);
         let first = decisions.first().ok_or_else(|| RunError::UnknownNode(node.to_owned()))?;
         let action = first.action.clone();
         let first_block = blocks.first().cloned().unwrap_or_default();

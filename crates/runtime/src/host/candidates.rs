@@ -17,7 +17,7 @@ fn strings<'a>(cells: &'a Map<String, Value>, cell: &str) -> Vec<&'a str> {
 }
 
 /// `files` minus `readFiles`, in the order of `files`.
-pub fn unread_files<'a>(cells: &'a Map<String, Value>) -> Vec<&'a str> {
+pub fn unread_files(cells: &Map<String, Value>) -> Vec<&str> {
     let read = strings(cells, "readFiles");
     strings(cells, "files").into_iter().filter(|f| !read.contains(f)).collect()
 }

@@ -598,7 +598,7 @@ impl CodingRun {
         &mut self,
         step: u64,
         revise: Option<&str>,
-        emit: &mut dyn FnMut(&str, Map<String, Value>) -> Result<(), HandlerError>,
+        emit: &mut Emit<'_>,
     ) -> Result<(), HandlerError> {
         emit("phase", obj(json!({"step": step, "kind": "generate"})))?;
         let task = self.task();
@@ -624,7 +624,7 @@ impl CodingRun {
         step: u64,
         kind: &str,
         generated: &super::generate::Generated,
-        emit: &mut dyn FnMut(&str, Map<String, Value>) -> Result<(), HandlerError>,
+        emit: &mut Emit<'_>,
     ) -> Result<(), HandlerError> {
         let ms = u64::try_from(generated.latency.as_millis()).unwrap_or(u64::MAX);
         self.model_calls += 1;
@@ -643,6 +643,9 @@ impl CodingRun {
         self.sandbox.root()
     }
 }
+
+/// Records an event from inside a handler or phase.
+type Emit<'a> = dyn FnMut(&str, Map<String, Value>) -> Result<(), HandlerError> + 'a;
 
 fn choice_of(d: &Dispatch<'_>, question: &str) -> Option<String> {
     d.decisions.iter().find_map(|x| match x.answers.get(question) {
