@@ -475,6 +475,14 @@ mod tests {
             let fast = serde_json::from_str::<FastLine<'_>>(text).ok().and_then(|l| l.into_line().ok());
             assert!(fast.is_none(), "{text}");
         }
+        // More members than the summary reads straight from text: the careful reader counts
+        // them all.
+        let members: Map<String, Value> = (0..20).map(|i| (format!("k{i}"), json!([]))).collect();
+        let line = json!({"tool": "t", "method": "m", "outcome": {"status": "ok", "value": members}}).to_string();
+        assert!(serde_json::from_str::<FastLine<'_>>(&line).is_err());
+        let Line::Event(event) = read_line(&line, false).unwrap() else { panic!("event") };
+        let EventResult::Ok(ValueSummary::Object { empty_arrays, .. }) = &event.result else { panic!("object") };
+        assert_eq!(empty_arrays.len(), 20);
         // The repeated key: the careful reader keeps the last, like `serde_json`.
         let Line::Event(event) =
             read_line(r#"{"tool":"t","method":"m","outcome":{"status":"ok","value":{"a":[],"a":[1]}}}"#, false)
