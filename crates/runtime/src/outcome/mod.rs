@@ -6,7 +6,7 @@
 //! * [`deliverable`]: the deliverable shape and the check producing typed violations.
 //! * [`validate`]: validation that never rewrites a tool's intent.
 //! * [`telemetry`]: weak-success flags and user-correction links, observational only.
-//! * [`report`]: the out-of-band report over a log of outcome events, with advisory
+//! * [`mod@report`]: the out-of-band report over a log of outcome events, with advisory
 //!   recommendations.
 
 pub mod contracts;
