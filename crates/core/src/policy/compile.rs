@@ -159,8 +159,9 @@ fn comparison(text: &str, ops: &[&'static str]) -> Option<(&'static str, f64)> {
     Some((op, decimal(number)?))
 }
 
-/// NUM = `[0-9]*\.?[0-9]+`, the whole string.
-fn decimal(text: &str) -> Option<f64> {
+/// NUM = `[0-9]*\.?[0-9]+`, the whole string: the number grammar of predicates (also used
+/// for threshold overrides, so an overridden rule text still reads as a valid predicate).
+pub(crate) fn decimal(text: &str) -> Option<f64> {
     let (int, frac) = match text.split_once('.') {
         Some((int, frac)) => (int, Some(frac)),
         None => (text, None),
@@ -170,7 +171,7 @@ fn decimal(text: &str) -> Option<f64> {
         Some(frac) => digits(int) && !frac.is_empty() && digits(frac),
         None => !int.is_empty() && digits(int),
     };
-    if valid { text.parse().ok() } else { None }
+    if valid { text.parse().ok().filter(|v: &f64| v.is_finite()) } else { None }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 use thiserror::Error;
 
+use super::compile::decimal;
 use super::{CompiledPolicy, Predicate};
 use crate::contract::Block;
 use crate::syntax::text::js_trim;
@@ -97,21 +98,6 @@ fn is_gate_word(word: &str) -> bool {
     let mut chars = word.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-/// `[0-9]*\.?[0-9]+`, the number grammar of predicates, so an overridden rule text still
-/// reads as a valid predicate.
-fn decimal(text: &str) -> Option<f64> {
-    let (int, frac) = match text.split_once('.') {
-        Some((int, frac)) => (int, Some(frac)),
-        None => (text, None),
-    };
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    let valid = match frac {
-        Some(frac) => digits(int) && !frac.is_empty() && digits(frac),
-        None => !int.is_empty() && digits(int),
-    };
-    if valid { text.parse().ok().filter(|v: &f64| v.is_finite()) } else { None }
 }
 
 /// Apply `gates` to the compiled policies of `blocks` (matched by block id). Returns every
