@@ -6,7 +6,12 @@ use super::text::{is_identifier, is_js_whitespace, js_trim, split_once_str};
 /// JavaScript's `.` does not match these, so a line containing one is neither a key line
 /// nor a list item (it becomes prose, as in the reference).
 pub(crate) fn has_line_terminator(s: &str) -> bool {
-    s.contains(['\r', '\n', '\u{2028}', '\u{2029}'])
+    // Bytes, not chars: `\r`, `\n`, or the lead byte of U+2028/U+2029 (E2 80 A8/A9).
+    let bytes = s.as_bytes();
+    memchr::memchr3_iter(b'\r', b'\n', 0xE2, bytes).any(|at| match bytes.get(at) {
+        Some(0xE2) => matches!(bytes.get(at + 1..at + 3), Some([0x80, 0xA8 | 0xA9])),
+        _ => true,
+    })
 }
 
 /// A key line: `[A-Za-z_][A-Za-z0-9_-]*`, optional whitespace, `:`, the value (trimmed).
