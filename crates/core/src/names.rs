@@ -3,11 +3,13 @@
 
 use std::collections::HashSet;
 
-const SMALL: usize = 24;
+/// Names kept inline (no allocation) before spilling to a hash set.
+const SMALL: usize = 16;
 
 #[derive(Debug, Default)]
 pub(crate) struct NameSet<'a> {
-    small: Vec<&'a str>,
+    small: [&'a str; SMALL],
+    len: usize,
     large: Option<HashSet<&'a str>>,
 }
 
@@ -16,10 +18,14 @@ impl<'a> NameSet<'a> {
         NameSet::default()
     }
 
+    fn inline(&self) -> &[&'a str] {
+        self.small.get(..self.len).unwrap_or_default()
+    }
+
     pub fn contains(&self, name: &str) -> bool {
         match &self.large {
             Some(set) => set.contains(name),
-            None => self.small.contains(&name),
+            None => self.inline().contains(&name),
         }
     }
 
@@ -28,12 +34,19 @@ impl<'a> NameSet<'a> {
         if let Some(set) = &mut self.large {
             return set.insert(name);
         }
-        if self.small.contains(&name) {
+        if self.inline().contains(&name) {
             return false;
         }
-        self.small.push(name);
-        if self.small.len() > SMALL {
-            self.large = Some(self.small.drain(..).collect());
+        match self.small.get_mut(self.len) {
+            Some(slot) => {
+                *slot = name;
+                self.len += 1;
+            }
+            None => {
+                let mut set: HashSet<&'a str> = self.inline().iter().copied().collect();
+                set.insert(name);
+                self.large = Some(set);
+            }
         }
         true
     }

@@ -172,6 +172,12 @@ fn section_heading(raw: &str) -> Option<&str> {
     (!heading.is_empty()).then_some(heading)
 }
 
+/// One of the generator headings, compared as JavaScript's `toLowerCase()` would: the
+/// headings are ASCII or caseless CJK, and no non-ASCII character lower-cases into them.
+fn is_generator_heading(heading: &str) -> bool {
+    GENERATOR_HEADINGS.iter().any(|g| g.eq_ignore_ascii_case(heading))
+}
+
 /// `# text` (raw line): the title.
 fn title(raw: &str) -> Option<&str> {
     let rest = raw.strip_prefix('#')?;
@@ -214,7 +220,7 @@ impl Scanner {
                 if let Some(done) = section.take() {
                     self.finish(done, &mut seen_blocks);
                 }
-                section = Some(if GENERATOR_HEADINGS.contains(&heading.to_lowercase().as_str()) {
+                section = Some(if is_generator_heading(heading) {
                     self.saw_generator = true;
                     Section::Generator
                 } else {
