@@ -96,6 +96,8 @@ pub struct CodingRun {
     model_ms: u64,
     audits: u64,
     last_step: u64,
+    tool_us: u64,
+    generate_us: u64,
 }
 
 impl GraphContext for CodingRun {
@@ -119,6 +121,10 @@ pub struct RunSummary {
     pub audits: u64,
     pub transitions: u64,
     pub wall_ms: u64,
+    /// Time spent inside tools, in microseconds.
+    pub tool_us: u64,
+    /// Time spent generating, in microseconds.
+    pub generate_us: u64,
 }
 
 #[derive(Debug, Error)]
@@ -241,8 +247,8 @@ pub fn run_task(
     let started = Instant::now();
     let sandbox =
         Sandbox::new(&config.workdir).map_err(|source| HostError::Workdir { path: config.workdir.clone(), source })?;
-    let instructions = decision_core::syntax::parse(contract).contract.generator.unwrap_or_default();
     let mut host = start_host(contract, with.provider, with.sink)?;
+    let instructions = host.contract().generator.clone().unwrap_or_default();
     let mut run = CodingRun::new(config, sandbox, with.human, with.generator, instructions);
     let mut cursor = Cursor { node: "step".into(), step: 0, state_version: 0 };
     if let Some(resume) = resume {
@@ -295,6 +301,8 @@ pub fn run_task(
         audits: run.audits,
         transitions,
         wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        tool_us: run.tool_us,
+        generate_us: run.generate_us,
     };
     let mut end = Map::new();
     end.insert("halt".into(), json!(summary.halt));
@@ -349,6 +357,8 @@ impl CodingRun {
             model_ms: 0,
             audits: 0,
             last_step: 0,
+            tool_us: 0,
+            generate_us: 0,
         }
     }
 
@@ -360,8 +370,19 @@ impl CodingRun {
         self.cells.get("task").and_then(Value::as_str).unwrap_or_default().to_owned()
     }
 
-    fn history(&self) -> Vec<Value> {
-        self.cells.get("history").and_then(Value::as_array).cloned().unwrap_or_default()
+    fn history(&self) -> &[Value] {
+        self.cells.get("history").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    }
+
+    /// The history, for in-place changes (created when missing).
+    fn history_mut(&mut self) -> Option<&mut Vec<Value>> {
+        if !matches!(self.cells.get("history"), Some(Value::Array(_))) {
+            self.cells.insert("history".into(), Value::Array(Vec::new()));
+        }
+        match self.cells.get_mut("history") {
+            Some(Value::Array(items)) => Some(items),
+            _ => None,
+        }
     }
 
     fn list(&self, cell: &str) -> Vec<String> {
@@ -391,9 +412,9 @@ impl CodingRun {
     }
 
     fn push_pending(&mut self, step: u64, tool: &str, input: &str) {
-        let mut history = self.history();
-        history.push(json!({"step": step, "tool": tool, "input": input, "result": ""}));
-        self.cells.insert("history".into(), Value::from(history));
+        if let Some(history) = self.history_mut() {
+            history.push(json!({"step": step, "tool": tool, "input": input, "result": ""}));
+        }
     }
 
     /// What an action means at the node that decided it.
@@ -504,7 +525,7 @@ impl CodingRun {
         let Some(path) = write_target(&self.task()) else { return Ok(None) };
         let task = format!("{}\n\nWrite the complete content of the file `{path}` and nothing else.", self.task());
         let evidence = self.evidence_lines();
-        let history = self.history();
+        let history = self.history().to_vec();
         let request = GenerateRequest {
             task: &task,
             instructions: &self.instructions,
@@ -519,8 +540,7 @@ impl CodingRun {
     }
 
     fn pending(&self) -> (String, String) {
-        let history = self.history();
-        let last = history.last();
+        let last = self.history().last();
         let field = |k: &str| last.and_then(|h| h.get(k)).and_then(Value::as_str).unwrap_or_default().to_owned();
         (field("tool"), field("input"))
     }
@@ -531,13 +551,13 @@ impl CodingRun {
         d.emit("tool:call", obj(json!({"step": step, "tool": name, "input": input})))?;
         let started = Instant::now();
         let output = self.sandbox.call(&name, &input);
-        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let elapsed = started.elapsed();
+        self.tool_us += u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        let ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
         d.emit("tool:result", obj(json!({"step": step, "tool": name, "output": output, "ms": ms})))?;
-        let mut history = self.history();
-        if let Some(Value::Object(last)) = history.last_mut() {
+        if let Some(Value::Object(last)) = self.history_mut().and_then(|h| h.last_mut()) {
             last.insert("result".into(), json!(output));
         }
-        self.cells.insert("history".into(), Value::from(history));
         self.cells.insert("lastResult".into(), json!(output));
         if name == "list_dir" {
             let files: Vec<&str> = output.split('\n').filter(|l| !l.is_empty() && !l.ends_with('/')).collect();
@@ -578,13 +598,13 @@ impl CodingRun {
             return self.run_tool(d);
         }
         // Denied: the pending step is withdrawn and the last tool is the previous one again.
-        let mut history = self.history();
-        history.pop();
-        match history.last().and_then(|h| h.get("tool")).cloned() {
+        if let Some(history) = self.history_mut() {
+            history.pop();
+        }
+        match self.history().last().and_then(|h| h.get("tool")).cloned() {
             Some(previous) => self.cells.insert("lastTool".into(), previous),
             None => self.cells.remove("lastTool"),
         };
-        self.cells.insert("history".into(), Value::from(history));
         Ok(self.set_halt("denied"))
     }
 
@@ -594,16 +614,11 @@ impl CodingRun {
         Ok("drafted".into())
     }
 
-    fn generate(
-        &mut self,
-        step: u64,
-        revise: Option<&str>,
-        emit: &mut Emit<'_>,
-    ) -> Result<(), HandlerError> {
+    fn generate(&mut self, step: u64, revise: Option<&str>, emit: &mut Emit<'_>) -> Result<(), HandlerError> {
         emit("phase", obj(json!({"step": step, "kind": "generate"})))?;
         let task = self.task();
         let evidence = self.evidence_lines();
-        let history = self.history();
+        let history = self.history().to_vec();
         let request = GenerateRequest {
             task: &task,
             instructions: &self.instructions,
@@ -627,6 +642,7 @@ impl CodingRun {
         emit: &mut Emit<'_>,
     ) -> Result<(), HandlerError> {
         let ms = u64::try_from(generated.latency.as_millis()).unwrap_or(u64::MAX);
+        self.generate_us += u64::try_from(generated.latency.as_micros()).unwrap_or(u64::MAX);
         self.model_calls += 1;
         self.model_ms += ms;
         emit(
