@@ -12,8 +12,8 @@
 pub mod check;
 pub mod contract;
 pub mod diag;
-mod names;
 pub mod digest;
+mod names;
 pub mod policy;
 pub mod record;
 pub mod suggest;
