@@ -174,8 +174,15 @@ fn the_bundled_readme_task_is_delivered_offline() {
 
 #[test]
 fn frames_that_disagree_on_a_shared_key_are_asked_in_separate_requests() {
-    // needs_tool cuts files_known at 15, pick_tool at 20: with 18 files the merged state would
-    // hold two different lists under one key. The reference throws; this host splits the request.
+    // A contract where needs_tool cuts files_known at 15 and pick_tool at 20 (as the reference
+    // file does): with 18 files the merged state would hold two different lists under one key.
+    // The reference throws; this host splits the request.
+    let contract = decision_runtime::host::CODING_CONTRACT.replacen(
+        "  + files_known   20     filesMaybe     —— \"both files\"",
+        "  + files_known   15     filesMaybe     —— \"both files\"",
+        1,
+    );
+    assert_ne!(contract, decision_runtime::host::CODING_CONTRACT, "the anchor must match");
     let dir = TempDir::new("split");
     let names: Vec<String> = (0..18).map(|i| format!("f{i:02}.txt")).collect();
     let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "x")).collect();
@@ -185,7 +192,7 @@ fn frames_that_disagree_on_a_shared_key_are_asked_in_separate_requests() {
         "Summarize each file",
         &ws,
         Arc::new(HeuristicProvider),
-        Options { max_steps: 4, ..Options::default() },
+        Options { contract: Some(contract), max_steps: 4, ..Options::default() },
     );
     let s = out.summary();
     assert_eq!(s.halt.split('+').next(), Some("max_steps"), "{s:?}");

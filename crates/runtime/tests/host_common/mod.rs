@@ -145,6 +145,8 @@ impl Human for ScriptedHuman {
 }
 
 pub struct Options {
+    /// The contract to run; `None` runs the bundled coding contract.
+    pub contract: Option<String>,
     pub max_steps: u64,
     pub allow_write: bool,
     pub allow_delete: bool,
@@ -153,7 +155,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_steps: 12, allow_write: false, allow_delete: false, human: Box::new(DenyAll) }
+        Options { contract: None, max_steps: 12, allow_write: false, allow_delete: false, human: Box::new(DenyAll) }
     }
 }
 
@@ -226,7 +228,8 @@ pub fn run(
         human: options.human,
         sink: Box::new(Tee::new(sinks)),
     };
-    let result = run_task(CODING_CONTRACT.as_bytes(), &config, with, None);
+    let contract = options.contract.unwrap_or_else(|| CODING_CONTRACT.to_string());
+    let result = run_task(contract.as_bytes(), &config, with, None);
     Outcome { result, events: memory.events(), log: log_path, audit }
 }
 
