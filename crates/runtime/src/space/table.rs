@@ -4,6 +4,8 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
+use foldhash::fast::RandomState;
+
 use serde_json::{Map, Value};
 
 use crate::ask::{Questions, WireQuestion};
@@ -102,9 +104,55 @@ pub struct Row {
     pub value: String,
     pub state: Vec<(String, String)>,
     /// The operations that apply, in first-seen order, as positions in `DecisionState::operation_names`.
-    pub(crate) operations: Vec<usize>,
+    pub(crate) operations: RowOperations,
     /// The enumerated values per operation position (only for operations that take one).
     pub(crate) options: Vec<(usize, Vec<ParamOption>)>,
+}
+
+/// How many operations a row holds without a heap allocation. Most objects take one or two
+/// (an element is clicked, a field is typed into and clicked): a table of hundreds of rows
+/// then needs no allocation per row for them.
+const INLINE_OPERATIONS: usize = 3;
+
+/// The operations of one row, in first-seen order, without repeats: the first
+/// [`INLINE_OPERATIONS`] inline, any further ones on the heap.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct RowOperations {
+    inline: [usize; INLINE_OPERATIONS],
+    len: usize,
+    spilled: Vec<usize>,
+}
+
+impl RowOperations {
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.inline.iter().take(self.len).chain(&self.spilled).copied()
+    }
+
+    fn contains(&self, op: usize) -> bool {
+        self.iter().any(|o| o == op)
+    }
+
+    /// Add `op` unless present; `false` when it was already there.
+    fn insert(&mut self, op: usize) -> bool {
+        if self.contains(op) {
+            return false;
+        }
+        match self.inline.get_mut(self.len) {
+            Some(slot) => {
+                *slot = op;
+                self.len += 1;
+            }
+            None => self.spilled.push(op),
+        }
+        true
+    }
+}
+
+impl Row {
+    /// The enumerated values of the operation at position `op`, when it takes one.
+    fn options_of(&self, op: usize) -> Option<&Vec<ParamOption>> {
+        self.options.iter().find(|(o, _)| *o == op).map(|(_, options)| options)
+    }
 }
 
 /// A row past the cap: recorded, never sent, never selectable.
@@ -187,7 +235,9 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
             questions: Arc::new(Questions::new()),
         };
         // One index per host object, in order of first appearance, however often it appears.
-        let mut seen: HashMap<Id, Slot> = HashMap::with_capacity(snapshot.objects.len());
+        // Host identities are looked up once per object: a fast hash, seeded per process.
+        let mut seen: HashMap<Id, Slot, RandomState> =
+            HashMap::with_capacity_and_hasher(snapshot.objects.len(), RandomState::default());
         for object in snapshot.objects {
             match seen.get(&object.id) {
                 Some(Slot::Row(row)) => {
@@ -204,7 +254,7 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
                         label: object.label,
                         value: object.value,
                         state: object.state,
-                        operations: Vec::new(),
+                        operations: RowOperations::default(),
                         options: Vec::new(),
                     });
                     state.identities.push(object.id);
@@ -232,10 +282,9 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
                 }
             };
             let Some(target) = self.rows.get_mut(row) else { return };
-            if target.operations.contains(&op) {
+            if !target.operations.insert(op) {
                 continue;
             }
-            target.operations.push(op);
             if let Some(options) = applicable.options {
                 target.options.push((op, options));
             }
@@ -282,23 +331,37 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
     /// each says about its row), or `None` when no row supports it.
     fn targets_for(&self, operation: &Operation) -> Option<(Criteria, Vec<TargetRef>)> {
         let op = self.operation_names.iter().position(|n| *n == operation.name)?;
-        let mut criteria = Vec::new();
-        let mut targets = Vec::new();
+        // Sized first, so that the vectors are allocated once rather than grown.
+        let count: usize = self
+            .rows
+            .iter()
+            .filter(|entry| entry.operations.contains(op))
+            .map(|entry| entry.options_of(op).map_or(1, Vec::len))
+            .sum();
+        if count == 0 {
+            return None;
+        }
+        let mut criteria = Vec::with_capacity(count);
+        let mut targets = Vec::with_capacity(count);
         for (row, entry) in self.rows.iter().enumerate() {
-            if !entry.operations.contains(&op) {
+            if !entry.operations.contains(op) {
                 continue;
             }
-            match entry.options.iter().find(|(o, _)| *o == op) {
-                Some((_, options)) => {
+            match entry.options_of(op) {
+                Some(options) => {
                     for (k, option) in options.iter().enumerate() {
-                        let id = format!("{}:{}", entry.index, k + 1);
+                        let mut id = String::with_capacity(8);
+                        push_decimal(&mut id, entry.index);
+                        id.push(':');
+                        push_decimal(&mut id, k + 1);
                         let text = describe(&id, entry, Some(&option.label));
                         criteria.push((id, text));
                         targets.push(TargetRef { row, option: Some(k) });
                     }
                 }
                 None => {
-                    let id = entry.index.to_string();
+                    let mut id = String::with_capacity(4);
+                    push_decimal(&mut id, entry.index);
                     let text = describe(&id, entry, None);
                     criteria.push((id, text));
                     targets.push(TargetRef { row, option: None });
@@ -311,7 +374,7 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
     /// The `k`-th (0-based) enumerated value of `operation` on row `row`.
     pub(crate) fn option(&self, row: usize, operation: &str, k: usize) -> Option<&ParamOption> {
         let op = self.operation_names.iter().position(|n| n == operation)?;
-        self.rows.get(row)?.options.iter().find(|(o, _)| *o == op)?.1.get(k)
+        self.rows.get(row)?.options_of(op)?.get(k)
     }
 
     pub fn revision(&self) -> &str {
@@ -327,7 +390,7 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
         let names = &self.operation_names;
         self.rows
             .get(row)
-            .map(|r| r.operations.iter().filter_map(|op| names.get(*op).map(String::as_str)).collect())
+            .map(|r| r.operations.iter().filter_map(|op| names.get(op).map(String::as_str)).collect())
             .unwrap_or_default()
     }
 
@@ -390,7 +453,7 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
                 Value::Array(cells)
             })
             .collect();
-        let mut state = Map::new();
+        let mut state = Map::with_capacity(4 + context.len());
         state.insert("revision".into(), Value::String(self.revision.clone()));
         state.insert("columns".into(), Value::Array(columns));
         state.insert("rows".into(), Value::Array(rows));
@@ -432,6 +495,27 @@ fn describe(id: &str, row: &Row, option: Option<&str>) -> String {
     text
 }
 
+/// Append `n` in decimal. Target ids are written hundreds of times per step; this avoids the
+/// formatting machinery and a temporary string per id.
+fn push_decimal(text: &mut String, mut n: usize) {
+    let mut digits = [b'0'; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        if let Some(digit) = digits.get_mut(start) {
+            // `n % 10` is below 10: the cast cannot truncate.
+            *digit = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || start == 0 {
+            break;
+        }
+    }
+    for digit in digits.iter().skip(start) {
+        text.push(char::from(*digit));
+    }
+}
+
 /// `(id, when to pick it)` pairs of a choice head.
 type Criteria = Vec<(String, String)>;
 
@@ -442,4 +526,46 @@ enum Slot {
 
 fn is_reserved(name: &str) -> bool {
     name == ABSTAIN || name == NO_ACTION
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_operations_keep_first_seen_order_without_repeats_past_the_inline_slots() {
+        let mut operations = RowOperations::default();
+        for op in [4, 1, 4, 7, 2, 1, 9, 2] {
+            operations.insert(op);
+        }
+        assert_eq!(operations.iter().collect::<Vec<_>>(), [4, 1, 7, 2, 9]);
+        assert!(operations.contains(9) && operations.contains(4));
+        assert!(!operations.contains(3));
+        assert!(!operations.insert(7), "a repeat is refused");
+        assert_eq!(operations.spilled, [2, 9], "only the operations past the inline slots are on the heap");
+    }
+
+    #[test]
+    fn decimals_match_the_formatter() {
+        for n in [0, 1, 9, 10, 99, 100, 250, 1_000_007, usize::MAX] {
+            let mut text = String::from("x");
+            push_decimal(&mut text, n);
+            assert_eq!(text, format!("x{n}"));
+        }
+    }
+
+    #[test]
+    fn a_row_with_many_operations_offers_each_head_once() {
+        let names = ["A", "B", "C", "D", "E"];
+        let applies = names.iter().chain(&names).map(|name| Applicable::plain(name)).collect();
+        let object =
+            HostObject { id: 1, kind: "k".into(), label: "l".into(), value: String::new(), state: vec![], applies };
+        let eligible: Vec<Operation> = names.iter().map(|name| Operation::new(name, "d", true)).collect();
+        let snapshot = Snapshot { revision: "r".into(), objects: vec![object] };
+        let state = DecisionState::build(snapshot, &eligible, &SpaceConfig::default());
+        assert_eq!(state.row_operations(0), names);
+        for name in names {
+            assert_eq!(state.target_ids(&format!("{}_target", name.to_lowercase())), ["1"]);
+        }
+    }
 }
