@@ -8,7 +8,7 @@ use super::Line;
 use super::clauses::{
     DynamicProblem, list_item, parse_dynamic, split_key_line, split_option, split_reason, split_when,
 };
-use super::text::{is_js_whitespace, js_trim, split_once_str, utf16_prefix};
+use super::text::{is_js_whitespace, js_trim, js_words, split_once_str, utf16_prefix};
 use crate::check::codes;
 use crate::contract::{Block, Dynamic, Exclusion, Frame, FrameField, Kind, Primitive, Question, QuestionOption, Rule};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
@@ -350,7 +350,7 @@ impl BlockReader {
             );
         }
         // At most four tokens matter (name, bound, projection, and the first extra one).
-        let mut words = head.split(is_js_whitespace).filter(|t| !t.is_empty());
+        let mut words = js_words(head);
         let tokens: [Option<&str>; 4] = [words.next(), words.next(), words.next(), words.next()];
         let count = tokens.iter().flatten().count();
         let rest =

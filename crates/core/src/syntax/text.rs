@@ -16,22 +16,85 @@ pub fn js_trim(s: &str) -> &str {
     js_trim_end(js_trim_start(s))
 }
 
-/// JavaScript `trimStart`. Most lines start with a non-space character: one look decides.
-pub fn js_trim_start(s: &str) -> &str {
-    match s.chars().next() {
-        Some(c) if !is_js_whitespace(c) => s,
-        None => s,
-        _ => s.trim_start_matches(is_js_whitespace),
+/// ASCII bytes of JavaScript `\s`.
+fn is_ascii_js_whitespace(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+}
+
+/// The length in bytes of the JavaScript whitespace at the start of `s`. ASCII bytes are
+/// decided without decoding; only non-ASCII characters are decoded.
+fn leading_whitespace(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at) {
+        if b.is_ascii() {
+            if !is_ascii_js_whitespace(b) {
+                break;
+            }
+            at += 1;
+        } else {
+            match s.get(at..).and_then(|rest| rest.chars().next()) {
+                Some(c) if is_js_whitespace(c) => at += c.len_utf8(),
+                _ => break,
+            }
+        }
     }
+    at
+}
+
+/// JavaScript `trimStart`.
+pub fn js_trim_start(s: &str) -> &str {
+    s.get(leading_whitespace(s)..).unwrap_or_default()
 }
 
 /// JavaScript `trimEnd`.
 pub fn js_trim_end(s: &str) -> &str {
-    match s.chars().next_back() {
-        Some(c) if !is_js_whitespace(c) => s,
-        None => s,
-        _ => s.trim_end_matches(is_js_whitespace),
+    let bytes = s.as_bytes();
+    let mut end = bytes.len();
+    while let Some(&b) = end.checked_sub(1).and_then(|i| bytes.get(i)) {
+        if b.is_ascii() {
+            if !is_ascii_js_whitespace(b) {
+                break;
+            }
+            end -= 1;
+        } else {
+            match s.get(..end).and_then(|head| head.chars().next_back()) {
+                Some(c) if is_js_whitespace(c) => end -= c.len_utf8(),
+                _ => break,
+            }
+        }
     }
+    s.get(..end).unwrap_or_default()
+}
+
+/// The words of `s` separated by runs of JavaScript whitespace (like
+/// `s.split(/\s+/).filter(Boolean)`).
+pub fn js_words(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        rest = js_trim_start(rest);
+        if rest.is_empty() {
+            return None;
+        }
+        let bytes = rest.as_bytes();
+        let mut end = 0;
+        while let Some(&b) = bytes.get(end) {
+            if b.is_ascii() {
+                if is_ascii_js_whitespace(b) {
+                    break;
+                }
+                end += 1;
+            } else {
+                match rest.get(end..).and_then(|tail| tail.chars().next()) {
+                    Some(c) if !is_js_whitespace(c) => end += c.len_utf8(),
+                    _ => break,
+                }
+            }
+        }
+        let (word, tail) = rest.split_at(end);
+        rest = tail;
+        Some(word)
+    })
 }
 
 /// The byte offset of the first `needle` in `haystack`. Searches for the needle's first byte
@@ -92,9 +155,23 @@ mod tests {
         for s in ["", " ", "a", " a ", "\u{0B}a\u{0B}", "\u{A0}x\u{3000}", "x\t", "\u{85}", "é ", " é"] {
             assert_eq!(js_trim(s), s.trim_matches(is_js_whitespace), "{s:?}");
         }
+        assert_eq!(js_words(" a\u{3000}b  c\u{A0}").collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(js_words("é x").collect::<Vec<_>>(), ["é", "x"]);
+        assert_eq!(js_words(" \t ").count(), 0);
         assert_eq!(find_str("a — b —— c", "——"), Some(8));
         assert_eq!(find_str("a — b", "——"), None);
         assert_eq!(find_str("", "x"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn byte_level_helpers_match_the_char_class(s in "[ a\\t\\u{0B}\\u{A0}\\u{3000}\\u{85}é—\\u{FEFF}\\u{2028}]{0,12}") {
+            proptest::prop_assert_eq!(js_trim(&s), s.trim_matches(is_js_whitespace));
+            proptest::prop_assert_eq!(js_trim_start(&s), s.trim_start_matches(is_js_whitespace));
+            proptest::prop_assert_eq!(js_trim_end(&s), s.trim_end_matches(is_js_whitespace));
+            let expected: Vec<&str> = s.split(is_js_whitespace).filter(|w| !w.is_empty()).collect();
+            proptest::prop_assert_eq!(js_words(&s).collect::<Vec<_>>(), expected);
+        }
     }
 
     #[test]
