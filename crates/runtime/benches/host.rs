@@ -83,6 +83,14 @@ fn benches(c: &mut Criterion) {
     let log = small.join("../decision-bench-host.jsonl");
     // Six steps: list_dir, then a read per step until the named term is found in module_005.
     let step_config = config(&small, "Which module defines `value_5`?", 12);
+    // For profilers (callgrind, perf): only the step runs, `BENCH_PROFILE_RUNS` times, no criterion.
+    if let Some(runs) = std::env::var("BENCH_PROFILE_RUNS").ok().and_then(|n| n.parse::<u32>().ok()) {
+        let on_disk = std::env::var("BENCH_NO_LOG").is_err();
+        for _ in 0..runs {
+            run(&step_config, Arc::new(HeuristicProvider), on_disk.then_some(log.as_path()));
+        }
+        return;
+    }
     let mut group = c.benchmark_group("host");
     group.bench_function("start", |b| {
         b.iter(|| {

@@ -12,7 +12,7 @@ use decision_runtime::ask::{Decider, NodeDecision, NodeSpec};
 use decision_runtime::frame::{
     FrameArtifact, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id,
 };
-use decision_runtime::log::{DecisionEvent, FsyncPolicy, LogHeader, SessionLog, now_ms};
+use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog, now_ms};
 use decision_runtime::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
     SystemOneProvider,
@@ -175,33 +175,7 @@ fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>) -> Res
         )
     }
     .map_err(|e| e.to_string())?;
-    let state = match &d.state {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
-    let event = DecisionEvent {
-        step: d.step,
-        id: d.id.clone(),
-        state,
-        frame,
-        request_digest: Some(d.request_digest.clone()),
-        sent_frame_digest: Some(d.sent_frame_digest.clone()),
-        sent_questions: Some(d.sent_questions.clone()),
-        batch_ids: Some(d.batch_ids.clone()),
-        margin: d.margin.as_ref().map(|m| {
-            json!({"id": m.question, "kind": m.kind, "threshold": m.threshold, "value": m.value, "margin": m.margin})
-        }),
-        questions: d.questions.clone(),
-        answers: Value::Object(d.raw_answers.clone()),
-        action: d.action.clone(),
-        reason: d.reason.clone(),
-        latency_ms: d.latency_ms,
-        provider: d.provider.clone(),
-        model: d.model.clone(),
-        degraded: d.degraded,
-        escalate: d.escalate,
-        warnings: (!d.warnings.is_empty()).then(|| d.warnings.clone()),
-    };
+    let event = d.to_event(frame);
     log.append_decision(&event).map_err(|e| e.to_string())
 }
 

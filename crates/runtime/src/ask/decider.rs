@@ -14,12 +14,16 @@ use std::time::{Duration, Instant};
 use decision_core::digest::{frame_digest, request_digest};
 use decision_core::policy::{Answers, CompiledPolicy, Margin, evaluate};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use thiserror::Error;
 
 use super::answer::{QuestionProblem, validate_answers};
 use super::wire::Questions;
+use crate::log::DecisionEvent;
 use crate::provider::{DEFAULT_TIMEOUT, DecisionProvider, Request, Usage};
+
+/// The provider name on a decision host code made (the model was not asked).
+pub const CODE_PROVIDER: &str = "code";
 
 /// One node's part of a step.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +85,68 @@ pub struct NodeDecision {
     pub warnings: Vec<String>,
 }
 
+impl NodeDecision {
+    /// The `decision` event of this node (runtime.md §4.1), with its own frame artifact when it
+    /// has one. The one place a decision becomes a logged event.
+    pub fn to_event(&self, frame: Option<Value>) -> DecisionEvent {
+        DecisionEvent {
+            step: self.step,
+            id: self.id.clone(),
+            state: match &self.state {
+                Value::Object(map) => map.clone(),
+                _ => Map::new(),
+            },
+            frame,
+            request_digest: Some(self.request_digest.clone()),
+            sent_frame_digest: Some(self.sent_frame_digest.clone()),
+            sent_questions: Some(self.sent_questions.clone()),
+            batch_ids: Some(self.batch_ids.clone()),
+            margin: self.margin.as_ref().map(|m| {
+                json!({"id": m.question, "kind": m.kind, "threshold": m.threshold, "value": m.value, "margin": m.margin})
+            }),
+            questions: self.questions.clone(),
+            answers: Value::Object(self.raw_answers.clone()),
+            action: self.action.clone(),
+            reason: self.reason.clone(),
+            latency_ms: self.latency_ms,
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            degraded: self.degraded,
+            escalate: self.escalate,
+            warnings: (!self.warnings.is_empty()).then(|| self.warnings.clone()),
+        }
+    }
+
+    /// A decision host code made: nothing was sent, no model answered ([`CODE_PROVIDER`]).
+    pub fn by_code(id: &str, step: u64, action: &str, reason: &str) -> NodeDecision {
+        NodeDecision {
+            id: id.to_owned(),
+            step,
+            batch_ids: vec![id.to_owned()],
+            sent_frame_digest: String::new(),
+            request_digest: String::new(),
+            state: Value::Object(Map::new()),
+            sent_questions: Value::Object(Map::new()),
+            questions: Value::Object(Map::new()),
+            raw_answers: Map::new(),
+            answers: Answers::new(),
+            problems: Vec::new(),
+            valid: true,
+            action: action.to_owned(),
+            reason: reason.to_owned(),
+            rule: None,
+            margin: None,
+            escalate: action == "escalate",
+            provider: CODE_PROVIDER.to_owned(),
+            model: None,
+            latency_ms: 0,
+            usage: None,
+            degraded: false,
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// Asks a provider and applies policies.
 pub struct Decider {
     provider: Arc<dyn DecisionProvider>,
@@ -132,19 +198,31 @@ impl Decider {
         let sent_questions = questions.to_json();
         let request_digest = request_digest(&sent_frame_digest, &sent_questions);
         let model = specs.first().and_then(|s| s.model.clone()).or_else(|| self.model.clone());
-        let request =
-            Request { state: Value::Object(state), questions: Arc::new(questions), model, timeout: self.timeout };
+        let request = Request {
+            state: Value::Object(state),
+            questions: Arc::new(questions),
+            model: model.clone(),
+            timeout: self.timeout,
+        };
         let step = self.step.load(Ordering::Relaxed);
         let started = Instant::now();
         let outcome = self.provider.decide(&request);
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let base = |spec: &NodeSpec| NodeDecision {
+        // The sent state is shared by every node of the request: the last node takes it, the
+        // others copy it (one copy per extra node, none for a single node).
+        let mut sent_state = Some(request.state);
+        let last = specs.len().saturating_sub(1);
+        let mut state_for = |index: usize| match index == last {
+            true => sent_state.take().unwrap_or_default(),
+            false => sent_state.clone().unwrap_or_default(),
+        };
+        let base = |spec: &NodeSpec, state: Value| NodeDecision {
             id: spec.id.clone(),
             step,
             batch_ids: batch_ids.clone(),
             sent_frame_digest: sent_frame_digest.clone(),
             request_digest: request_digest.clone(),
-            state: request.state.clone(),
+            state,
             sent_questions: sent_questions.clone(),
             questions: spec.questions.to_json(),
             raw_answers: Map::new(),
@@ -157,7 +235,7 @@ impl Decider {
             margin: None,
             escalate: true,
             provider: self.provider.name().to_string(),
-            model: request.model.clone(),
+            model: model.clone(),
             latency_ms,
             usage: None,
             degraded: true,
@@ -169,13 +247,19 @@ impl Decider {
                 let reason = format!("{} unavailable: {}", self.provider.name(), error.message);
                 return Ok(specs
                     .iter()
-                    .map(|spec| NodeDecision { reason: reason.clone(), warnings: vec![reason.clone()], ..base(spec) })
+                    .enumerate()
+                    .map(|(index, spec)| NodeDecision {
+                        reason: reason.clone(),
+                        warnings: vec![reason.clone()],
+                        ..base(spec, state_for(index))
+                    })
                     .collect());
             }
         };
         Ok(specs
             .iter()
-            .map(|spec| {
+            .enumerate()
+            .map(|(index, spec)| {
                 let raw: Map<String, Value> = spec
                     .questions
                     .ids()
@@ -183,11 +267,11 @@ impl Decider {
                     .collect();
                 let mut node = NodeDecision {
                     provider: response.provider.clone(),
-                    model: response.model.clone().or_else(|| request.model.clone()),
+                    model: response.model.clone().or_else(|| model.clone()),
                     usage: response.usage,
                     degraded: response.degraded,
                     warnings: response.warnings.clone(),
-                    ..base(spec)
+                    ..base(spec, state_for(index))
                 };
                 match validate_answers(&spec.questions, &raw) {
                     Ok(answers) => {

@@ -11,7 +11,7 @@ use decision_core::vocab::CellType;
 use serde_json::Value;
 
 use super::HandlerError;
-use super::exec::Dispatch;
+use super::exec::{Dispatch, Invocation};
 use super::sink::EventSink;
 use crate::ask::{CandidateProvider, CandidateRegistry};
 use crate::frame::projections::HostState;
@@ -26,6 +26,25 @@ pub type EvidenceProvider<C> = Box<dyn Fn(&C) -> Value + Send + Sync>;
 pub trait GraphContext {
     /// The state cells by name; a missing key is an unset cell.
     fn cells(&self) -> &HostState;
+
+    /// A decision host code has already made for this invocation of a decision node (e.g. a
+    /// tool result that broke its deliverable contract has decided that the step failed). The
+    /// model is then not asked: the decision is recorded as made by code and its action is
+    /// dispatched like any other. It applies to the node's first block. Default: none.
+    fn code_decision(&mut self, _invocation: &Invocation) -> Option<CodeDecision> {
+        None
+    }
+}
+
+/// A decision made by host code instead of the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodeDecision {
+    /// The action to dispatch: one the block's policy can take (or `escalate`).
+    pub action: String,
+    /// Why, in words: recorded, and the handler's decision carries it as its reason.
+    pub reason: String,
+    /// What code decided from (e.g. the tool outcome), recorded with the decision.
+    pub evidence: Value,
 }
 
 /// The seven registrations.

@@ -16,13 +16,12 @@ use serde_json::{Map, Value, json};
 use thiserror::Error;
 
 use super::HandlerError;
-use super::adapter::{GraphContext, HostAdapter};
+use super::adapter::{CodeDecision, GraphContext, HostAdapter};
 use super::check::{StartRefusal, decided_blocks, start_check};
 use super::model::{Graph, GraphShape, NodeKind};
 use super::sink::{EventSink, SinkError};
-use crate::ask::{DecideError, Decider, NodeDecision, NodeSpec, QuestionError, compile_questions};
+use crate::ask::{CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpec, QuestionError, compile_questions};
 use crate::frame::{FrameArtifact, FrameSpec, HostCells, Mode, compile_frame};
-use crate::log::DecisionEvent;
 use crate::provider::DecisionProvider;
 
 /// Which invocation this is: the same node runs many times, each with a new state version.
@@ -96,10 +95,17 @@ pub struct Cursor {
     pub state_version: u64,
 }
 
+/// The event type of a decision host code made (see [`super::CodeDecision`]); it is not a
+/// `decision` record, since no request was sent.
+pub const CODE_DECISION_EVENT: &str = "decision:code";
+
 /// Decision accounting: latency is counted per request, not per decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DecisionStats {
+    /// Decisions the model's answers were asked for.
     pub decisions: u64,
+    /// Decisions host code made instead (no request).
+    pub code_decisions: u64,
     pub requests: u64,
     pub decision_ms: u64,
     pub transitions: u64,
@@ -133,6 +139,8 @@ pub enum RunError {
     Wiring { node: String, source: DecideError },
     #[error("node `{node}`: {source}")]
     Handler { node: String, source: HandlerError },
+    #[error("node `{node}`: code decided `{action}`, which the policy of block `{block}` cannot take")]
+    CodeDecision { node: String, block: String, action: String },
     #[error("`{0}` is not a node of the graph")]
     UnknownNode(String),
     #[error("more than {0} transitions: the run was stopped")]
@@ -339,13 +347,16 @@ impl<C: GraphContext> GraphHost<C> {
         stats: &mut DecisionStats,
     ) -> Result<(String, String), RunError> {
         let node = invocation.node.as_str();
+        if let Some(code) = ctx.code_decision(invocation) {
+            return self.decide_by_code(ctx, invocation, blocks, evidence_name, code, stats);
+        }
         let mut specs = Vec::with_capacity(blocks.len());
         let mut artifacts: Vec<Option<FrameArtifact>> = Vec::with_capacity(blocks.len());
         for id in blocks {
             let prepared = self.prepared.get(id).ok_or_else(|| RunError::UnknownNode(id.clone()))?;
             let block =
                 self.contract.blocks.iter().find(|b| &b.id == id).ok_or_else(|| RunError::UnknownNode(id.clone()))?;
-            let artifact = prepared
+            let mut artifact = prepared
                 .spec
                 .as_ref()
                 .map(|spec| compile_frame(spec, ctx.cells(), &self.cells, &self.adapter.projections, self.mode));
@@ -354,9 +365,11 @@ impl<C: GraphContext> GraphHost<C> {
             if !questions.not_asked.is_empty() {
                 return Err(RunError::NoCandidates { node: node.to_owned(), questions: questions.not_asked });
             }
+            // The spec borrows the artifact's state for the request and gives it back below,
+            // so the frame is never copied on its way to the provider.
             specs.push(NodeSpec {
                 id: prepared.node_id.clone(),
-                state: artifact.as_ref().map(|a| a.state.clone()).unwrap_or_default(),
+                state: artifact.as_mut().map(|a| std::mem::take(&mut a.state)).unwrap_or_default(),
                 questions: questions.questions,
                 policy: prepared.policy.clone(),
                 frame_digest: artifact.as_ref().map(|a| a.digest.clone()),
@@ -367,12 +380,21 @@ impl<C: GraphContext> GraphHost<C> {
         let phase_id = specs.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(" + ");
         self.emit("phase", obj(json!({"step": invocation.step, "kind": "decide", "id": phase_id})))?;
         self.decider.set_step(invocation.step);
-        let decisions = match self.decider.decide_many(&specs) {
+        let decided = match self.decider.decide_many(&specs) {
             Ok(decisions) => {
                 stats.requests += 1;
                 stats.decision_ms += decisions.first().map_or(0, |d| d.latency_ms);
-                decisions
+                Ok(decisions)
             }
+            Err(error) => Err(error),
+        };
+        for (spec, artifact) in specs.iter_mut().zip(&mut artifacts) {
+            if let Some(artifact) = artifact {
+                artifact.state = std::mem::take(&mut spec.state);
+            }
+        }
+        let decisions = match decided {
+            Ok(decisions) => decisions,
             // Frames that share a key but bound it differently (e.g. a list cut at 15 in one
             // block and at 20 in the other) cannot share one state once the list is longer
             // than the smaller bound. The reference throws here; this runtime asks each block
@@ -384,7 +406,8 @@ impl<C: GraphContext> GraphHost<C> {
                         "reason": "the blocks' frames disagree on a shared key, so each is asked in its own request"})),
                 )?;
                 let mut out = Vec::with_capacity(specs.len());
-                for spec in &specs {
+                for (spec, artifact) in specs.iter_mut().zip(&artifacts) {
+                    spec.state = artifact.as_ref().map(|a| a.state.clone()).unwrap_or_default();
                     let decision = self
                         .decider
                         .decide(spec)
@@ -400,30 +423,97 @@ impl<C: GraphContext> GraphHost<C> {
         stats.decisions += decisions.len() as u64;
         let first = decisions.first().ok_or_else(|| RunError::UnknownNode(node.to_owned()))?;
         let action = first.action.clone();
-        let first_block = blocks.first().cloned().unwrap_or_default();
-        let position = self.prepared.get(&first_block).map(|p| p.position.clone()).unwrap_or_default();
-        // Evidence is gathered before the decision is recorded, so the record carries it.
-        let needs_evidence = action_semantics(&action).is_some_and(|s| s.needs_evidence);
-        let evidence = match (needs_evidence, evidence_name.and_then(|n| self.adapter.evidence_provider(n))) {
-            (true, Some(provider)) => Some(provider(ctx)),
-            (true, None) => return Err(RunError::NoEvidence { node: node.to_owned(), action }),
-            (false, _) => None,
-        };
+        let evidence = self.evidence_for(ctx, node, &action, evidence_name)?;
         for (i, (decision, artifact)) in decisions.iter().zip(&artifacts).enumerate() {
-            let block = blocks.get(i).cloned().unwrap_or_default();
-            let block_position = self.prepared.get(&block).map(|p| p.position.clone()).unwrap_or_default();
-            let mut event = decision_event(decision, artifact.as_ref());
-            event.insert("node".into(), json!(node));
-            event.insert("block".into(), json!(block));
-            event.insert("position".into(), json!(block_position));
-            event.insert("stateVersion".into(), json!(invocation.state_version));
+            let block = blocks.get(i).map_or("", String::as_str);
+            let mut event = obj(decision.to_event(artifact.as_ref().map(FrameArtifact::to_value)).to_value());
+            self.locate(&mut event, invocation, block);
             if i == 0
                 && let Some(evidence) = &evidence
             {
                 event.insert("evidence".into(), evidence.clone());
             }
+            // The payload keeps its `type` key: every sink ignores it.
             self.emit("decision", event)?;
         }
+        self.dispatch(ctx, invocation, blocks, action, &decisions, evidence.as_ref())
+    }
+
+    /// A node host code has decided: nothing is sent, the decision is recorded as
+    /// [`CODE_DECISION_EVENT`] with what code decided from, and its action is dispatched.
+    fn decide_by_code(
+        &mut self,
+        ctx: &mut C,
+        invocation: &Invocation,
+        blocks: &[String],
+        evidence_name: Option<&str>,
+        code: CodeDecision,
+        stats: &mut DecisionStats,
+    ) -> Result<(String, String), RunError> {
+        let node = invocation.node.as_str();
+        let block = blocks.first().map_or("", String::as_str);
+        let prepared = self.prepared.get(block).ok_or_else(|| RunError::UnknownNode(block.to_owned()))?;
+        let allowed =
+            code.action == ANY_POSITION_ACTION || prepared.policy.rules.iter().any(|r| r.action == code.action);
+        if !allowed {
+            return Err(RunError::CodeDecision { node: node.to_owned(), block: block.to_owned(), action: code.action });
+        }
+        let decision = NodeDecision::by_code(&prepared.node_id, invocation.step, &code.action, &code.reason);
+        stats.code_decisions += 1;
+        let evidence = self.evidence_for(ctx, node, &code.action, evidence_name)?;
+        let mut event = Map::new();
+        event.insert("step".into(), json!(invocation.step));
+        event.insert("id".into(), json!(decision.id));
+        event.insert("action".into(), json!(code.action));
+        event.insert("reason".into(), json!(code.reason));
+        event.insert("decidedBy".into(), json!(CODE_PROVIDER));
+        event.insert("basis".into(), code.evidence);
+        self.locate(&mut event, invocation, block);
+        if let Some(evidence) = &evidence {
+            event.insert("evidence".into(), evidence.clone());
+        }
+        self.emit(CODE_DECISION_EVENT, event)?;
+        self.dispatch(ctx, invocation, blocks, code.action, std::slice::from_ref(&decision), evidence.as_ref())
+    }
+
+    /// Evidence is gathered before the decision is recorded, so the record carries it.
+    fn evidence_for(
+        &self,
+        ctx: &C,
+        node: &str,
+        action: &str,
+        evidence_name: Option<&str>,
+    ) -> Result<Option<Value>, RunError> {
+        let needs_evidence = action_semantics(action).is_some_and(|s| s.needs_evidence);
+        match (needs_evidence, evidence_name.and_then(|n| self.adapter.evidence_provider(n))) {
+            (true, Some(provider)) => Ok(Some(provider(ctx))),
+            (true, None) => Err(RunError::NoEvidence { node: node.to_owned(), action: action.to_owned() }),
+            (false, _) => Ok(None),
+        }
+    }
+
+    /// The invocation's identity on a decision record.
+    fn locate(&self, event: &mut Map<String, Value>, invocation: &Invocation, block: &str) {
+        let position = self.prepared.get(block).map_or("", |p| p.position.as_str());
+        event.insert("node".into(), json!(invocation.node));
+        event.insert("block".into(), json!(block));
+        event.insert("position".into(), json!(position));
+        event.insert("stateVersion".into(), json!(invocation.state_version));
+    }
+
+    /// Hand the first block's action to its handler, if the node's position handles it.
+    fn dispatch(
+        &mut self,
+        ctx: &mut C,
+        invocation: &Invocation,
+        blocks: &[String],
+        action: String,
+        decisions: &[NodeDecision],
+        evidence: Option<&Value>,
+    ) -> Result<(String, String), RunError> {
+        let node = invocation.node.as_str();
+        let position =
+            blocks.first().and_then(|b| self.prepared.get(b)).map(|p| p.position.clone()).unwrap_or_default();
         let handled = self.adapter.positions.get(&position).is_some_and(|a| a.contains(&action));
         if !handled && action != ANY_POSITION_ACTION {
             return Err(RunError::NotAtPosition { node: node.to_owned(), position, action });
@@ -435,14 +525,7 @@ impl<C: GraphContext> GraphHost<C> {
             .map(|(_, h)| h)
             .ok_or_else(|| RunError::Unhandled { node: node.to_owned(), action: action.clone() })?;
         let sink = sink.as_deref_mut().ok_or_else(|| no_sink(node))?;
-        let mut dispatch = Dispatch {
-            invocation,
-            position: &position,
-            action: &action,
-            decisions: &decisions,
-            evidence: evidence.as_ref(),
-            sink,
-        };
+        let mut dispatch = Dispatch { invocation, position: &position, action: &action, decisions, evidence, sink };
         let label =
             handler(ctx, &mut dispatch).map_err(|source| RunError::Handler { node: node.to_owned(), source })?;
         Ok((action, label))
@@ -462,33 +545,7 @@ fn obj(value: Value) -> Map<String, Value> {
 
 /// The `decision` event of one node (runtime.md §4.1), without its `type`.
 pub fn decision_event(d: &NodeDecision, frame: Option<&FrameArtifact>) -> Map<String, Value> {
-    let event = DecisionEvent {
-        step: d.step,
-        id: d.id.clone(),
-        state: match &d.state {
-            Value::Object(map) => map.clone(),
-            _ => Map::new(),
-        },
-        frame: frame.map(FrameArtifact::to_value),
-        request_digest: Some(d.request_digest.clone()),
-        sent_frame_digest: Some(d.sent_frame_digest.clone()),
-        sent_questions: Some(d.sent_questions.clone()),
-        batch_ids: Some(d.batch_ids.clone()),
-        margin: d.margin.as_ref().map(|m| {
-            json!({"id": m.question, "kind": m.kind, "threshold": m.threshold, "value": m.value, "margin": m.margin})
-        }),
-        questions: d.questions.clone(),
-        answers: Value::Object(d.raw_answers.clone()),
-        action: d.action.clone(),
-        reason: d.reason.clone(),
-        latency_ms: d.latency_ms,
-        provider: d.provider.clone(),
-        model: d.model.clone(),
-        degraded: d.degraded,
-        escalate: d.escalate,
-        warnings: (!d.warnings.is_empty()).then(|| d.warnings.clone()),
-    };
-    let mut map = obj(event.to_value());
-    map.remove("type");
+    let mut map = obj(d.to_event(frame.map(FrameArtifact::to_value)).to_value());
+    map.shift_remove("type");
     map
 }

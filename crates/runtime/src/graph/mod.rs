@@ -13,11 +13,11 @@ mod model;
 pub mod report;
 mod sink;
 
-pub use adapter::{ActionHandler, EvidenceProvider, GraphContext, HostAdapter};
+pub use adapter::{ActionHandler, CodeDecision, EvidenceProvider, GraphContext, HostAdapter};
 pub use check::{Location, Problem, StartRefusal, codes};
 pub use exec::{
-    Cursor, DEFAULT_MAX_TRANSITIONS, DecisionStats, Dispatch, GraphHost, Invocation, RunError, RunOutcome, Step,
-    Transition, decision_event,
+    CODE_DECISION_EVENT, Cursor, DEFAULT_MAX_TRANSITIONS, DecisionStats, Dispatch, GraphHost, Invocation, RunError,
+    RunOutcome, Step, Transition, decision_event,
 };
 pub use model::{FEATURES, Graph, GraphShape, HostPhase, NodeKind, NodeShape};
 pub use sink::{EventSink, FnSink, MemorySink, SinkError, Tee};
