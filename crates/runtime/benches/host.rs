@@ -62,6 +62,7 @@ fn config(workdir: &Path, task: &str, max_steps: u64) -> RunConfig {
         earlier: None,
         audit_path: workdir.join(".audit.jsonl"),
         contract_label: "bench".into(),
+        outcome_contracts: None,
     }
 }
 

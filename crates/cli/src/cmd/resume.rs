@@ -9,7 +9,7 @@ use decision_runtime::host::resume::resume_point;
 use decision_runtime::host::{CODING_CONTRACT, DEFAULT_MAX_STEPS, RunConfig};
 use serde_json::Value;
 
-use super::run::{Common, audit_next_to, execute, open_log};
+use super::run::{Common, audit_next_to, execute, open_log, outcome_contracts};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -37,6 +37,10 @@ pub fn run(args: Args) -> ExitCode {
         },
         None => (CODING_CONTRACT.as_bytes().to_vec(), "bundled:examples/coding-agent/DECISION.md".to_string()),
     };
+    let outcome_contracts = match outcome_contracts(&args.common) {
+        Ok(set) => set,
+        Err(message) => return super::usage_error(&message),
+    };
     let flag = |key: &str| point.start.get(key).and_then(Value::as_bool).unwrap_or(false);
     let config = RunConfig {
         task: point.task.clone(),
@@ -50,6 +54,7 @@ pub fn run(args: Args) -> ExitCode {
         earlier: None,
         audit_path: args.common.audit.clone().unwrap_or_else(|| audit_next_to(&args.log)),
         contract_label: label,
+        outcome_contracts,
     };
     if !args.common.quiet {
         eprintln!(

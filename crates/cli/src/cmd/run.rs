@@ -1,7 +1,8 @@
 //! `decision run [CONTRACT] --task TEXT --workdir DIR [--provider …] [--log LOG] [--max-steps N]
-//! [--allow-write] [--allow-delete]`: run the reference coding host on a task, showing each
-//! decision as it happens, and end with a summary. The session log it writes verifies with
-//! `decision replay`.
+//! [--allow-write] [--allow-delete] [--outcome-contracts FILE]`: run the reference coding host on
+//! a task, showing each decision as it happens, and end with a summary. The session log it
+//! writes verifies with `decision replay`; its `tool:outcome` events feed `decision outcomes
+//! report`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,6 +16,7 @@ use decision_runtime::host::{
     CODING_CONTRACT, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary, run_task,
 };
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog, now_ms};
+use decision_runtime::outcome::{ContractSet, load_contracts};
 use decision_runtime::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
     SystemOneProvider,
@@ -51,6 +53,24 @@ pub struct Common {
     /// Print only the summary, not each decision.
     #[arg(long)]
     pub quiet: bool,
+    /// Deliverable contracts for the tools' outcomes (JSON, as for `decision outcomes check`;
+    /// tool `files`, method the tool's name), checked before the bundled
+    /// examples/coding-agent/outcomes.json.
+    #[arg(long, value_name = "FILE")]
+    pub outcome_contracts: Option<PathBuf>,
+}
+
+/// The `--outcome-contracts` file, loaded and linted (every problem located).
+pub fn outcome_contracts(common: &Common) -> Result<Option<Arc<ContractSet>>, String> {
+    let Some(path) = &common.outcome_contracts else { return Ok(None) };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    match load_contracts(&text) {
+        Ok(set) => Ok(Some(Arc::new(set))),
+        Err(errors) => {
+            let listed: Vec<String> = errors.0.iter().map(|e| format!("{}:{e}", path.display())).collect();
+            Err(listed.join("\n"))
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -88,6 +108,10 @@ pub fn run(args: Args) -> ExitCode {
         None => (CODING_CONTRACT.as_bytes().to_vec(), "bundled:examples/coding-agent/DECISION.md".to_string()),
     };
     let log_path = args.log.clone().unwrap_or_else(default_log_path);
+    let outcome_contracts = match outcome_contracts(&args.common) {
+        Ok(set) => set,
+        Err(message) => return super::usage_error(&message),
+    };
     let config = RunConfig {
         task: args.task.clone(),
         workdir: args.workdir.clone(),
@@ -97,6 +121,7 @@ pub fn run(args: Args) -> ExitCode {
         earlier: None,
         audit_path: args.common.audit.clone().unwrap_or_else(|| audit_next_to(&log_path)),
         contract_label: label,
+        outcome_contracts,
     };
     let log = match open_log(&log_path, &args.workdir, None) {
         Ok(log) => log,
@@ -263,6 +288,20 @@ fn show(event_type: &str, e: &Map<String, Value>) {
             let head: String = output.lines().next().unwrap_or_default().chars().take(70).collect();
             eprintln!("           ← {lines} line(s): {head}");
         }
+        "tool:outcome" => {
+            let verdict = e.get("contract").and_then(Value::as_str).unwrap_or_default();
+            let weak = e.get("weak_success").and_then(Value::as_array).map_or(0, Vec::len);
+            let flags = if weak > 0 { format!(" · {weak} weak-success flag(s)") } else { String::new() };
+            match e.get("outcome").and_then(|o| o.get("error_type")).and_then(Value::as_str) {
+                Some(error_type) => eprintln!("           outcome: {error_type} (contract {verdict}){flags}"),
+                None => eprintln!("           outcome: ok (contract {verdict}){flags}"),
+            }
+        }
+        "decision:code" => {
+            let block = e.get("block").and_then(Value::as_str).unwrap_or_default();
+            let action = e.get("action").and_then(Value::as_str).unwrap_or_default();
+            eprintln!("  step {step:>2}  {block:<12} → {action:<11} decided by code (the model was not asked)");
+        }
         "authorize" => {
             let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
             let ok = e.get("approved") == Some(&json!(true));
@@ -307,6 +346,12 @@ fn print_summary(s: &RunSummary, log: &Path) {
         "steps: {} · decisions: {} in {} requests · model calls: {} · audits: {}",
         s.steps, s.decisions, s.requests, s.model_calls, s.audits
     );
+    if s.code_decisions + s.contract_violations > 0 {
+        println!(
+            "tool outcomes: {} contract violation(s) · {} decision(s) made by code",
+            s.contract_violations, s.code_decisions
+        );
+    }
     println!(
         "time: decisions {} ms ({share:.0}%) · generation {} ms · wall {} ms",
         s.decision_ms, s.model_ms, s.wall_ms

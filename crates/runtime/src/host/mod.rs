@@ -8,6 +8,7 @@ pub mod generate;
 pub mod heuristic;
 pub mod human;
 pub mod inputs;
+pub mod outcomes;
 pub mod resume;
 mod run;
 pub mod tools;

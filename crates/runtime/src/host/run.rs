@@ -16,6 +16,11 @@
 //! Tools run inside the handlers of `auto`, `auto_audit` and an approved `ask_human` (their
 //! `next` is `run_tool`); generation runs in the `generate` phase and, on `revise`, once
 //! more in the `revise` handler.
+//!
+//! Each call's result is a tool outcome, validated against its deliverable contract
+//! ([`super::outcomes`]) and recorded as `tool:outcome`. A `contract_violation` decides the
+//! step by code: `step_ok` is not asked, its `stop` path is taken, and the decision is recorded
+//! as `decision:code`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,14 +37,17 @@ use super::candidates::{FileOptions, ToolsFor, unread_files};
 use super::generate::{GenerateRequest, Generator};
 use super::human::Human;
 use super::inputs::{AuditLog, input_from_task, write_target};
-use super::tools::{Sandbox, TOOLS, tool};
+use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome};
+use super::tools::{Sandbox, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
 use crate::frame::projections::HostState;
 use crate::frame::{Projections, clip, reference_node_id};
 use crate::graph::{
-    Cursor, Dispatch, EventSink, Graph, GraphContext, GraphHost, HandlerError, HostAdapter, RunError, StartRefusal,
-    Step, report,
+    CodeDecision, Cursor, Dispatch, EventSink, Graph, GraphContext, GraphHost, HandlerError, HostAdapter, Invocation,
+    RunError, StartRefusal, Step, report,
 };
 use crate::log::now_ms;
+use crate::outcome::report::OUTCOME_EVENT_TYPE;
+use crate::outcome::{ContractSet, EventContext, LintErrors, Verdict, outcome_event};
 use crate::provider::DecisionProvider;
 
 /// The bundled contract this host is written for.
@@ -48,7 +56,7 @@ pub const CODING_CONTRACT: &str = include_str!("../../../../examples/coding-agen
 pub const DEFAULT_MAX_STEPS: u64 = 12;
 
 /// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RunConfig {
     pub task: String,
     pub workdir: PathBuf,
@@ -61,6 +69,9 @@ pub struct RunConfig {
     pub audit_path: PathBuf,
     /// A label for the contract in `run:start` (e.g. its path).
     pub contract_label: String,
+    /// Deliverable contracts for the tools' outcomes, checked before the bundled ones
+    /// ([`super::outcomes::ToolContracts`]).
+    pub outcome_contracts: Option<Arc<ContractSet>>,
 }
 
 /// Who the host works with.
@@ -98,11 +109,22 @@ pub struct CodingRun {
     last_step: u64,
     tool_us: u64,
     generate_us: u64,
+    contracts: ToolContracts,
+    /// A `step_ok` decision code has made (a tool outcome broke its contract), taken once.
+    step_decided: Option<CodeDecision>,
+    contract_violations: u64,
 }
 
 impl GraphContext for CodingRun {
     fn cells(&self) -> &HostState {
         &self.cells
+    }
+
+    fn code_decision(&mut self, invocation: &Invocation) -> Option<CodeDecision> {
+        match invocation.node.as_str() {
+            "step_ok" => self.step_decided.take(),
+            _ => None,
+        }
     }
 }
 
@@ -125,6 +147,10 @@ pub struct RunSummary {
     pub tool_us: u64,
     /// Time spent generating, in microseconds.
     pub generate_us: u64,
+    /// Decisions code made instead of the model (a tool outcome that broke its contract).
+    pub code_decisions: u64,
+    /// Tool outcomes that broke their deliverable contract.
+    pub contract_violations: u64,
 }
 
 #[derive(Debug, Error)]
@@ -137,6 +163,8 @@ pub enum HostError {
     Run(#[from] RunError),
     #[error(transparent)]
     Sink(#[from] crate::graph::SinkError),
+    #[error("the bundled outcome contracts do not load: {0}")]
+    OutcomeContracts(#[from] LintErrors),
 }
 
 /// The adapter: the reference cells, the 14 projections (risk baselines from the tool
@@ -247,9 +275,10 @@ pub fn run_task(
     let started = Instant::now();
     let sandbox =
         Sandbox::new(&config.workdir).map_err(|source| HostError::Workdir { path: config.workdir.clone(), source })?;
+    let contracts = ToolContracts::new(config.outcome_contracts.clone())?;
     let mut host = start_host(contract, with.provider, with.sink)?;
     let instructions = host.contract().generator.clone().unwrap_or_default();
-    let mut run = CodingRun::new(config, sandbox, with.human, with.generator, instructions);
+    let mut run = CodingRun::new(config, sandbox, with.human, with.generator, instructions, contracts);
     let mut cursor = Cursor { node: "step".into(), step: 0, state_version: 0 };
     if let Some(resume) = resume {
         run.cells.insert("history".into(), Value::from(resume.history.clone()));
@@ -303,6 +332,8 @@ pub fn run_task(
         wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         tool_us: run.tool_us,
         generate_us: run.generate_us,
+        code_decisions: stats.code_decisions,
+        contract_violations: run.contract_violations,
     };
     let mut end = Map::new();
     end.insert("halt".into(), json!(summary.halt));
@@ -313,7 +344,8 @@ pub fn run_task(
         json!({
             "decisions": summary.decisions, "requests": summary.requests, "decisionMs": summary.decision_ms,
             "modelCalls": summary.model_calls, "modelMs": summary.model_ms, "audits": summary.audits,
-            "transitions": summary.transitions,
+            "transitions": summary.transitions, "codeDecisions": summary.code_decisions,
+            "contractViolations": summary.contract_violations,
         }),
     );
     if let Some(error) = &error {
@@ -331,6 +363,7 @@ impl CodingRun {
         human: Box<dyn Human>,
         generator: Box<dyn Generator>,
         instructions: String,
+        contracts: ToolContracts,
     ) -> Self {
         let mut cells = Map::new();
         cells.insert("task".into(), json!(config.task));
@@ -359,6 +392,9 @@ impl CodingRun {
             last_step: 0,
             tool_us: 0,
             generate_us: 0,
+            contracts,
+            step_decided: None,
+            contract_violations: 0,
         }
     }
 
@@ -550,15 +586,20 @@ impl CodingRun {
         let (name, input) = self.pending();
         d.emit("tool:call", obj(json!({"step": step, "tool": name, "input": input})))?;
         let started = Instant::now();
-        let output = self.sandbox.call(&name, &input);
+        let result = self.sandbox.run(&name, &input);
         let elapsed = started.elapsed();
         self.tool_us += u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         let ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+        let output = match &result {
+            Ok(out) => out.clone(),
+            Err(e) => cap_output(format!("{TOOL_ERROR_PREFIX}{e}")),
+        };
         d.emit("tool:result", obj(json!({"step": step, "tool": name, "output": output, "ms": ms})))?;
+        let result_text = self.judge_outcome(d, step, &name, result, &output)?;
         if let Some(Value::Object(last)) = self.history_mut().and_then(|h| h.last_mut()) {
-            last.insert("result".into(), json!(output));
+            last.insert("result".into(), json!(result_text));
         }
-        self.cells.insert("lastResult".into(), json!(output));
+        self.cells.insert("lastResult".into(), json!(result_text));
         if name == "list_dir" {
             let files: Vec<&str> = output.split('\n').filter(|l| !l.is_empty() && !l.ends_with('/')).collect();
             self.cells.insert("files".into(), json!(files));
@@ -568,6 +609,41 @@ impl CodingRun {
             self.cells.insert("readFiles".into(), json!(read));
         }
         Ok("ran".into())
+    }
+
+    /// Validate the call's outcome against its deliverable contract and record it; returns the
+    /// step's result text. A violation is the step's result, stated as such, and it decides
+    /// `step_ok` by code.
+    fn judge_outcome(
+        &mut self,
+        d: &mut Dispatch<'_>,
+        step: u64,
+        name: &str,
+        result: Result<String, String>,
+        output: &str,
+    ) -> Result<String, HandlerError> {
+        let validated = self.contracts.validate(name, tool_outcome(name, result));
+        let call_id = format!("step-{step}");
+        let context = EventContext { trace_id: None, call_id: Some(&call_id), at_ms: Some(now_ms()), depth: Some(0) };
+        let mut event = obj(outcome_event(TOOL_ROLE, name, &validated, &context));
+        event.insert("step".into(), json!(step));
+        d.emit(OUTCOME_EVENT_TYPE, event)?;
+        if !matches!(validated.verdict, Verdict::Violated(_)) {
+            return Ok(output.to_owned());
+        }
+        let message = validated.outcome.tool_error().map(|e| e.message.as_str()).unwrap_or_default();
+        let mut text = format!("contract_violation: {message}");
+        if !output.is_empty() {
+            text.push('\n');
+            text.push_str(output);
+        }
+        self.contract_violations += 1;
+        self.step_decided = Some(CodeDecision {
+            action: "stop".into(),
+            reason: format!("contract_violation: {message} (decided by code; the model was not asked)"),
+            evidence: validated.outcome.to_json(),
+        });
+        Ok(text)
     }
 
     fn write_audit(&mut self, d: &mut Dispatch<'_>) -> Result<(), HandlerError> {

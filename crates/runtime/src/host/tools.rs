@@ -106,16 +106,26 @@ impl Sandbox {
         path.strip_prefix(&self.root).map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
     }
 
-    /// Run `name` on `input`. Input and output caps apply; errors are output text.
+    /// Run `name` on `input`. Input and output caps apply; errors are output text starting with
+    /// [`TOOL_ERROR_PREFIX`].
     pub fn call(&self, name: &str, input: &str) -> String {
-        let Some(spec) = tool(name) else { return format!("{TOOL_ERROR_PREFIX}unknown tool {name}") };
+        match self.run(name, input) {
+            Ok(out) => out,
+            Err(e) => cap_output(format!("{TOOL_ERROR_PREFIX}{e}")),
+        }
+    }
+
+    /// Run `name` on `input`: the output (capped), or why the tool failed. The two stay apart
+    /// here, so that a tool outcome never has to be guessed back from the text.
+    pub fn run(&self, name: &str, input: &str) -> Result<String, String> {
+        let Some(spec) = tool(name) else { return Err(format!("unknown tool {name}")) };
         let chars = input.chars().count();
         if let Some(max) = spec.max_input_chars
             && chars > max
         {
-            return format!(
-                "{TOOL_ERROR_PREFIX}input of {chars} characters exceeds the {max}-character limit of {name}; the call was not executed"
-            );
+            return Err(format!(
+                "input of {chars} characters exceeds the {max}-character limit of {name}; the call was not executed"
+            ));
         }
         let result = match name {
             "list_dir" => self.list_dir(),
@@ -125,10 +135,7 @@ impl Sandbox {
             "delete_file" => self.delete_file(input),
             _ => Ok("task marked as done".into()),
         };
-        cap_output(match result {
-            Ok(out) => out,
-            Err(e) => format!("{TOOL_ERROR_PREFIX}{e}"),
-        })
+        result.map(cap_output)
     }
 
     /// The work directory's entries (no recursion), dot names dropped, directories with `/`,
@@ -270,6 +277,7 @@ mod tests {
         let long = format!("p\n{}", "y".repeat(64_001));
         assert!(sb.call("write_file", &long).contains("the call was not executed"));
         assert!(sb.call("toString", "").starts_with(TOOL_ERROR_PREFIX));
+        assert_eq!(sb.run("toString", ""), Err("unknown tool toString".into()), "a failure stays typed");
         assert_eq!(
             cap_output("z".repeat(8005)).chars().count(),
             8000 + "…[+5 chars cut by the tool layer]".chars().count()

@@ -221,6 +221,7 @@ pub fn run(
         earlier: None,
         audit_path: audit.clone(),
         contract_label: "test".into(),
+        outcome_contracts: None,
     };
     let with = Collaborators {
         provider,

@@ -1,0 +1,215 @@
+//! Tool outcomes in the decision loop: a result that breaks its deliverable contract is a
+//! deterministic step result — recorded as a `tool:outcome` event, stated in the step's result,
+//! and deciding `step_ok` by code without asking the model — while a result that holds goes
+//! through `step_ok` as before. The session log then feeds the outcomes report.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod host_common;
+
+use std::io::BufReader;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use decision_runtime::graph::{EventSink, MemorySink, Tee};
+use decision_runtime::host::generate::EvidenceReport;
+use decision_runtime::host::human::DenyAll;
+use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
+use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog};
+use decision_runtime::outcome::{ContractSet, load_contracts};
+use host_common::{Rules, TempDir, choose, level, noul, replay};
+use serde_json::Value;
+
+/// Counts the requests that asked `step_ok`'s question (`ok`).
+fn list_dir_rules(asked_ok: Arc<AtomicUsize>) -> Rules {
+    Rules::new(move |id, q, _, n| match id {
+        "needs_tool" => Some(noul(if n == 0 { 0.9 } else { 0.1 })),
+        "tool" => Some(choose(q, "list_dir", 0.9)),
+        "risk" => Some(level(q, 0)),
+        "needs_auth" => Some(noul(0.1)),
+        "ok" => {
+            asked_ok.fetch_add(1, Ordering::SeqCst);
+            Some(noul(0.9))
+        }
+        "done" => Some(noul(0.9)),
+        "deliverable" => Some(noul(0.9)),
+        "unsupported" => Some(noul(0.1)),
+        _ => None,
+    })
+}
+
+struct Ran {
+    summary: RunSummary,
+    events: Vec<Value>,
+    log: std::path::PathBuf,
+}
+
+impl Ran {
+    fn of_type(&self, t: &str) -> Vec<&Value> {
+        self.events.iter().filter(|e| e["type"] == t).collect()
+    }
+
+    fn blocks_decided(&self) -> Vec<&str> {
+        self.of_type("decision").iter().map(|e| e["block"].as_str().unwrap()).collect()
+    }
+
+    fn path(&self) -> Vec<String> {
+        self.of_type("transition").iter().map(|e| format!("{}:{}", e["node"], e["outcome"]).replace('"', "")).collect()
+    }
+}
+
+fn run_with(dir: &TempDir, files: &[(&str, &str)], task: &str, contracts: Option<ContractSet>, provider: Rules) -> Ran {
+    let ws = dir.workspace(files);
+    let log = dir.path().join("session.jsonl");
+    let header = LogHeader { id: "outcomes".into(), created_at_ms: 0, cwd: None };
+    let memory = MemorySink::new();
+    let sinks: Vec<Box<dyn EventSink>> =
+        vec![Box::new(SessionLog::create(&log, &header, FsyncPolicy::Never).unwrap()), Box::new(memory.clone())];
+    let config = RunConfig {
+        task: task.into(),
+        workdir: ws,
+        max_steps: 4,
+        allow_write: false,
+        allow_delete: false,
+        earlier: None,
+        audit_path: dir.path().join("audit.jsonl"),
+        contract_label: "test".into(),
+        outcome_contracts: contracts.map(Arc::new),
+    };
+    let with = Collaborators {
+        provider: Arc::new(provider),
+        generator: Box::new(EvidenceReport),
+        human: Box::new(DenyAll),
+        sink: Box::new(Tee::new(sinks)),
+    };
+    let summary = run_task(CODING_CONTRACT.as_bytes(), &config, with, None).unwrap();
+    Ran { summary, events: memory.events(), log }
+}
+
+#[test]
+fn an_empty_listing_breaks_its_contract_and_code_decides_step_ok() {
+    let dir = TempDir::new("outcome-violated");
+    let asked_ok = Arc::new(AtomicUsize::new(0));
+    let ran = run_with(&dir, &[], "list the files", None, list_dir_rules(asked_ok.clone()));
+
+    // The model was never asked `step_ok`: no request carried its question, no decision record.
+    assert_eq!(asked_ok.load(Ordering::SeqCst), 0);
+    assert!(!ran.blocks_decided().contains(&"step_ok"), "{:?}", ran.blocks_decided());
+    // The outcome is recorded as evidence: the typed violation, with its verdict.
+    let outcomes = ran.of_type("tool:outcome");
+    assert_eq!(outcomes.len(), 1);
+    let event = outcomes[0];
+    assert_eq!((event["tool"].as_str(), event["method"].as_str()), (Some("files"), Some("list_dir")));
+    assert_eq!(event["contract"], "violated");
+    assert_eq!(event["outcome"]["status"], "error");
+    assert_eq!(event["outcome"]["error_type"], "contract_violation");
+    assert_eq!(event["outcome"]["retriable"], false);
+    assert_eq!(event["outcome"]["metadata"]["mismatch"], "min_items_violation");
+    assert_eq!(event["outcome"]["metadata"]["path"], "");
+    assert_eq!(event["step"], 1);
+    // The decision is recorded as made by code, and the stop path is taken.
+    let code = ran.of_type("decision:code");
+    assert_eq!(code.len(), 1);
+    assert_eq!((code[0]["block"].as_str(), code[0]["action"].as_str()), (Some("step_ok"), Some("stop")));
+    assert_eq!(code[0]["decidedBy"], "code");
+    assert!(code[0]["reason"].as_str().unwrap().starts_with("contract_violation: "));
+    assert_eq!(code[0]["basis"]["error_type"], "contract_violation");
+    assert_eq!(ran.path(), ["step:call", "grade_risk:ran", "step_ok:stop", "generate:drafted", "can_deliver:deliver"]);
+    assert_eq!(ran.summary.halt, "step_failed");
+    assert_eq!((ran.summary.code_decisions, ran.summary.contract_violations), (1, 1));
+    // The step's result says so: it is what the answer is written from.
+    assert!(
+        ran.summary.answer.contains("list_dir(.) → contract_violation: outcome of files.list_dir"),
+        "{}",
+        ran.summary.answer
+    );
+    // The log still verifies: the code decision is no decision record.
+    let (mismatches, verified, intact) = replay(&ran.log);
+    assert_eq!((mismatches, intact), (0, true));
+    assert_eq!(verified, ran.of_type("decision").len() as u64);
+}
+
+#[test]
+fn a_listing_that_holds_goes_through_step_ok_as_before() {
+    let dir = TempDir::new("outcome-held");
+    let asked_ok = Arc::new(AtomicUsize::new(0));
+    let ran = run_with(&dir, &[("a.txt", "alpha")], "list the files", None, list_dir_rules(asked_ok.clone()));
+    assert_eq!(asked_ok.load(Ordering::SeqCst), 1, "the model judges the step");
+    assert!(ran.blocks_decided().contains(&"step_ok"));
+    assert!(ran.of_type("decision:code").is_empty());
+    let outcomes = ran.of_type("tool:outcome");
+    assert_eq!(outcomes.len(), 1);
+    assert_eq!(outcomes[0]["contract"], "held");
+    assert_eq!(outcomes[0]["outcome"]["status"], "ok");
+    assert_eq!(outcomes[0]["outcome"]["value"], serde_json::json!(["a.txt"]), "the outcome is unchanged");
+    assert_eq!(outcomes[0]["weak_success"], serde_json::json!([]));
+    assert_eq!(ran.path()[..3], ["step:call", "grade_risk:ran", "step_ok:continue"]);
+    assert_eq!((ran.summary.code_decisions, ran.summary.contract_violations), (0, 0));
+    assert!(ran.summary.answer.contains("list_dir(.) → a.txt"), "{}", ran.summary.answer);
+}
+
+#[test]
+fn a_configured_contract_comes_first_and_weak_success_is_only_recorded() {
+    // The configured file declares list_dir without a deliverable: nothing is checked, so the
+    // empty listing is a success that the model judges; its weak-success flag is recorded and
+    // changes nothing.
+    let contracts =
+        load_contracts(r#"{"contracts": [{"tool": "files", "method": "list_dir", "purpose": "anything"}]}"#).unwrap();
+    let dir = TempDir::new("outcome-configured");
+    let asked_ok = Arc::new(AtomicUsize::new(0));
+    let ran = run_with(&dir, &[], "list the files", Some(contracts), list_dir_rules(asked_ok.clone()));
+    assert_eq!(asked_ok.load(Ordering::SeqCst), 1);
+    let outcomes = ran.of_type("tool:outcome");
+    assert_eq!(outcomes[0]["contract"], "not_applied");
+    assert_eq!(outcomes[0]["outcome"]["status"], "ok", "the flag does not make it a failure");
+    assert_eq!(outcomes[0]["outcome"]["value"], serde_json::json!([]));
+    assert_eq!(outcomes[0]["weak_success"], serde_json::json!(["empty_array_success"]));
+    assert!(ran.of_type("decision:code").is_empty());
+    assert_eq!(ran.summary.contract_violations, 0);
+}
+
+#[test]
+fn a_failed_call_is_not_validated_and_the_model_still_judges_it() {
+    // read_file on a file that is not UTF-8 fails: the tool's own error is recorded as such.
+    let dir = TempDir::new("outcome-error");
+    let asked_ok = Arc::new(AtomicUsize::new(0));
+    let counter = asked_ok.clone();
+    let rules = Rules::new(move |id, q, _, n| match id {
+        "needs_tool" => Some(noul(if n < 2 { 0.9 } else { 0.1 })),
+        "tool" => Some(choose(q, if n == 0 { "list_dir" } else { "read_file" }, 0.9)),
+        "risk" => Some(level(q, 0)),
+        "needs_auth" => Some(noul(0.1)),
+        "ok" => {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Some(noul(0.9))
+        }
+        "done" => Some(noul(0.1)),
+        _ => None,
+    });
+    let ws = dir.workspace(&[]);
+    std::fs::write(ws.join("bin.dat"), [0xff_u8, 0xfe, 0x00]).unwrap();
+    let ran = run_with(&dir, &[], "read bin.dat", None, rules);
+    let outcomes = ran.of_type("tool:outcome");
+    let read = outcomes.iter().find(|e| e["method"] == "read_file").expect("read_file ran");
+    assert_eq!(read["contract"], "not_applied");
+    assert_eq!(read["outcome"]["error_type"], "execution");
+    assert!(read["outcome"]["error_message"].as_str().unwrap().contains("not UTF-8"));
+    assert_eq!(asked_ok.load(Ordering::SeqCst), 2, "both steps were judged by the model");
+    assert!(ran.of_type("decision:code").is_empty());
+}
+
+#[test]
+fn the_session_log_feeds_the_outcomes_report() {
+    let dir = TempDir::new("outcome-report");
+    let ran = run_with(&dir, &[], "list the files", None, list_dir_rules(Arc::new(AtomicUsize::new(0))));
+    let report = decision_runtime::outcome::report(BufReader::new(std::fs::File::open(&ran.log).unwrap())).unwrap();
+    assert_eq!(report.outcome_events, 1);
+    assert_eq!(report.tools.len(), 1);
+    let entry = &report.tools[0];
+    assert_eq!((entry.tool.as_str(), entry.method.as_str()), ("files", "list_dir"));
+    assert_eq!((entry.stats.calls, entry.stats.errors), (1, 1));
+    assert_eq!((entry.stats.contract_held, entry.stats.contract_violated), (0, 1));
+    assert_eq!(entry.stats.mismatches.get("min_items_violation"), Some(&1));
+    assert_eq!(entry.stats.contract_pass_rate(), Some(0.0));
+    // Every other line of the log (header, decisions, transitions…) is counted and skipped.
+    assert_eq!(report.other_lines as usize, report.lines - 1);
+}
