@@ -31,12 +31,13 @@
 //! error naming its line.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::BufRead;
+use std::io::{self, BufRead};
 
+use foldhash::fast::RandomState;
 use serde_json::{Map, Value, json};
 
 use super::events::{self, Event, EventResult, Line};
-use super::telemetry::{self, CallRef, CallSighting, CorrectionLinker, WeakSuccessFlag};
+use super::telemetry::{self, CallRef, CallSighting, CorrectionLinker, Observed, WeakSuccessFlag};
 use super::types::error_type;
 use super::validate::Validated;
 
@@ -201,8 +202,11 @@ fn keep<T>(list: &mut Vec<T>, item: impl FnOnce() -> T) {
 pub struct ReportBuilder {
     thresholds: Thresholds,
     linker: CorrectionLinker,
-    /// tool → method → counters (two levels so that a lookup needs no allocation).
-    stats: HashMap<String, HashMap<String, Stats>>,
+    /// tool → method → counters (two levels so that a lookup needs no allocation; a fast
+    /// hash, seeded per process, since every event is looked up).
+    stats: HashMap<String, HashMap<String, Stats, RandomState>, RandomState>,
+    /// Reused to write JSON pointers for lookups.
+    scratch: String,
     lines: usize,
     outcome_events: u64,
     other_lines: u64,
@@ -220,7 +224,8 @@ impl ReportBuilder {
         ReportBuilder {
             thresholds,
             linker: CorrectionLinker::new(window_ms),
-            stats: HashMap::new(),
+            stats: HashMap::default(),
+            scratch: String::new(),
             lines: 0,
             outcome_events: 0,
             other_lines: 0,
@@ -229,14 +234,41 @@ impl ReportBuilder {
     }
 
     /// Read a whole log, line by line (memory stays bounded whatever the log's size).
+    ///
+    /// Lines are read where they lie in the reader's buffer; only a line split across two
+    /// fills of the buffer is copied. A line that is not UTF-8 is an I/O error, as with
+    /// [`BufRead::read_line`].
     pub fn read(&mut self, mut reader: impl BufRead) -> Result<(), ReportError> {
-        let mut line = String::new();
+        let mut split = Vec::new();
         loop {
-            line.clear();
-            if reader.read_line(&mut line)? == 0 {
+            let buffer = match reader.fill_buf() {
+                Ok(buffer) => buffer,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(error.into()),
+            };
+            if buffer.is_empty() {
+                if !split.is_empty() {
+                    self.line(utf8(&split)?, true)?;
+                }
                 return Ok(());
             }
-            self.line(&line, !line.ends_with('\n'))?;
+            let mut used = 0;
+            let mut rest = buffer;
+            while let Some(end) = memchr::memchr(b'\n', rest) {
+                let (line, after) = rest.split_at(end + 1);
+                if split.is_empty() {
+                    self.line(utf8(line)?, false)?;
+                } else {
+                    split.extend_from_slice(line);
+                    self.line(utf8(&split)?, false)?;
+                    split.clear();
+                }
+                used += line.len();
+                rest = after;
+            }
+            split.extend_from_slice(rest);
+            used += rest.len();
+            reader.consume(used);
         }
     }
 
@@ -260,20 +292,47 @@ impl ReportBuilder {
 
     fn event(&mut self, event: &Event<'_>, line: usize) {
         self.outcome_events += 1;
-        // Recorded flags are authoritative; the observation still supplies the evidence
-        // (which arrays were empty, which status was weak).
-        let mut weak = match &event.result {
-            EventResult::Ok(summary) => telemetry::observe_summary(summary),
-            EventResult::Error { .. } => telemetry::WeakSuccess::default(),
+        let observed = match &event.result {
+            EventResult::Ok(summary) => Some(Observed::of(summary)),
+            EventResult::Error { .. } => None,
         };
-        let is_ok = matches!(event.result, EventResult::Ok(_));
-        if is_ok && let Some(flags) = &event.weak_success {
-            weak.flags.clone_from(flags);
+        // Recorded flags are authoritative (each mention counts); the observation still
+        // supplies the evidence (which arrays were empty, which status was weak).
+        let mut flag_counts = [0u64; WeakSuccessFlag::ALL.len()];
+        if let Some(observed) = &observed {
+            match &event.weak_success {
+                Some(recorded) => {
+                    for (flag, count) in recorded.counts() {
+                        if let Some(slot) = flag_counts.get_mut(flag as usize) {
+                            *slot = count;
+                        }
+                    }
+                }
+                None => {
+                    for flag in observed.flags() {
+                        if let Some(slot) = flag_counts.get_mut(flag as usize) {
+                            *slot = 1;
+                        }
+                    }
+                }
+            }
         }
-        let weak_success = is_ok && weak.is_weak();
-        // The call id of an earlier call is only ever shown as evidence of a weak success.
+        let weak_success = flag_counts.iter().any(|count| *count > 0);
+        let evidence = || Evidence { line, call_id: event.call_id.as_deref().map(str::to_owned) };
+        let methods = match self.stats.get_mut(event.tool.as_ref()) {
+            Some(methods) => methods,
+            None => self.stats.entry(event.tool.to_string()).or_default(),
+        };
+        let stats = match methods.get_mut(event.method.as_ref()) {
+            Some(stats) => stats,
+            None => methods.entry(event.method.to_string()).or_default(),
+        };
+        // The call id of an earlier call is only ever shown as evidence of a weak success
+        // corrected by a later call of the same tool and method, and only while that
+        // evidence has room.
+        let shown_later = weak_success && stats.correction_evidence.len() < EVIDENCE_LIMIT;
         let this = CallRef {
-            call_id: if weak_success { event.call_id.as_deref().map(str::to_owned) } else { None },
+            call_id: if shown_later { event.call_id.as_deref().map(str::to_owned) } else { None },
             sequence: line,
             weak_success,
         };
@@ -285,15 +344,6 @@ impl ReportBuilder {
             depth: event.depth,
         };
         let corrected = self.linker.sight(sighting, this);
-        let evidence = || Evidence { line, call_id: event.call_id.as_deref().map(str::to_owned) };
-        let methods = match self.stats.get_mut(event.tool.as_ref()) {
-            Some(methods) => methods,
-            None => self.stats.entry(event.tool.to_string()).or_default(),
-        };
-        let stats = match methods.get_mut(event.method.as_ref()) {
-            Some(stats) => stats,
-            None => methods.entry(event.method.to_string()).or_default(),
-        };
         stats.calls += 1;
         if let Some(earlier) = corrected {
             stats.corrections += 1;
@@ -307,16 +357,16 @@ impl ReportBuilder {
         match &event.result {
             EventResult::Ok(_) => {
                 stats.ok += 1;
-                if weak_success {
+                if weak_success && let Some(observed) = &observed {
                     stats.weak_success += 1;
-                    for flag in &weak.flags {
-                        *stats.weak_flags.entry(flag.as_str()).or_default() += 1;
+                    for (flag, count) in WeakSuccessFlag::ALL.into_iter().zip(flag_counts) {
+                        if count > 0 {
+                            *stats.weak_flags.entry(flag.as_str()).or_default() += count;
+                        }
                     }
-                    for path in &weak.empty_arrays {
-                        bump(&mut stats.empty_arrays, path);
-                    }
-                    if weak.flags.contains(&WeakSuccessFlag::WeakStatus)
-                        && let Some(status) = &weak.status
+                    observed.for_each_empty_array(&mut self.scratch, |path| bump(&mut stats.empty_arrays, path));
+                    if flag_counts.get(WeakSuccessFlag::WeakStatus as usize).is_some_and(|count| *count > 0)
+                        && let Some(status) = observed.weak_status
                     {
                         bump(&mut stats.weak_statuses, status);
                     }
@@ -325,7 +375,7 @@ impl ReportBuilder {
             }
             EventResult::Error { error_type, metadata } => {
                 stats.errors += 1;
-                match error_type.as_str() {
+                match error_type.as_ref() {
                     error_type::WRONG_TOOL_BOUNDARY => {
                         stats.wrong_tool_boundary += 1;
                         for axis in &metadata.boundary_axes {
@@ -342,7 +392,7 @@ impl ReportBuilder {
             }
         }
         let violation = match &event.result {
-            EventResult::Error { error_type, metadata } if error_type == error_type::CONTRACT_VIOLATION => {
+            EventResult::Error { error_type, metadata } if error_type.as_ref() == error_type::CONTRACT_VIOLATION => {
                 Some(metadata)
             }
             _ => None,
@@ -393,6 +443,11 @@ impl ReportBuilder {
             tools,
         }
     }
+}
+
+fn utf8(line: &[u8]) -> Result<&str, ReportError> {
+    std::str::from_utf8(line)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8").into())
 }
 
 /// Build a report from a whole log with the default thresholds and window.

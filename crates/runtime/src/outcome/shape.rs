@@ -34,9 +34,24 @@ pub fn escape_token(token: &str) -> String {
 pub fn pointer_child(parent: &str, token: &str) -> String {
     let mut pointer = String::with_capacity(parent.len() + token.len() + 1);
     pointer.push_str(parent);
-    pointer.push('/');
-    pointer.push_str(&escape_token(token));
+    push_pointer_child(&mut pointer, token);
     pointer
+}
+
+/// Append `/` + escaped `token` to a pointer, without a temporary string.
+pub fn push_pointer_child(pointer: &mut String, token: &str) {
+    pointer.push('/');
+    for (index, part) in token.split('~').enumerate() {
+        if index > 0 {
+            pointer.push_str("~0");
+        }
+        for (index, piece) in part.split('/').enumerate() {
+            if index > 0 {
+                pointer.push_str("~1");
+            }
+            pointer.push_str(piece);
+        }
+    }
 }
 
 /// Equality in which numbers compare by mathematical value (`1` equals `1.0`) and object
@@ -85,6 +100,8 @@ mod tests {
     fn pointers_escape() {
         assert_eq!(pointer_child("", "a/b~c"), "/a~1b~0c");
         assert_eq!(pointer_child("/x", "0"), "/x/0");
+        assert_eq!(pointer_child("", "~/~~//"), "/~0~1~0~0~1~1");
+        assert_eq!(pointer_child("", ""), "/");
     }
 
     #[test]

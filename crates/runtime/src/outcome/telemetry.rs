@@ -15,12 +15,13 @@
 //! (default [`DEFAULT_CORRECTION_WINDOW_MS`], the reference's 180 s); calls nested below the top
 //! level are not linked. Arguments and outcomes are not compared.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt::Write as _;
 
+use foldhash::fast::RandomState;
 use serde_json::Value;
 
-use super::shape::pointer_child;
+use super::shape::push_pointer_child;
 use super::types::Outcome;
 
 /// Status strings that signal weak success (outcomes.md §B10).
@@ -110,50 +111,88 @@ pub fn observe(outcome: &Outcome) -> WeakSuccess {
 }
 
 /// Observe the ok value of an outcome from its summary.
-pub fn observe_summary(summary: &ValueSummary) -> WeakSuccess {
-    let mut observed = WeakSuccess::default();
-    let status = match summary {
-        ValueSummary::Object { status, .. } => status.as_deref().map(str::trim),
-        _ => None,
-    };
-    if let Some(status) = status
-        && is_listed(status, WEAK_STATUSES)
-    {
-        observed.flags.push(WeakSuccessFlag::WeakStatus);
-        observed.status = Some(status.to_owned());
+pub fn observe_summary(summary: &ValueSummary<'_>) -> WeakSuccess {
+    let observed = Observed::of(summary);
+    let mut empty_arrays = Vec::new();
+    observed.for_each_empty_array(&mut String::new(), |pointer| empty_arrays.push(pointer.to_owned()));
+    WeakSuccess { flags: observed.flags().collect(), empty_arrays, status: observed.weak_status.map(str::to_owned) }
+}
+
+/// The members that are empty arrays behind `empty_array_success`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum EmptyArrays<'s> {
+    None,
+    /// The value itself is `[]` (the pointer `""`).
+    Root,
+    /// These top-level members (keys, not yet pointers).
+    Members(&'s [Cow<'s, str>]),
+}
+
+/// What [`observe_summary`] finds, borrowed from the summary: the report reads a million of
+/// these, so nothing is copied until it is kept.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Observed<'s> {
+    /// The trimmed `status` string behind `weak_status`.
+    pub weak_status: Option<&'s str>,
+    pub empty_arrays: EmptyArrays<'s>,
+    pub nothing_parsed: bool,
+}
+
+impl<'s> Observed<'s> {
+    pub fn of(summary: &'s ValueSummary<'s>) -> Observed<'s> {
+        let status = match summary {
+            ValueSummary::Object { status, .. } => status.as_deref().map(str::trim),
+            _ => None,
+        };
+        let weak_status = status.filter(|status| is_listed(status, WEAK_STATUSES));
+        let success_like = status.is_none_or(|status| is_listed(status, SUCCESS_STATUSES));
+        let empty_arrays = match summary {
+            ValueSummary::Array { empty: true } => EmptyArrays::Root,
+            ValueSummary::Object { empty_arrays, .. } if success_like && !empty_arrays.is_empty() => {
+                EmptyArrays::Members(empty_arrays)
+            }
+            _ => EmptyArrays::None,
+        };
+        let nothing_parsed = match summary {
+            ValueSummary::Null => true,
+            ValueSummary::Text { blank } => *blank,
+            ValueSummary::Object { prose_only, .. } => *prose_only,
+            _ => false,
+        };
+        Observed { weak_status, empty_arrays, nothing_parsed }
     }
-    let success_like = status.is_none_or(|status| is_listed(status, SUCCESS_STATUSES));
-    match summary {
-        ValueSummary::Array { empty: true } => observed.empty_arrays.push(String::new()),
-        ValueSummary::Object { empty_arrays, .. } if success_like => {
-            observed.empty_arrays.extend(empty_arrays.iter().map(|key| pointer_child("", key)));
+
+    /// The flags, in the fixed order of [`WeakSuccessFlag::ALL`].
+    pub fn flags(&self) -> impl Iterator<Item = WeakSuccessFlag> + use<> {
+        let raised = [self.weak_status.is_some(), !matches!(self.empty_arrays, EmptyArrays::None), self.nothing_parsed];
+        WeakSuccessFlag::ALL.into_iter().zip(raised).filter_map(|(flag, raised)| raised.then_some(flag))
+    }
+
+    /// Call `each` with the JSON pointer of every empty array, written into `scratch`.
+    pub fn for_each_empty_array(&self, scratch: &mut String, mut each: impl FnMut(&str)) {
+        match self.empty_arrays {
+            EmptyArrays::None => {}
+            EmptyArrays::Root => each(""),
+            EmptyArrays::Members(keys) => {
+                for key in keys {
+                    scratch.clear();
+                    push_pointer_child(scratch, key);
+                    each(scratch);
+                }
+            }
         }
-        _ => {}
     }
-    if !observed.empty_arrays.is_empty() {
-        observed.flags.push(WeakSuccessFlag::EmptyArraySuccess);
-    }
-    let nothing = match summary {
-        ValueSummary::Null => true,
-        ValueSummary::Text { blank } => *blank,
-        ValueSummary::Object { prose_only, .. } => *prose_only,
-        _ => false,
-    };
-    if nothing {
-        observed.flags.push(WeakSuccessFlag::SuccessNothingParsed);
-    }
-    observed
 }
 
 /// What the weak-success flags read of an ok value: its kind, and for objects the `status`
 /// string, the members that are empty arrays, and whether every member is prose.
 ///
 /// It can be taken from a [`Value`] or read straight from JSON text without building the
-/// value (which is what lets the report read a million events quickly). Reading text fails
-/// (so callers fall back to a [`Value`]) for an object with a repeated key or more than
-/// [`SUMMARY_MEMBER_LIMIT`] members.
+/// value (which is what lets the report read a million events quickly); either way its
+/// strings are borrowed where they can be. Reading text fails (so callers fall back to a
+/// [`Value`]) for an object with a repeated key or more than [`SUMMARY_MEMBER_LIMIT`] members.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ValueSummary {
+pub enum ValueSummary<'a> {
     Null,
     Text {
         blank: bool,
@@ -164,8 +203,8 @@ pub enum ValueSummary {
         empty: bool,
     },
     Object {
-        status: Option<String>,
-        empty_arrays: Vec<String>,
+        status: Option<Cow<'a, str>>,
+        empty_arrays: Vec<Cow<'a, str>>,
         prose_only: bool,
     },
 }
@@ -173,25 +212,42 @@ pub enum ValueSummary {
 /// The most members an object may have to be summarised straight from text.
 pub const SUMMARY_MEMBER_LIMIT: usize = 16;
 
-impl ValueSummary {
-    pub fn of(value: &Value) -> ValueSummary {
+impl<'a> ValueSummary<'a> {
+    pub fn of(value: &'a Value) -> ValueSummary<'a> {
         match value {
             Value::Null => ValueSummary::Null,
             Value::Bool(_) | Value::Number(_) => ValueSummary::Scalar,
             Value::String(text) => ValueSummary::Text { blank: text.trim().is_empty() },
             Value::Array(items) => ValueSummary::Array { empty: items.is_empty() },
             Value::Object(members) => ValueSummary::Object {
-                status: members.get("status").and_then(Value::as_str).map(str::to_owned),
+                status: members.get("status").and_then(Value::as_str).map(Cow::Borrowed),
                 empty_arrays: members
                     .iter()
                     .filter(|(_, member)| member.as_array().is_some_and(Vec::is_empty))
-                    .map(|(key, _)| key.clone())
+                    .map(|(key, _)| Cow::Borrowed(key.as_str()))
                     .collect(),
                 prose_only: members.keys().all(|key| PROSE_KEYS.contains(&key.as_str())),
             },
         }
     }
+
+    /// The same summary owning its strings.
+    pub fn into_owned(self) -> ValueSummary<'static> {
+        match self {
+            ValueSummary::Null => ValueSummary::Null,
+            ValueSummary::Text { blank } => ValueSummary::Text { blank },
+            ValueSummary::Scalar => ValueSummary::Scalar,
+            ValueSummary::Array { empty } => ValueSummary::Array { empty },
+            ValueSummary::Object { status, empty_arrays, prose_only } => ValueSummary::Object {
+                status: status.map(|status| Cow::Owned(status.into_owned())),
+                empty_arrays: empty_arrays.into_iter().map(|key| Cow::Owned(key.into_owned())).collect(),
+                prose_only,
+            },
+        }
+    }
 }
+
+pub(crate) use summary_reader::Text;
 
 mod summary_reader {
     //! Reading a [`ValueSummary`] from JSON text, skipping everything it does not need.
@@ -218,8 +274,8 @@ mod summary_reader {
     }
 
     /// A member value, as far as the summary cares.
-    enum Member {
-        Text(String),
+    enum Member<'de> {
+        Text(Cow<'de, str>),
         EmptyArray,
         Other,
     }
@@ -230,14 +286,14 @@ mod summary_reader {
 
     macro_rules! other_scalars {
         ($($method:ident: $type:ty),*) => {$(
-            fn $method<E: de::Error>(self, _: $type) -> Result<Member, E> {
+            fn $method<E: de::Error>(self, _: $type) -> Result<Member<'de>, E> {
                 Ok(Member::Other)
             }
         )*};
     }
 
     impl<'de> Visitor<'de> for MemberVisitor {
-        type Value = Member;
+        type Value = Member<'de>;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("any JSON value")
@@ -245,19 +301,23 @@ mod summary_reader {
 
         other_scalars!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64);
 
-        fn visit_unit<E: de::Error>(self) -> Result<Member, E> {
+        fn visit_unit<E: de::Error>(self) -> Result<Member<'de>, E> {
             Ok(Member::Other)
         }
 
-        fn visit_str<E: de::Error>(self, text: &str) -> Result<Member, E> {
-            Ok(if self.keep_text { Member::Text(text.to_owned()) } else { Member::Other })
+        fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Member<'de>, E> {
+            Ok(if self.keep_text { Member::Text(Cow::Borrowed(text)) } else { Member::Other })
         }
 
-        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Member, A::Error> {
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<Member<'de>, E> {
+            Ok(if self.keep_text { Member::Text(Cow::Owned(text.to_owned())) } else { Member::Other })
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Member<'de>, A::Error> {
             Ok(if seq_is_empty(seq)? { Member::EmptyArray } else { Member::Other })
         }
 
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Member, A::Error> {
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Member<'de>, A::Error> {
             drain_map(map)?;
             Ok(Member::Other)
         }
@@ -268,82 +328,91 @@ mod summary_reader {
     }
 
     impl<'de> de::DeserializeSeed<'de> for MemberSeed {
-        type Value = Member;
+        type Value = Member<'de>;
 
-        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Member, D::Error> {
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Member<'de>, D::Error> {
             deserializer.deserialize_any(MemberVisitor { keep_text: self.keep_text })
         }
     }
 
-    /// An object key, borrowed from the text when it has no escapes.
-    struct Key<'de>(Cow<'de, str>);
+    /// A string (an object key, a member), borrowed from the JSON text when it has no escapes.
+    ///
+    /// Deserialising `Cow<str>` directly borrows only for a field of exactly that type, not
+    /// inside an `Option`, hence this wrapper.
+    pub(crate) struct Text<'de>(pub Cow<'de, str>);
 
-    impl<'de> Deserialize<'de> for Key<'de> {
+    impl<'de> Text<'de> {
+        pub fn into_cow(self) -> Cow<'de, str> {
+            self.0
+        }
+    }
+
+    impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct KeyVisitor;
-            impl<'de> Visitor<'de> for KeyVisitor {
-                type Value = Key<'de>;
+            struct TextVisitor;
+            impl<'de> Visitor<'de> for TextVisitor {
+                type Value = Text<'de>;
 
                 fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("a string key")
+                    f.write_str("a string")
                 }
 
-                fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Key<'de>, E> {
-                    Ok(Key(Cow::Borrowed(text)))
+                fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Text<'de>, E> {
+                    Ok(Text(Cow::Borrowed(text)))
                 }
 
-                fn visit_str<E: de::Error>(self, text: &str) -> Result<Key<'de>, E> {
-                    Ok(Key(Cow::Owned(text.to_owned())))
+                fn visit_str<E: de::Error>(self, text: &str) -> Result<Text<'de>, E> {
+                    Ok(Text(Cow::Owned(text.to_owned())))
                 }
             }
-            deserializer.deserialize_str(KeyVisitor)
+            deserializer.deserialize_str(TextVisitor)
         }
     }
 
     struct SummaryVisitor;
 
     impl<'de> Visitor<'de> for SummaryVisitor {
-        type Value = ValueSummary;
+        type Value = ValueSummary<'de>;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("any JSON value")
         }
 
-        fn visit_unit<E: de::Error>(self) -> Result<ValueSummary, E> {
+        fn visit_unit<E: de::Error>(self) -> Result<ValueSummary<'de>, E> {
             Ok(ValueSummary::Null)
         }
 
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<ValueSummary, E> {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<ValueSummary<'de>, E> {
             Ok(ValueSummary::Scalar)
         }
 
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<ValueSummary, E> {
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<ValueSummary<'de>, E> {
             Ok(ValueSummary::Scalar)
         }
 
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<ValueSummary, E> {
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<ValueSummary<'de>, E> {
             Ok(ValueSummary::Scalar)
         }
 
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<ValueSummary, E> {
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<ValueSummary<'de>, E> {
             Ok(ValueSummary::Scalar)
         }
 
-        fn visit_str<E: de::Error>(self, text: &str) -> Result<ValueSummary, E> {
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<ValueSummary<'de>, E> {
             Ok(ValueSummary::Text { blank: text.trim().is_empty() })
         }
 
-        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<ValueSummary, A::Error> {
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<ValueSummary<'de>, A::Error> {
             Ok(ValueSummary::Array { empty: seq_is_empty(seq)? })
         }
 
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ValueSummary, A::Error> {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ValueSummary<'de>, A::Error> {
             let mut seen: [Option<Cow<'de, str>>; SUMMARY_MEMBER_LIMIT] = Default::default();
             let mut count = 0;
             let mut status = None;
             let mut empty_arrays = Vec::new();
             let mut prose_only = true;
-            while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
                 if count >= SUMMARY_MEMBER_LIMIT {
                     return Err(de::Error::custom("too many members to summarise"));
                 }
@@ -353,7 +422,7 @@ mod summary_reader {
                 let is_status = key == "status";
                 match map.next_value_seed(MemberSeed { keep_text: is_status })? {
                     Member::Text(text) => status = Some(text),
-                    Member::EmptyArray => empty_arrays.push(key.to_string()),
+                    Member::EmptyArray => empty_arrays.push(key.clone()),
                     Member::Other => {}
                 }
                 prose_only &= PROSE_KEYS.contains(&key.as_ref());
@@ -366,7 +435,7 @@ mod summary_reader {
         }
     }
 
-    impl<'de> Deserialize<'de> for ValueSummary {
+    impl<'de: 'a, 'a> Deserialize<'de> for ValueSummary<'a> {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
             deserializer.deserialize_any(SummaryVisitor)
         }
@@ -390,9 +459,10 @@ pub struct CallRef {
 pub struct CorrectionLinker {
     window_ms: u64,
     /// Keyed by the length-prefixed concatenation of trace, tool and method (unambiguous for
-    /// any strings), so that a lookup reuses one buffer instead of allocating a key.
-    last: HashMap<String, (u64, CallRef)>,
-    scratch: String,
+    /// any strings), so that a lookup reuses one buffer instead of allocating a key. A fast
+    /// hash, seeded per process: the report looks up every call of a log.
+    last: HashMap<Box<[u8]>, (u64, CallRef), RandomState>,
+    scratch: Vec<u8>,
 }
 
 impl Default for CorrectionLinker {
@@ -415,7 +485,7 @@ pub struct CallSighting<'a> {
 
 impl CorrectionLinker {
     pub fn new(window_ms: u64) -> CorrectionLinker {
-        CorrectionLinker { window_ms, last: HashMap::new(), scratch: String::new() }
+        CorrectionLinker { window_ms, last: HashMap::default(), scratch: Vec::new() }
     }
 
     pub fn window_ms(&self) -> u64 {
@@ -431,14 +501,13 @@ impl CorrectionLinker {
         }
         self.scratch.clear();
         for part in [trace, call.tool, call.method] {
-            // Writing to a String cannot fail.
-            let _ = write!(self.scratch, "{}:", part.len());
-            self.scratch.push_str(part);
+            self.scratch.extend_from_slice(&part.len().to_le_bytes());
+            self.scratch.extend_from_slice(part.as_bytes());
         }
-        let (previous_at, previous_call) = match self.last.get_mut(self.scratch.as_str()) {
+        let (previous_at, previous_call) = match self.last.get_mut(self.scratch.as_slice()) {
             Some(slot) => std::mem::replace(slot, (at_ms, this)),
             None => {
-                self.last.insert(self.scratch.clone(), (at_ms, this));
+                self.last.insert(self.scratch.as_slice().into(), (at_ms, this));
                 return None;
             }
         };
