@@ -1,11 +1,15 @@
 //! Frames and replay:
 //! - compile + frame digest + request digest for the seven reference frames (target ≤ 3 µs
 //!   per frame);
-//! - replay of a generated 100,000-record log of about 2.8 KB records, parsing included
-//!   (target ≥ 250,000 records/s on one core), on one thread and on every core.
+//! - replay of a generated 100,000-record log, parsing included (target ≥ 250,000
+//!   records/s on one core), on one thread and on every core. The log holds the decisions
+//!   of reference runs in the order the loop writes them (merged needsTool + pickTool,
+//!   pickInput, gradeRisk, stepOk, isDone, canDeliver), about 2.8 KB a record; a second
+//!   log repeats the largest record the loop writes (a merged pickTool, about 4.5 KB).
 //!
-//! The generated log is written to the temporary directory as
-//! `decision-bench-100k.jsonl` and left there for memory measurements with the CLI.
+//! The generated logs are written to the temporary directory as
+//! `decision-bench-100k.jsonl` and `decision-bench-100k-large.jsonl` and left there for
+//! measurements with the CLI; `DECISION_BENCH_RECORDS=n` changes the size of the first.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 #![allow(clippy::disallowed_methods)]
 
@@ -15,11 +19,14 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use decision_core::digest::request_digest;
-use decision_runtime::ask::wire_question;
+use decision_runtime::ask::{CandidateProvider, wire_question};
 use decision_runtime::frame::{
     FrameSpec, HostCells, Mode, Projections, compile_frame, merge_requests, reference_node_id,
 };
-use decision_runtime::log::{DecisionEvent, FsyncPolicy, LogHeader, ReplayOptions, SessionLog, replay_reader};
+use decision_runtime::host::candidates::{FileOptions, ToolsFor};
+use decision_runtime::log::{
+    ChainStatus, DecisionEvent, FsyncPolicy, LogHeader, ReplayOptions, SessionLog, replay_reader,
+};
 use serde_json::{Map, Value, json};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md");
@@ -85,66 +92,238 @@ fn frames(c: &mut Criterion) {
     group.finish();
 }
 
-/// A merged pickTool decision as the reference loop logs it, padded to about 2.8 KB.
-fn sample_event(r: &Reference) -> DecisionEvent {
-    let mut ctx = full_ctx();
-    ctx.insert("lastResult".into(), json!("export function totalOf(items: Order[]): number {\n  return items.reduce((sum, item) => sum + item.price * item.quantity, 0);\n}\n"));
-    let compile = |i: usize| compile_frame(&r.specs[i].0, &ctx, &r.cells, &r.projections, Mode::Reference);
-    let (needs, pick) = (compile(0), compile(1));
-    let merged = merge_requests(&[(&needs, &r.specs[0].1), (&pick, &r.specs[1].1)]).unwrap();
-    DecisionEvent {
-        step: 3,
-        id: pick.node.clone(),
-        state: merged.state.clone(),
-        frame: Some(pick.to_value()),
-        request_digest: Some(merged.request_digest.clone()),
-        sent_frame_digest: Some(merged.sent_frame_digest.clone()),
-        sent_questions: Some(Value::Object(merged.questions.clone())),
-        batch_ids: Some(merged.batch_ids.clone()),
-        questions: r.specs[1].1.clone(),
-        answers: json!({"tool": {"type": "choice", "choice": "write_file", "probabilities": {"write_file": 0.91, "done": 0.09}, "confidence": 0.62}}),
-        action: "call".into(),
-        reason: "top >= 0.6 → call".into(),
-        latency_ms: 388,
-        provider: "jev".into(),
-        model: Some("jev-1.13.0".into()),
-        ..DecisionEvent::default()
+/// The reference loop's context at the start of step `step` (1-based) of run `run`: the
+/// V7 task (list the files and explain what they do), which lists the directory and reads
+/// two files.
+fn loop_ctx(run: u64, step: u64) -> Map<String, Value> {
+    let tools: [(&str, &str, String); 3] = [
+        ("list_dir", ".", "alpha.ts\nbeta.ts\nnotes.md".to_owned()),
+        (
+            "read_file",
+            "alpha.ts",
+            format!("export const totalOf = (xs: number[]) => xs.reduce((a, b) => a + b, {run});"),
+        ),
+        ("read_file", "notes.md", "# notes\nbeta.ts re-exports totalOf.".to_owned()),
+    ];
+    let done = usize::try_from(step - 1).unwrap().min(tools.len());
+    let history: Vec<Value> = tools[..done]
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, input, result))| json!({"step": i + 1, "tool": tool, "input": input, "result": result}))
+        .collect();
+    let mut ctx = json!({"task": format!("list the files and explain what they do (run {run})"), "cwd": "/w",
+        "canWrite": true, "canDelete": false})
+    .as_object()
+    .unwrap()
+    .clone();
+    if done >= 1 {
+        ctx.insert("files".into(), json!(["alpha.ts", "beta.ts", "notes.md"]));
     }
+    let read: Vec<&str> = tools[1..done.max(1)].iter().map(|(_, input, _)| *input).collect();
+    if !read.is_empty() {
+        ctx.insert("readFiles".into(), json!(read));
+    }
+    if let Some((tool, _, result)) = tools[..done].last() {
+        ctx.insert("lastTool".into(), json!(tool));
+        ctx.insert("lastResult".into(), json!(result));
+    }
+    ctx.insert("history".into(), Value::Array(history));
+    ctx
 }
 
-fn generated_log(r: &Reference) -> (PathBuf, Vec<u8>) {
-    let path = std::env::temp_dir().join("decision-bench-100k.jsonl");
+/// Answers in the shape a provider returns them, for a node's wire questions.
+fn answers_for(questions: &Value) -> Value {
+    let mut answers = Map::new();
+    for (id, q) in questions.as_object().unwrap() {
+        let options: Vec<&String> =
+            q.get("criteria").and_then(Value::as_object).map(|c| c.keys().collect()).unwrap_or_default();
+        let answer = match q["type"].as_str() {
+            Some("noul") => json!({"type": "noul", "noul": 0.18}),
+            Some("score") => {
+                json!({"type": "score", "score": 0.4, "legend": q.get("legend").cloned().unwrap_or(json!({})),
+                "probabilities": {"0": 0.7, "1": 0.2, "2": 0.1}, "confidence": 0.41})
+            }
+            _ => {
+                let probabilities: Map<String, Value> = options
+                    .iter()
+                    .enumerate()
+                    .map(|(i, o)| {
+                        (
+                            (*o).clone(),
+                            json!(if i == 0 { 0.86 } else { 0.14 / options.len().saturating_sub(1).max(1) as f64 }),
+                        )
+                    })
+                    .collect();
+                json!({"type": "choice", "choice": options.first(), "probabilities": probabilities, "confidence": 0.58})
+            }
+        };
+        answers.insert(id.clone(), answer);
+    }
+    Value::Object(answers)
+}
+
+/// A node's questions in wire form for this step: the dynamic candidates (`toolsFor` for
+/// pickTool, `fileOptions` for pickInput) replace the file's default option lists, as the
+/// reference rebuilds them every step.
+fn questions_for(r: &Reference, node: usize, ctx: &Map<String, Value>) -> Value {
+    let mut questions = r.specs[node].1.clone();
+    let provider: &dyn CandidateProvider = match node {
+        1 => &ToolsFor,
+        2 => &FileOptions,
+        _ => return questions,
+    };
+    let candidates = provider.candidates(ctx);
+    for question in questions.as_object_mut().unwrap().values_mut() {
+        if question["type"] == "choice" {
+            let criteria: Map<String, Value> =
+                candidates.options.iter().map(|(id, text)| (id.clone(), Value::from(text.as_str()))).collect();
+            question["criteria"] = Value::Object(criteria);
+            if let Some(instructions) = &candidates.instructions {
+                question["instructions"] = Value::from(instructions.as_str());
+            }
+        }
+    }
+    questions
+}
+
+/// One decision event per node of a request, as the reference loop logs them.
+fn request_events(
+    r: &Reference,
+    ctx: &Map<String, Value>,
+    nodes: &[usize],
+    step: u64,
+    action: &str,
+) -> Vec<DecisionEvent> {
+    let frames: Vec<_> =
+        nodes.iter().map(|&i| compile_frame(&r.specs[i].0, ctx, &r.cells, &r.projections, Mode::Reference)).collect();
+    let questions: Vec<Value> = nodes.iter().map(|&i| questions_for(r, i, ctx)).collect();
+    let parts: Vec<_> = frames.iter().zip(&questions).collect();
+    let merged = merge_requests(&parts).unwrap();
+    frames
+        .iter()
+        .zip(questions)
+        .map(|(frame, questions)| {
+            let first = questions.as_object().unwrap().keys().next().unwrap().clone();
+            DecisionEvent {
+                step,
+                id: frame.node.clone(),
+                state: merged.state.clone(),
+                frame: Some(frame.to_value()),
+                request_digest: Some(merged.request_digest.clone()),
+                sent_frame_digest: Some(merged.sent_frame_digest.clone()),
+                sent_questions: Some(Value::Object(merged.questions.clone())),
+                batch_ids: Some(merged.batch_ids.clone()),
+                margin: Some(json!({"id": first, "kind": "top", "threshold": 0.6, "value": 0.86, "margin": 0.26})),
+                answers: answers_for(&questions),
+                questions,
+                action: action.into(),
+                reason: format!("top >= 0.6 → {action}"),
+                latency_ms: 300 + step * 7,
+                provider: "jev".into(),
+                model: Some("jev-1.13.0".into()),
+                ..DecisionEvent::default()
+            }
+        })
+        .collect()
+}
+
+/// The decisions of one reference run, in the order the loop logs them: three steps
+/// (list_dir, read_file ×2), each asking needsTool + pickTool in one request, pickInput
+/// for reads, then gradeRisk, stepOk and isDone; a fourth needsTool + pickTool that picks
+/// `done`; canDeliver on the draft.
+fn reference_run(r: &Reference, run: u64) -> Vec<DecisionEvent> {
+    let (needs, pick, input, risk, ok, done, deliver) = (0, 1, 2, 3, 4, 5, 6);
+    let tools = ["list_dir", "read_file", "read_file"];
+    let mut events = Vec::new();
+    for (index, tool) in tools.iter().enumerate() {
+        let step = index as u64 + 1;
+        let mut ctx = loop_ctx(run, step);
+        events.extend(request_events(r, &ctx, &[needs, pick], step, "call"));
+        if *tool == "read_file" {
+            events.extend(request_events(r, &ctx, &[input], step, "use"));
+        }
+        ctx.insert("lastTool".into(), json!(tool));
+        events.extend(request_events(r, &ctx, &[risk], step, "auto"));
+        let after = loop_ctx(run, step + 1);
+        events.extend(request_events(r, &after, &[ok], step, "continue"));
+        events.extend(request_events(r, &after, &[done], step, "keep_going"));
+    }
+    let mut last = loop_ctx(run, tools.len() as u64 + 1);
+    events.extend(request_events(r, &last, &[needs, pick], tools.len() as u64 + 1, "call"));
+    last.insert("draft".into(), json!("alpha.ts defines totalOf, beta.ts re-exports it, notes.md explains both."));
+    events.extend(request_events(r, &last, &[deliver], tools.len() as u64 + 1, "deliver"));
+    events
+}
+
+/// A merged pickTool decision with a long tool result: the largest record the loop writes.
+fn large_event(r: &Reference) -> DecisionEvent {
+    let mut ctx = full_ctx();
+    ctx.insert("lastResult".into(), json!("export function totalOf(items: Order[]): number {\n  return items.reduce((sum, item) => sum + item.price * item.quantity, 0);\n}\n"));
+    request_events(r, &ctx, &[0, 1], 3, "call").remove(1)
+}
+
+/// Writes `records` decision events to a fresh chained log in the temporary directory.
+fn write_log(name: &str, records: u64, mut next: impl FnMut(u64) -> DecisionEvent) -> (PathBuf, Vec<u8>) {
+    let path = std::env::temp_dir().join(name);
     let _ = std::fs::remove_file(&path);
     let header = LogHeader { id: "bench".into(), created_at_ms: 1_700_000_000_000, cwd: Some("/w".into()) };
     let mut log = SessionLog::create(&path, &header, FsyncPolicy::Never).unwrap();
-    let mut event = sample_event(r);
-    for step in 0..RECORDS {
-        event.step = step;
-        log.append_decision(&event).unwrap();
+    for index in 0..records {
+        log.append_decision(&next(index)).unwrap();
     }
     drop(log);
     let bytes = std::fs::read(&path).unwrap();
     (path, bytes)
 }
 
+/// The number of records to generate (`DECISION_BENCH_RECORDS`, for memory measurements on
+/// larger logs with the CLI).
+fn record_count() -> u64 {
+    std::env::var("DECISION_BENCH_RECORDS").ok().and_then(|n| n.parse().ok()).unwrap_or(RECORDS)
+}
+
 fn replay(c: &mut Criterion) {
     let r = reference();
-    let (path, bytes) = generated_log(&r);
-    let average = bytes.len() as f64 / RECORDS as f64;
-    eprintln!("generated {} ({} bytes, {average:.0} bytes per record)", path.display(), bytes.len());
+    let records = record_count();
+    let mut pending = Vec::new().into_iter();
+    let mut run = 0;
+    let mix = write_log("decision-bench-100k.jsonl", records, |_| {
+        loop {
+            if let Some(event) = pending.next() {
+                return event;
+            }
+            pending = reference_run(&r, run).into_iter();
+            run += 1;
+        }
+    });
+    let large_event = large_event(&r);
+    let large = write_log("decision-bench-100k-large.jsonl", RECORDS.min(records), |index| DecisionEvent {
+        step: index,
+        ..large_event.clone()
+    });
     let mut group = c.benchmark_group("replay");
     group.sample_size(10).measurement_time(Duration::from_secs(10));
-    group.throughput(Throughput::Elements(RECORDS));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for threads in [1, cores] {
-        let options = ReplayOptions { threads, ..ReplayOptions::default() };
-        group.bench_function(format!("100k records, {threads} thread(s)"), |b| {
-            b.iter(|| {
-                let report = replay_reader(black_box(&bytes[..]), &options, &mut |_| {}).unwrap();
-                assert_eq!(report.partial, RECORDS);
-                report
+    for (label, (path, bytes)) in [("reference mix", &mix), ("large records", &large)] {
+        let count = bytes.iter().filter(|&&b| b == b'\n').count() as u64 - 1;
+        let average = bytes.len() as f64 / count as f64;
+        eprintln!(
+            "generated {} ({} bytes, {count} records, {average:.0} bytes per record)",
+            path.display(),
+            bytes.len()
+        );
+        group.throughput(Throughput::Elements(count));
+        for threads in [1, cores] {
+            let options = ReplayOptions { threads, ..ReplayOptions::default() };
+            group.bench_function(format!("{label}, {}k records, {threads} thread(s)", count / 1000), |b| {
+                b.iter(|| {
+                    let report = replay_reader(black_box(&bytes[..]), &options, &mut |_| {}).unwrap();
+                    assert_eq!((report.records, report.mismatch, report.unverifiable), (count, 0, 0));
+                    assert_eq!(report.chain_status(), ChainStatus::Intact);
+                    report
+                });
             });
-        });
+        }
     }
     group.finish();
 }

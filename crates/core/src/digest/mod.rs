@@ -14,7 +14,7 @@ mod stringify;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-pub use canonical::{Member, ScanError, ScanErrorKind, Scanner, ValueKind, canonicalize};
+pub use canonical::{Member, ScanError, ScanErrorKind, Scanner, Span, ValueKind, canonicalize};
 pub use stringify::{integer_key, stringify, write_f64, write_number, write_string, write_value};
 
 /// How many hex characters of the SHA-256 a digest keeps.
@@ -99,33 +99,93 @@ pub fn request_digest(sent_frame_digest: &str, sent_questions: &Value) -> String
 pub mod raw {
     use super::*;
 
-    /// `frameDigest` from the canonical quoted node string and the canonical state object
-    /// (`state`, whose members `members` lists in enumeration order).
-    pub fn frame_digest(node_json: &[u8], state: &[u8], members: &[Member]) -> String {
+    /// A digest's [`DIGEST_CHARS`] lowercase hex characters, held without allocating.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Hex([u8; DIGEST_CHARS]);
+
+    impl Hex {
+        fn of(hash: &[u8]) -> Self {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let mut out = [b'0'; DIGEST_CHARS];
+            for (pair, &byte) in out.chunks_exact_mut(2).zip(hash) {
+                for (slot, nibble) in pair.iter_mut().zip([byte >> 4, byte & 0xF]) {
+                    *slot = HEX.get(usize::from(nibble)).copied().unwrap_or(b'0');
+                }
+            }
+            Hex(out)
+        }
+
+        pub fn as_str(&self) -> &str {
+            // Hex digits are ASCII.
+            std::str::from_utf8(&self.0).unwrap_or("")
+        }
+
+        /// Whether `quoted` (canonical quoted JSON) is this digest.
+        pub fn is_quoted(&self, quoted: &[u8]) -> bool {
+            quoted.len() == DIGEST_CHARS + 2
+                && quoted.first() == Some(&b'"')
+                && quoted.last() == Some(&b'"')
+                && quoted.get(1..=DIGEST_CHARS) == Some(&self.0[..])
+        }
+    }
+
+    impl std::fmt::Display for Hex {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+
+    /// `frameDigest(names.join("+"), state)` from canonical text: `names` are canonical
+    /// quoted strings (one for a single node), `entries` the state's (quoted key, value)
+    /// pairs in enumeration order. Canonical escapes do not depend on their neighbours, so
+    /// joining canonical texts gives the canonical text of the joined name.
+    pub fn frame_digest_hex<'n, 'e>(
+        names: impl Iterator<Item = &'n [u8]>,
+        entries: impl Iterator<Item = (&'e [u8], &'e [u8])>,
+    ) -> Hex {
         let mut hasher = Sha256::new();
-        hasher.update(b"[");
-        hasher.update(node_json);
-        hasher.update(b",[");
-        for (index, member) in members.iter().enumerate() {
+        hasher.update(b"[\"");
+        for (index, name) in names.enumerate() {
+            if index > 0 {
+                hasher.update(b"+");
+            }
+            hasher.update(name.get(1..name.len().saturating_sub(1)).unwrap_or(&[]));
+        }
+        hasher.update(b"\",[");
+        for (index, (key, value)) in entries.enumerate() {
             hasher.update(if index == 0 { &b"["[..] } else { &b",["[..] });
-            hasher.update(state.get(member.key.clone()).unwrap_or(&[]));
+            hasher.update(key);
             hasher.update(b",");
-            hasher.update(state.get(member.value.clone()).unwrap_or(&[]));
+            hasher.update(value);
             hasher.update(b"]");
         }
         hasher.update(b"]]");
-        hex_prefix(&hasher.finalize(), DIGEST_CHARS)
+        Hex::of(&hasher.finalize())
     }
 
-    /// `requestDigest` from the sent frame digest and canonical question text.
-    pub fn request_digest(sent_frame_digest_json: &[u8], questions: &[u8]) -> String {
+    /// `frameDigest` from the canonical quoted node string and the canonical state object
+    /// (`state`, whose members `members` lists in enumeration order).
+    pub fn frame_digest(node_json: &[u8], state: &[u8], members: &[Member]) -> String {
+        let entries = members
+            .iter()
+            .map(|m| (state.get(m.key.clone()).unwrap_or(&[]), state.get(m.value.clone()).unwrap_or(&[])));
+        frame_digest_hex(std::iter::once(node_json), entries).as_str().to_owned()
+    }
+
+    /// `requestDigest` from the quoted sent frame digest and canonical question text.
+    pub fn request_digest_hex(sent_frame_digest_json: &[u8], questions: &[u8]) -> Hex {
         let mut hasher = Sha256::new();
         hasher.update(b"[");
         hasher.update(sent_frame_digest_json);
         hasher.update(b",");
         hasher.update(questions);
         hasher.update(b"]");
-        hex_prefix(&hasher.finalize(), DIGEST_CHARS)
+        Hex::of(&hasher.finalize())
+    }
+
+    /// `requestDigest` from the sent frame digest and canonical question text.
+    pub fn request_digest(sent_frame_digest_json: &[u8], questions: &[u8]) -> String {
+        request_digest_hex(sent_frame_digest_json, questions).as_str().to_owned()
     }
 }
 

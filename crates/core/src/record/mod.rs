@@ -6,11 +6,14 @@
 
 mod read;
 mod verify;
+mod view;
 
 pub use read::{EventRead, NotARecord, read_event, read_event_at};
 pub use verify::{
     Check, CheckName, CheckStatus, Outcome, REPLAY_NOTES, Rules, Verdict, verify_record, verify_record_with,
+    verify_view,
 };
+pub use view::{EventView, Fallback, RecordReader, RecordView};
 
 use crate::digest::Member;
 
@@ -60,6 +63,15 @@ impl JsonString {
         // Canonical forms are unique, so comparing them compares the strings.
         self.inner() == JsonString::new(text).inner()
     }
+}
+
+/// The text of a canonical quoted JSON string; a lone surrogate becomes U+FFFD.
+pub fn text_of(quoted: &[u8]) -> String {
+    let inner = quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or(&[]);
+    if memchr::memchr(b'\\', inner).is_none() {
+        return utf8(inner).to_owned();
+    }
+    JsonString::from_quoted(quoted.to_vec()).text()
 }
 
 /// Canonical JSON is always UTF-8 (lone surrogates are escaped); the SIMD check is cheap.

@@ -1,9 +1,11 @@
 //! `verifyRecord`: four checks, four outcomes (`runtime.md` §4.4), with the project's fix
 //! for the single-node `sent-frame` check.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
-use super::{DecisionRecord, JsonString};
+use super::{DecisionRecord, RecordView, text_of};
 use crate::digest::raw;
 
 /// The three things replay does not verify, printed with every verdict.
@@ -65,7 +67,8 @@ impl CheckStatus {
 pub struct Check {
     pub name: CheckName,
     pub status: CheckStatus,
-    pub detail: String,
+    /// Fixed sentences are not copied: most records only ever skip or pass.
+    pub detail: Cow<'static, str>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -115,8 +118,17 @@ pub enum Rules {
     Reference,
 }
 
-fn check(name: CheckName, status: CheckStatus, detail: String) -> Check {
-    Check { name, status, detail }
+fn check(name: CheckName, status: CheckStatus, detail: impl Into<Cow<'static, str>>) -> Check {
+    Check { name, status, detail: detail.into() }
+}
+
+/// Concatenates detail text in one allocation.
+fn detail(parts: &[&str]) -> String {
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for part in parts {
+        out.push_str(part);
+    }
+    out
 }
 
 /// Verifies a record with the project's rules.
@@ -126,6 +138,11 @@ pub fn verify_record(record: &DecisionRecord) -> Verdict {
 
 /// Verifies a record with the given rules.
 pub fn verify_record_with(record: &DecisionRecord, rules: Rules) -> Verdict {
+    verify_view(&record.view(), rules)
+}
+
+/// Verifies a record read in place (or any record, through [`DecisionRecord::view`]).
+pub fn verify_view(record: &RecordView<'_>, rules: Rules) -> Verdict {
     use CheckStatus::{Fail, Pass, Skip};
     let merged = record.is_merged();
     let mut checks = Vec::with_capacity(4);
@@ -135,100 +152,127 @@ pub fn verify_record_with(record: &DecisionRecord, rules: Rules) -> Verdict {
         check(
             CheckName::FrameSolo,
             Skip,
-            format!(
-                "merged decision ({}): the stored state is the merged frame, so this node's own frame cannot be recomputed",
-                batch_names(record, " + ")
-            ),
+            detail(&[
+                "merged decision (",
+                &batch_names(record, " + "),
+                "): the stored state is the merged frame, so this node's own frame cannot be recomputed",
+            ]),
         )
-    } else if let Some(recorded) = &record.frame_digest {
-        let computed = node_frame_digest(record.node.quoted(), record);
-        if recorded.is(&computed) {
-            check(CheckName::FrameSolo, Pass, format!("state recomputes to {computed}"))
+    } else if let Some(recorded) = record.frame_digest {
+        let computed = raw::frame_digest_hex(std::iter::once(record.node), record.state_entries());
+        if computed.is_quoted(recorded) {
+            check(CheckName::FrameSolo, Pass, detail(&["state recomputes to ", computed.as_str()]))
         } else {
             check(
                 CheckName::FrameSolo,
                 Fail,
-                format!("the record says {}, the state recomputes to {computed}: the record is inconsistent", recorded.text()),
+                detail(&[
+                    "the record says ",
+                    &text_of(recorded),
+                    ", the state recomputes to ",
+                    computed.as_str(),
+                    ": the record is inconsistent",
+                ]),
             )
         }
     } else {
-        check(CheckName::FrameSolo, Skip, "the record has no frameDigest".to_owned())
+        check(CheckName::FrameSolo, Skip, "the record has no frameDigest")
     });
 
     // 2. questions-solo: a single node sends exactly its own questions.
     if !merged {
-        checks.push(if record.questions.is_empty_object() && record.sent_questions.is_empty_object() {
-            check(CheckName::QuestionsSolo, Skip, "the record has no questions".to_owned())
+        checks.push(if record.questions == b"{}" && record.sent_questions == b"{}" {
+            check(CheckName::QuestionsSolo, Skip, "the record has no questions")
         } else if record.questions == record.sent_questions {
-            check(CheckName::QuestionsSolo, Pass, "questions are exactly the sent questions".to_owned())
+            check(CheckName::QuestionsSolo, Pass, "questions are exactly the sent questions")
         } else {
             check(
                 CheckName::QuestionsSolo,
                 Fail,
-                "questions differ from sentQuestions although the decision was not merged: the record is inconsistent"
-                    .to_owned(),
+                "questions differ from sentQuestions although the decision was not merged: the record is inconsistent",
             )
         });
     }
 
     // 3. sent-frame: the digest of what was actually sent.
-    checks.push(match &record.sent_frame_digest {
-        None => check(CheckName::SentFrame, Skip, "the record has no sentFrameDigest".to_owned()),
+    checks.push(match record.sent_frame_digest {
+        None => check(CheckName::SentFrame, Skip, "the record has no sentFrameDigest"),
         Some(sent) if merged => {
-            let batch = JsonString::new(&batch_names(record, "+"));
-            let computed = node_frame_digest(batch.quoted(), record);
-            if sent.is(&computed) {
-                check(CheckName::SentFrame, Pass, format!("merged state recomputes to {computed} under {}", batch.text()))
+            // `batchIds.join("+")`: canonical escapes do not depend on their neighbours, so
+            // the joined name is the ids' canonical text joined.
+            let computed = raw::frame_digest_hex(record.batch_ids(), record.state_entries());
+            let batch = batch_names(record, "+");
+            if computed.is_quoted(sent) {
+                check(
+                    CheckName::SentFrame,
+                    Pass,
+                    detail(&["merged state recomputes to ", computed.as_str(), " under ", &batch]),
+                )
             } else {
                 check(
                     CheckName::SentFrame,
                     Fail,
-                    format!(
-                        "the record says {}, the merged state recomputes to {computed} under {}: the record is inconsistent",
-                        sent.text(),
-                        batch.text()
-                    ),
+                    detail(&[
+                        "the record says ",
+                        &text_of(sent),
+                        ", the merged state recomputes to ",
+                        computed.as_str(),
+                        " under ",
+                        &batch,
+                        ": the record is inconsistent",
+                    ]),
                 )
             }
         }
-        Some(sent) => match &record.frame_digest {
+        Some(sent) => match record.frame_digest {
             Some(own) if own == sent => {
-                check(CheckName::SentFrame, Pass, format!("sentFrameDigest equals the frame digest {}", own.text()))
+                check(CheckName::SentFrame, Pass, detail(&["sentFrameDigest equals the frame digest ", &text_of(own)]))
             }
             Some(own) => check(
                 CheckName::SentFrame,
                 Fail,
-                format!(
-                    "a single-node decision sent frame {} but its own frame is {}: the record is inconsistent",
-                    sent.text(),
-                    own.text()
-                ),
+                detail(&[
+                    "a single-node decision sent frame ",
+                    &text_of(sent),
+                    " but its own frame is ",
+                    &text_of(own),
+                    ": the record is inconsistent",
+                ]),
             ),
-            None if rules == Rules::Reference => {
-                check(CheckName::SentFrame, Pass, "no frameDigest to compare with (counted as a pass by the reference rules)".to_owned())
-            }
-            None => check(CheckName::SentFrame, Skip, "the record has no frameDigest to compare sentFrameDigest with".to_owned()),
+            None if rules == Rules::Reference => check(
+                CheckName::SentFrame,
+                Pass,
+                "no frameDigest to compare with (counted as a pass by the reference rules)",
+            ),
+            None => check(CheckName::SentFrame, Skip, "the record has no frameDigest to compare sentFrameDigest with"),
         },
     });
 
     // 4. request: the fingerprint of the sent frame and the sent questions.
-    checks.push(match (&record.sent_frame_digest, &record.request_digest) {
+    checks.push(match (record.sent_frame_digest, record.request_digest) {
         (Some(sent), Some(recorded)) => {
-            let computed = raw::request_digest(sent.quoted().as_bytes(), record.sent_questions.as_bytes());
-            if recorded.is(&computed) {
-                check(CheckName::Request, Pass, format!("sent frame and sent questions recompute to {computed}"))
+            let computed = raw::request_digest_hex(sent, record.sent_questions);
+            if computed.is_quoted(recorded) {
+                check(
+                    CheckName::Request,
+                    Pass,
+                    detail(&["sent frame and sent questions recompute to ", computed.as_str()]),
+                )
             } else {
                 check(
                     CheckName::Request,
                     Fail,
-                    format!(
-                        "the record says {}, the sent frame and sent questions recompute to {computed}: the record is inconsistent",
-                        recorded.text()
-                    ),
+                    detail(&[
+                        "the record says ",
+                        &text_of(recorded),
+                        ", the sent frame and sent questions recompute to ",
+                        computed.as_str(),
+                        ": the record is inconsistent",
+                    ]),
                 )
             }
         }
-        _ => check(CheckName::Request, Skip, "the record needs both sentFrameDigest and requestDigest".to_owned()),
+        _ => check(CheckName::Request, Skip, "the record needs both sentFrameDigest and requestDigest"),
     });
 
     let outcome = if checks.iter().any(|c| c.status == Fail) {
@@ -243,10 +287,13 @@ pub fn verify_record_with(record: &DecisionRecord, rules: Rules) -> Verdict {
     Verdict { outcome, checks }
 }
 
-fn node_frame_digest(node_quoted: &str, record: &DecisionRecord) -> String {
-    raw::frame_digest(node_quoted.as_bytes(), record.state.as_bytes(), record.state.members())
-}
-
-fn batch_names(record: &DecisionRecord, separator: &str) -> String {
-    record.batch_ids.iter().map(JsonString::text).collect::<Vec<_>>().join(separator)
+fn batch_names(record: &RecordView<'_>, separator: &str) -> String {
+    let mut out = String::new();
+    for (index, id) in record.batch_ids().enumerate() {
+        if index > 0 {
+            out.push_str(separator);
+        }
+        out.push_str(&text_of(id));
+    }
+    out
 }

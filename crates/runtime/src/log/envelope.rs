@@ -2,7 +2,7 @@
 //! chain fields this implementation adds (`seq`, `prev`), which the reference ignores.
 
 use decision_core::digest::{ScanError, Scanner, ValueKind};
-use decision_core::record::{EventRead, read_event_at};
+use decision_core::record::{EventRead, EventView, RecordReader, read_event_at};
 
 /// The chain fields of a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -85,6 +85,81 @@ pub fn parse_line(bytes: &[u8]) -> Result<ParsedLine, ScanError> {
     Ok(ParsedLine { kind, chain })
 }
 
+/// An event line read in place by [`LineParser`].
+#[derive(Debug, Clone, Copy)]
+pub struct EventLine<'a> {
+    pub run: u64,
+    pub event: EventView<'a>,
+    pub chain: ChainFields,
+}
+
+/// Reads event lines in place, reusing its buffers from line to line. It handles the lines
+/// a log is made of (canonical `event` envelopes) and hands anything else back to
+/// [`parse_line`], which gives the same answer for every line it is given.
+#[derive(Debug, Default)]
+pub struct LineParser {
+    records: RecordReader,
+}
+
+impl LineParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The line as an event, or `None` when it must go to [`parse_line`]: it is not an
+    /// `event` envelope, not JSON, or some text the checks need is not canonical.
+    pub fn event<'a>(&'a mut self, bytes: &'a [u8]) -> Option<EventLine<'a>> {
+        let mut scanner = Scanner::new(bytes).ok()?;
+        if scanner.peek_kind().ok()? != ValueKind::Object {
+            return None;
+        }
+        let (mut is_event, mut run, mut has_event) = (false, None, false);
+        let mut chain = ChainFields::default();
+        if scanner.begin_object().ok()? {
+            loop {
+                let key = scanner.key_span().ok()?;
+                match scanner.text(key) {
+                    br#""kind""# => is_event = plain_string(&mut scanner)? == Some(&br#""event""#[..]),
+                    br#""run""# => run = number(&mut scanner).ok()?,
+                    br#""e""# => {
+                        self.records.read_at(&mut scanner).ok()?;
+                        has_event = true;
+                    }
+                    br#""seq""# => chain.seq = number(&mut scanner).ok()?.and_then(as_index),
+                    br#""prev""# => {
+                        chain.prev = plain_string(&mut scanner)?.and_then(|quoted| {
+                            parse_hex32_bytes(quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or(&[]))
+                        });
+                    }
+                    // Keys with escapes might name one of the above.
+                    quoted if memchr::memchr(b'\\', quoted).is_some() => return None,
+                    _ => scanner.skip_value().ok()?,
+                }
+                if !scanner.next_member().ok()? {
+                    break;
+                }
+            }
+        }
+        scanner.finish().ok()?;
+        let run = run.and_then(as_index)?;
+        if !(is_event && has_event) {
+            return None;
+        }
+        Some(EventLine { run, event: self.records.event(bytes), chain })
+    }
+}
+
+/// A string's canonical quoted text, `Some(None)` for another type, `None` when the string
+/// is not canonical (or not JSON).
+fn plain_string<'a>(scanner: &mut Scanner<'a>) -> Option<Option<&'a [u8]>> {
+    if scanner.peek_kind().ok()? != ValueKind::String {
+        scanner.skip_value().ok()?;
+        return Some(None);
+    }
+    let span = scanner.span().ok()?;
+    span.canonical.then(|| Some(scanner.text(span.range)))
+}
+
 fn string(scanner: &mut Scanner<'_>) -> Result<Option<String>, ScanError> {
     if scanner.peek_kind()? != ValueKind::String {
         scanner.skip_value()?;
@@ -111,14 +186,23 @@ fn as_index(n: f64) -> Option<u64> {
 
 /// 64 lowercase or uppercase hex digits.
 pub fn parse_hex32(text: &str) -> Option<[u8; 32]> {
-    let bytes = text.as_bytes();
+    parse_hex32_bytes(text.as_bytes())
+}
+
+fn parse_hex32_bytes(bytes: &[u8]) -> Option<[u8; 32]> {
     if bytes.len() != 64 {
         return None;
     }
+    let nibble = |b: u8| match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    };
     let mut out = [0u8; 32];
     for (slot, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-        let pair = std::str::from_utf8(pair).ok()?;
-        *slot = u8::from_str_radix(pair, 16).ok()?;
+        let &[high, low] = pair else { return None };
+        *slot = (nibble(high)? << 4) | nibble(low)?;
     }
     Some(out)
 }

@@ -10,11 +10,13 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::{Arc, Mutex, mpsc};
 
-use decision_core::record::{Check, EventRead, Outcome, Rules, verify_record_with};
+use decision_core::record::{
+    Check, EventRead, EventView, NotARecord, Outcome, RecordView, Rules, text_of, verify_view,
+};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::envelope::{ChainFields, LineKind, parse_line};
+use super::envelope::{ChainFields, LineKind, LineParser, parse_line};
 use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 
 /// How many skipped lines and chain breaks a report lists (all are counted).
@@ -266,6 +268,7 @@ struct Tally {
     chain_breaks: u64,
     breaks: Vec<ChainBreak>,
     runs: BTreeSet<u64>,
+    last_run: Option<u64>,
     session: Option<String>,
 }
 
@@ -274,6 +277,14 @@ impl Tally {
         self.skipped_lines += 1;
         if self.skipped.len() < MAX_LISTED {
             self.skipped.push(SkippedLine { line, reason });
+        }
+    }
+
+    fn run(&mut self, run: u64) {
+        // Consecutive lines nearly always share their run.
+        if self.last_run != Some(run) {
+            self.runs.insert(run);
+            self.last_run = Some(run);
         }
     }
 
@@ -330,9 +341,10 @@ fn check_start(b: Link) -> Option<String> {
 
 fn verify_batch(batch: &Batch, rules: Rules) -> BatchOutcome {
     let mut tally = Tally::default();
-    let mut results = Vec::new();
+    let mut results = Vec::with_capacity(batch.lines.len());
     let mut first: Option<Link> = None;
     let mut previous: Option<(Link, &BatchLine)> = None;
+    let mut parser = LineParser::new();
     let bytes_of = |line: &BatchLine| match &line.body {
         LineBody::Bytes(range) => batch.data.get(range.clone()).unwrap_or(&[]),
         LineBody::TooLong { .. } => &[],
@@ -356,20 +368,32 @@ fn verify_batch(batch: &Batch, rules: Rules) -> BatchOutcome {
                     // Blank lines are neither counted nor chained.
                     continue;
                 }
-                match parse_line(bytes) {
-                    Ok(parsed) => {
-                        classify(line.number, parsed.kind, rules, &mut tally, &mut results);
-                        parsed.chain
+                // The common case, an event line in canonical form, is read in place.
+                if let Some(event) = parser.event(bytes) {
+                    tally.run(event.run);
+                    match event.event {
+                        EventView::Decision(record) => {
+                            tally_record(line.number, event.run, record, rules, &mut tally, &mut results)
+                        }
+                        EventView::Other | EventView::NotAnObject => tally.other_events += 1,
                     }
-                    Err(error) if !line.terminated => {
-                        // The last write was cut short: this line is lost, nothing else is.
-                        tally.torn_tail = Some(line.number);
-                        tally.skip(line.number, format!("torn last line (the write was cut short): {error}"));
-                        continue;
-                    }
-                    Err(error) => {
-                        tally.skip(line.number, format!("not JSON: {error}"));
-                        ChainFields::default()
+                    event.chain
+                } else {
+                    match parse_line(bytes) {
+                        Ok(parsed) => {
+                            classify(line.number, parsed.kind, rules, &mut tally, &mut results);
+                            parsed.chain
+                        }
+                        Err(error) if !line.terminated => {
+                            // The last write was cut short: this line is lost, nothing else is.
+                            tally.torn_tail = Some(line.number);
+                            tally.skip(line.number, format!("torn last line (the write was cut short): {error}"));
+                            continue;
+                        }
+                        Err(error) => {
+                            tally.skip(line.number, format!("not JSON: {error}"));
+                            ChainFields::default()
+                        }
                     }
                 }
             }
@@ -400,42 +424,58 @@ fn classify(number: u64, kind: LineKind, rules: Rules, tally: &mut Tally, result
         LineKind::Turn => {}
         LineKind::Unknown(reason) => tally.skip(number, reason.to_owned()),
         LineKind::Event { run, event } => {
-            tally.runs.insert(run);
+            tally.run(run);
             match event {
-                EventRead::Decision(Ok(record)) => {
-                    let verdict = verify_record_with(&record, rules);
-                    tally.records += 1;
-                    match verdict.outcome {
-                        Outcome::Verified => tally.verified += 1,
-                        Outcome::Partial => tally.partial += 1,
-                        Outcome::Unverifiable => tally.unverifiable += 1,
-                        Outcome::Mismatch => tally.mismatch += 1,
-                    }
-                    results.push(RecordResult {
-                        line: number,
-                        run,
-                        step: Some(record.step),
-                        node: Some(record.node.text()),
-                        status: verdict.outcome,
-                        checks: verdict.checks,
-                        problem: None,
-                    });
-                }
-                EventRead::Decision(Err(why)) => {
-                    tally.records += 1;
-                    tally.unverifiable += 1;
-                    results.push(RecordResult {
-                        line: number,
-                        run,
-                        step: None,
-                        node: None,
-                        status: Outcome::Unverifiable,
-                        checks: Vec::new(),
-                        problem: Some(format!("not a decision record: {why}")),
-                    });
+                EventRead::Decision(record) => {
+                    let record = record.as_deref().map(|r| r.view()).map_err(|why| *why);
+                    tally_record(number, run, record, rules, tally, results);
                 }
                 EventRead::Other { .. } | EventRead::NotAnObject => tally.other_events += 1,
             }
+        }
+    }
+}
+
+/// Verifies one decision event and counts its outcome.
+fn tally_record(
+    number: u64,
+    run: u64,
+    record: Result<RecordView<'_>, NotARecord>,
+    rules: Rules,
+    tally: &mut Tally,
+    results: &mut Vec<RecordResult>,
+) {
+    tally.records += 1;
+    match record {
+        Ok(record) => {
+            let verdict = verify_view(&record, rules);
+            match verdict.outcome {
+                Outcome::Verified => tally.verified += 1,
+                Outcome::Partial => tally.partial += 1,
+                Outcome::Unverifiable => tally.unverifiable += 1,
+                Outcome::Mismatch => tally.mismatch += 1,
+            }
+            results.push(RecordResult {
+                line: number,
+                run,
+                step: Some(record.step),
+                node: Some(text_of(record.node)),
+                status: verdict.outcome,
+                checks: verdict.checks,
+                problem: None,
+            });
+        }
+        Err(why) => {
+            tally.unverifiable += 1;
+            results.push(RecordResult {
+                line: number,
+                run,
+                step: None,
+                node: None,
+                status: Outcome::Unverifiable,
+                checks: Vec::new(),
+                problem: Some(format!("not a decision record: {why}")),
+            });
         }
     }
 }
