@@ -54,9 +54,17 @@ impl MemorySink {
 
 impl EventSink for MemorySink {
     fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), SinkError> {
-        let mut event = Map::with_capacity(payload.len() + 1);
-        event.insert("type".to_owned(), Value::from(event_type));
-        event.extend(payload.into_iter().filter(|(k, _)| k != "type"));
+        // A payload that already starts with this `type` (a decision record) is kept as it is.
+        let typed = payload.iter().next().is_some_and(|(k, v)| k == "type" && v.as_str() == Some(event_type));
+        let event = match typed {
+            true => payload,
+            false => {
+                let mut event = Map::with_capacity(payload.len() + 1);
+                event.insert("type".to_owned(), Value::from(event_type));
+                event.extend(payload.into_iter().filter(|(k, _)| k != "type"));
+                event
+            }
+        };
         self.events
             .lock()
             .map_err(|_| SinkError { event: event_type.to_owned(), message: "memory sink poisoned".into() })?
@@ -78,10 +86,12 @@ impl Tee {
 
 impl EventSink for Tee {
     fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), SinkError> {
-        for sink in &mut self.sinks {
+        // Every sink but the last gets a copy; the last one takes the payload.
+        let Some((last, rest)) = self.sinks.split_last_mut() else { return Ok(()) };
+        for sink in rest {
             sink.emit(event_type, payload.clone())?;
         }
-        Ok(())
+        last.emit(event_type, payload)
     }
 }
 
