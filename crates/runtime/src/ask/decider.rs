@@ -224,7 +224,11 @@ impl Decider {
             request_digest: request_digest.clone(),
             state,
             sent_questions: sent_questions.clone(),
-            questions: spec.questions.to_json(),
+            // A node alone in its request sent exactly its own questions.
+            questions: match specs.len() {
+                1 => sent_questions.clone(),
+                _ => spec.questions.to_json(),
+            },
             raw_answers: Map::new(),
             answers: Answers::new(),
             problems: Vec::new(),
