@@ -8,6 +8,10 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use decision_core::check::{self, Capabilities, CheckOptions};
 
+/// As in the `decision` binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const REFERENCE: &str =
     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md"));
 

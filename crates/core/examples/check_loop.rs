@@ -2,6 +2,10 @@
 //! `valgrind --tool=callgrind target/release/examples/check_loop 1000`.
 use decision_core::check::{self, Capabilities, CheckOptions};
 
+/// As in the `decision` binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const REFERENCE: &str =
     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md"));
 
