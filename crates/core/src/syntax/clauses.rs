@@ -17,12 +17,16 @@ pub(crate) fn has_line_terminator(s: &str) -> bool {
 /// A key line: `[A-Za-z_][A-Za-z0-9_-]*`, optional whitespace, `:`, the value (trimmed).
 pub fn split_key_line(trimmed: &str) -> Option<(&str, &str)> {
     let first = trimmed.chars().next()?;
-    if !(first.is_ascii_alphabetic() || first == '_') || has_line_terminator(trimmed) {
+    if !(first.is_ascii_alphabetic() || first == '_') {
         return None;
     }
     let end = trimmed.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(trimmed.len());
     let (key, rest) = trimmed.split_at(end);
     let rest = rest.trim_start_matches(is_js_whitespace).strip_prefix(':')?;
+    // Only a would-be key line pays for the scan of the whole line.
+    if has_line_terminator(trimmed) {
+        return None;
+    }
     Some((key, js_trim(rest)))
 }
 
