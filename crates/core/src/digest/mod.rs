@@ -15,7 +15,10 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 pub use canonical::{Member, ScanError, ScanErrorKind, Scanner, Span, ValueKind, canonicalize};
-pub use stringify::{integer_key, stringify, write_f64, write_number, write_string, write_value};
+pub use stringify::{
+    JsonOut, integer_key, stringify, write_f64, write_number, write_string, write_string_to, write_value,
+    write_value_to,
+};
 
 /// How many hex characters of the SHA-256 a digest keeps.
 pub const DIGEST_CHARS: usize = 16;
@@ -46,34 +49,43 @@ fn hex_prefix(hash: &[u8], chars: usize) -> String {
 /// The pre-image of `frameDigest(node, state)`: `JSON.stringify([node, Object.entries(state)])`.
 pub fn frame_preimage(node: &str, state: &Map<String, Value>) -> String {
     let mut out = String::with_capacity(512);
-    out.push('[');
-    write_string(node, &mut out);
-    out.push_str(",[");
-    // Object.entries enumerates in property order: integer-like keys first.
-    let mut entries: Vec<(&String, &Value)> = state.iter().collect();
-    if entries.iter().any(|(k, _)| integer_key(k).is_some()) {
-        let (mut integers, others): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(k, _)| integer_key(k).is_some());
-        integers.sort_by_key(|(k, _)| integer_key(k));
-        integers.extend(others);
-        entries = integers;
-    }
-    for (index, (key, value)) in entries.into_iter().enumerate() {
-        if index > 0 {
-            out.push(',');
-        }
-        out.push('[');
-        write_string(key, &mut out);
-        out.push(',');
-        write_value(value, &mut out);
-        out.push(']');
-    }
-    out.push_str("]]");
+    write_frame_preimage(node, state, &mut out);
     out
+}
+
+fn write_frame_preimage<O: JsonOut>(node: &str, state: &Map<String, Value>, out: &mut O) {
+    out.put("[");
+    write_string_to(node, out);
+    out.put(",[");
+    let entry = |index: usize, key: &str, value: &Value, out: &mut O| {
+        out.put(if index == 0 { "[" } else { ",[" });
+        write_string_to(key, out);
+        out.put(",");
+        write_value_to(value, out);
+        out.put("]");
+    };
+    // Object.entries enumerates in property order: integer-like keys first.
+    if state.keys().any(|k| integer_key(k).is_some()) {
+        let mut integers: Vec<(u32, &String, &Value)> =
+            state.iter().filter_map(|(k, v)| integer_key(k).map(|n| (n, k, v))).collect();
+        integers.sort_by_key(|(n, _, _)| *n);
+        let others = state.iter().filter(|(k, _)| integer_key(k).is_none());
+        for (index, (key, value)) in integers.into_iter().map(|(_, k, v)| (k, v)).chain(others).enumerate() {
+            entry(index, key, value, out);
+        }
+    } else {
+        for (index, (key, value)) in state.iter().enumerate() {
+            entry(index, key, value, out);
+        }
+    }
+    out.put("]]");
 }
 
 /// `frameDigest(node, state)`.
 pub fn frame_digest(node: &str, state: &Map<String, Value>) -> String {
-    digest_bytes(frame_preimage(node, state).as_bytes())
+    let mut out = HashOut::new();
+    write_frame_preimage(node, state, &mut out);
+    out.finish()
 }
 
 /// The pre-image of `requestDigest`: `JSON.stringify([sentFrameDigest, sentQuestions])`.
@@ -81,17 +93,73 @@ pub fn frame_digest(node: &str, state: &Map<String, Value>) -> String {
 /// `instructions`, `criteria`).
 pub fn request_preimage(sent_frame_digest: &str, sent_questions: &Value) -> String {
     let mut out = String::with_capacity(512);
-    out.push('[');
-    write_string(sent_frame_digest, &mut out);
-    out.push(',');
-    write_value(sent_questions, &mut out);
-    out.push(']');
+    write_request_preimage(sent_frame_digest, sent_questions, &mut out);
     out
+}
+
+fn write_request_preimage<O: JsonOut>(sent_frame_digest: &str, sent_questions: &Value, out: &mut O) {
+    out.put("[");
+    write_string_to(sent_frame_digest, out);
+    out.put(",");
+    write_value_to(sent_questions, out);
+    out.put("]");
 }
 
 /// `requestDigest(sentFrameDigest, sentQuestions)`.
 pub fn request_digest(sent_frame_digest: &str, sent_questions: &Value) -> String {
-    digest_bytes(request_preimage(sent_frame_digest, sent_questions).as_bytes())
+    let mut out = HashOut::new();
+    write_request_preimage(sent_frame_digest, sent_questions, &mut out);
+    out.finish()
+}
+
+/// Serialised JSON fed straight into SHA-256 through a small buffer, so that a digest
+/// builds no pre-image string.
+pub struct HashOut {
+    hasher: Sha256,
+    buffer: [u8; HASH_BUFFER],
+    len: usize,
+}
+
+const HASH_BUFFER: usize = 512;
+
+impl HashOut {
+    pub fn new() -> Self {
+        HashOut { hasher: Sha256::new(), buffer: [0; HASH_BUFFER], len: 0 }
+    }
+
+    fn flush(&mut self) {
+        self.hasher.update(self.buffer.get(..self.len).unwrap_or(&[]));
+        self.len = 0;
+    }
+
+    /// The digest: the first [`DIGEST_CHARS`] hex characters.
+    pub fn finish(mut self) -> String {
+        self.flush();
+        hex_prefix(&self.hasher.finalize(), DIGEST_CHARS)
+    }
+}
+
+impl Default for HashOut {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl JsonOut for HashOut {
+    fn put(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        if self.len + bytes.len() > HASH_BUFFER {
+            self.flush();
+            if bytes.len() > HASH_BUFFER {
+                self.hasher.update(bytes);
+                return;
+            }
+        }
+        if let Some(slot) = self.buffer.get_mut(self.len..self.len + bytes.len()) {
+            slot.copy_from_slice(bytes);
+            self.len += bytes.len();
+        }
+    }
 }
 
 /// Digests over text that is already canonical (`JSON.stringify` output), as read back from

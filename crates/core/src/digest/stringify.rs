@@ -7,6 +7,18 @@ use serde_json::{Map, Number, Value};
 /// The largest integer-like property key: array indices run from 0 to 2³² − 2.
 const MAX_INTEGER_KEY: u64 = 4_294_967_294;
 
+/// Where serialised JSON text goes: a `String`, or straight into a hash
+/// ([`super::HashOut`]), so that a digest needs no intermediate string.
+pub trait JsonOut {
+    fn put(&mut self, text: &str);
+}
+
+impl JsonOut for String {
+    fn put(&mut self, text: &str) {
+        self.push_str(text);
+    }
+}
+
 /// `JSON.stringify(value)`.
 pub fn stringify(value: &Value) -> String {
     let mut out = String::with_capacity(256);
@@ -16,21 +28,26 @@ pub fn stringify(value: &Value) -> String {
 
 /// Appends `JSON.stringify(value)` to `out`.
 pub fn write_value(value: &Value, out: &mut String) {
+    write_value_to(value, out);
+}
+
+/// Writes `JSON.stringify(value)` to any [`JsonOut`].
+pub fn write_value_to<O: JsonOut + ?Sized>(value: &Value, out: &mut O) {
     match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Number(n) => write_number(n, out),
-        Value::String(s) => write_string(s, out),
+        Value::Null => out.put("null"),
+        Value::Bool(true) => out.put("true"),
+        Value::Bool(false) => out.put("false"),
+        Value::Number(n) => write_number_to(n, out),
+        Value::String(s) => write_string_to(s, out),
         Value::Array(items) => {
-            out.push('[');
+            out.put("[");
             for (index, item) in items.iter().enumerate() {
                 if index > 0 {
-                    out.push(',');
+                    out.put(",");
                 }
-                write_value(item, out);
+                write_value_to(item, out);
             }
-            out.push(']');
+            out.put("]");
         }
         Value::Object(map) => write_object(map, out),
     }
@@ -38,17 +55,17 @@ pub fn write_value(value: &Value, out: &mut String) {
 
 /// Writes an object's members in JavaScript property order: integer-like keys first in
 /// ascending numeric order, then every other key in insertion order.
-fn write_object(map: &Map<String, Value>, out: &mut String) {
-    out.push('{');
+fn write_object<O: JsonOut + ?Sized>(map: &Map<String, Value>, out: &mut O) {
+    out.put("{");
     let mut first = true;
-    let mut member = |key: &str, value: &Value, out: &mut String| {
+    let mut member = |key: &str, value: &Value, out: &mut O| {
         if !first {
-            out.push(',');
+            out.put(",");
         }
         first = false;
-        write_string(key, out);
-        out.push(':');
-        write_value(value, out);
+        write_string_to(key, out);
+        out.put(":");
+        write_value_to(value, out);
     };
     // Most objects have no integer-like key; only those pay for sorting.
     if map.keys().any(|k| integer_key(k).is_some()) {
@@ -66,7 +83,7 @@ fn write_object(map: &Map<String, Value>, out: &mut String) {
             member(key, value, out);
         }
     }
-    out.push('}');
+    out.put("}");
 }
 
 /// The array index a property key denotes, if it is integer-like: the canonical decimal
@@ -97,42 +114,69 @@ pub fn integer_key_bytes(key: &[u8]) -> Option<u32> {
 
 /// A `serde_json` number as JavaScript prints it after `JSON.parse` turned it into a double.
 pub fn write_number(n: &Number, out: &mut String) {
+    write_number_to(n, out);
+}
+
+fn write_number_to<O: JsonOut + ?Sized>(n: &Number, out: &mut O) {
     if let Some(i) = n.as_i64() {
         // Exact below 2^53; beyond that JavaScript sees the nearest double.
         if i.unsigned_abs() < (1 << 53) {
-            push_display(i, out);
+            put_integer(i.is_negative(), i.unsigned_abs(), out);
             return;
         }
     } else if let Some(u) = n.as_u64()
         && u < (1 << 53)
     {
-        push_display(u, out);
+        put_integer(false, u, out);
         return;
     }
-    write_f64(n.as_f64().unwrap_or(f64::NAN), out);
+    write_f64_to(n.as_f64().unwrap_or(f64::NAN), out);
 }
 
-fn push_display(n: impl std::fmt::Display, out: &mut String) {
-    use std::fmt::Write;
-    // Writing into a String cannot fail.
-    let _ = write!(out, "{n}");
+/// Writes an integer's decimal digits without going through `fmt`.
+fn put_integer<O: JsonOut + ?Sized>(negative: bool, mut magnitude: u64, out: &mut O) {
+    let mut digits = [0u8; 21];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        if let Some(slot) = digits.get_mut(start) {
+            // A remainder below 10 always fits a digit.
+            *slot = b'0' + u8::try_from(magnitude % 10).unwrap_or(0);
+        }
+        magnitude /= 10;
+        if magnitude == 0 {
+            break;
+        }
+    }
+    if negative {
+        start -= 1;
+        if let Some(slot) = digits.get_mut(start) {
+            *slot = b'-';
+        }
+    }
+    // Digits and `-` are ASCII.
+    out.put(std::str::from_utf8(digits.get(start..).unwrap_or(&[])).unwrap_or(""));
 }
 
 /// ECMAScript `Number::toString` for `JSON.stringify`: `NaN` and the infinities become
 /// `null`, `-0` becomes `0`, integers print without a fraction, other values use the
 /// shortest round-trip digits with JavaScript's exponent style (`1e+21`, `1e-7`).
 pub fn write_f64(f: f64, out: &mut String) {
+    write_f64_to(f, out);
+}
+
+fn write_f64_to<O: JsonOut + ?Sized>(f: f64, out: &mut O) {
     if !f.is_finite() {
-        out.push_str("null");
+        out.put("null");
     } else if f == 0.0 {
-        out.push('0');
+        out.put("0");
     } else if f.fract() == 0.0 && f.abs() < 1e15 {
-        // Exactly representable as i64; the common case of counts and steps.
-        #[allow(clippy::cast_possible_truncation)]
-        push_display(f as i64, out);
+        // Exactly representable as an integer; the common case of counts and steps.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        put_integer(f < 0.0, f.abs() as u64, out);
     } else {
         let mut buffer = ryu_js::Buffer::new();
-        out.push_str(buffer.format_finite(f));
+        out.put(buffer.format_finite(f));
     }
 }
 
@@ -178,23 +222,68 @@ pub(crate) fn push_escape(byte: u8, letter: u8, out: &mut Vec<u8>) {
 /// Appends `JSON.stringify(s)`: only `"`, `\` and control characters are escaped; `/`,
 /// U+007F, U+2028/2029 and all non-ASCII text are written raw.
 pub fn write_string(s: &str, out: &mut String) {
-    out.push('"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    for (index, &byte) in bytes.iter().enumerate() {
-        let letter = escape_of(byte);
-        if letter == 0 {
-            continue;
-        }
-        out.push_str(s.get(start..index).unwrap_or(""));
-        let mut escaped = Vec::with_capacity(6);
-        push_escape(byte, letter, &mut escaped);
-        // Escapes are ASCII.
-        out.push_str(std::str::from_utf8(&escaped).unwrap_or(""));
-        start = index + 1;
+    write_string_to(s, out);
+}
+
+/// [`write_string`] to any [`JsonOut`]: runs that need no escape are written whole.
+pub fn write_string_to<O: JsonOut + ?Sized>(s: &str, out: &mut O) {
+    out.put("\"");
+    let mut rest = s;
+    loop {
+        let at = next_to_escape(rest.as_bytes());
+        let (run, tail) = rest.split_at_checked(at).unwrap_or((rest, ""));
+        out.put(run);
+        let Some(&byte) = tail.as_bytes().first() else { break };
+        let mut buffer = [0u8; 6];
+        let written = escape_into(byte, escape_of(byte), &mut buffer);
+        out.put(std::str::from_utf8(buffer.get(..written).unwrap_or(&[])).unwrap_or(""));
+        rest = tail.get(1..).unwrap_or("");
     }
-    out.push_str(s.get(start..).unwrap_or(""));
-    out.push('"');
+    out.put("\"");
+}
+
+/// The index of the first byte of `bytes` that a JSON string must escape (`"`, `\`, or
+/// below U+0020), or its length: eight bytes at a time.
+fn next_to_escape(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut offset = 0;
+    while let Some(chunk) = bytes.get(offset..offset + 8).and_then(|c| <[u8; 8]>::try_from(c).ok()) {
+        let word = u64::from_le_bytes(chunk);
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        // Zero bytes of `quote`/`backslash`, and bytes below 0x20 of `word`; the lowest flag
+        // is always exact.
+        let found = ((quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (word.wrapping_sub(ONES * 0x20) & !word))
+            & HIGH;
+        if found != 0 {
+            return offset + (found.trailing_zeros() / 8) as usize;
+        }
+        offset += 8;
+    }
+    let tail = bytes.get(offset..).unwrap_or(&[]);
+    offset + tail.iter().position(|&b| escape_of(b) != 0).unwrap_or(tail.len())
+}
+
+/// Writes the escape of `byte` (whose letter [`escape_of`] gave) into `buffer`; returns its length.
+fn escape_into(byte: u8, letter: u8, buffer: &mut [u8; 6]) -> usize {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    if letter == b'u' {
+        *buffer = [
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX.get(usize::from(byte >> 4)).copied().unwrap_or(b'0'),
+            HEX.get(usize::from(byte & 0xF)).copied().unwrap_or(b'0'),
+        ];
+        6
+    } else {
+        *buffer = [b'\\', letter, 0, 0, 0, 0];
+        2
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! `compileFrame` (`runtime.md` §2.3) and the frame artifact (§2.11).
 
+use std::borrow::Cow;
+
 use decision_core::digest::frame_digest;
 use serde_json::{Map, Value, json};
 use thiserror::Error;
@@ -214,12 +216,13 @@ pub fn compile_frame(
         if !state.contains_key(&field.from) {
             unfilled.push(Unfilled { key: field.key.clone(), from: field.from.clone(), why: field.why.clone() });
         }
-        // 2. Not applicable: the key is left out entirely.
+        // 2. Not applicable: the key is left out entirely. A cell read directly is borrowed:
+        // only what goes into the frame is copied.
         let projection = field.projection.as_deref().and_then(|name| projections.get(name));
-        let raw = match projection {
-            Some(p) => (p.body)(state),
+        let raw: Option<Cow<'_, Value>> = match projection {
+            Some(p) => (p.body)(state).map(Cow::Owned),
             None if field.projection.is_some() => None,
-            None => state.get(&field.from).cloned(),
+            None => state.get(&field.from).map(Cow::Borrowed),
         };
         let Some(raw) = raw else {
             absent.push(Absent { key: field.key.clone(), why: field.why.clone() });
@@ -230,32 +233,36 @@ pub fn compile_frame(
         if is_untrusted {
             untrusted.push(field.key.clone());
         }
-        let value = match raw {
+        let value = match &*raw {
             // 4. Lists are cut to their bound; items are neither clipped nor wrapped.
-            Value::Array(mut items) => {
+            Value::Array(items) => {
                 let max = field.bound.map_or(items.len(), |b| usize::try_from(b).unwrap_or(usize::MAX));
-                if items.len() > max {
+                let items = if items.len() > max {
                     truncated.push(Truncation { key: field.key.clone(), from: items.len(), to: max as u64 });
-                    items.truncate(max);
-                }
+                    items.iter().take(max).cloned().collect()
+                } else {
+                    match raw {
+                        Cow::Owned(Value::Array(items)) => items,
+                        _ => items.clone(),
+                    }
+                };
                 provenance(Value::Array(items), is_untrusted, mode)
             }
             // 5. Strings are clipped first, then wrapped, so the marker is never cut off.
             Value::String(text) => {
-                let clipped = match field.bound {
-                    Some(chars) => {
-                        let clipped = clip(&text, usize::try_from(chars).unwrap_or(usize::MAX));
-                        if clipped != text {
-                            truncated.push(Truncation { key: field.key.clone(), from: utf16_len(&text), to: chars });
-                        }
-                        clipped
+                let limit = field.bound.map(|chars| usize::try_from(chars).unwrap_or(usize::MAX));
+                // A string has no more UTF-16 units than UTF-8 bytes: short ones need no count.
+                let clipped = match limit {
+                    Some(max) if text.len() > max && utf16_len(text) > max => {
+                        truncated.push(Truncation { key: field.key.clone(), from: utf16_len(text), to: max as u64 });
+                        Cow::Owned(clip(text, max))
                     }
-                    None => text,
+                    _ => Cow::Borrowed(text.as_str()),
                 };
-                Value::String(if is_untrusted { mark_untrusted(&clipped) } else { clipped })
+                Value::String(if is_untrusted { mark_untrusted(&clipped) } else { clipped.into_owned() })
             }
             // 6. Numbers, booleans and objects pass unchanged.
-            other => provenance(other, is_untrusted, mode),
+            _ => provenance(raw.into_owned(), is_untrusted, mode),
         };
         out.insert(field.key.clone(), value);
     }
