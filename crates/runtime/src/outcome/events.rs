@@ -1,20 +1,17 @@
 //! Reading outcome events from log lines (the format is documented in [`super::report`]).
 //!
-//! Two readers with one meaning. The fast one deserialises a line straight into borrowed
-//! fields and summarises the ok value without building a JSON tree; it gives up (never
-//! guesses) on anything unusual — a type it does not expect, a repeated key, an outcome that is
-//! not plainly valid. The careful one then reads the line as a [`Value`] and applies the same
+//! Two readers with one meaning. The fast one ([`super::scan`]) reads the members the report
+//! needs straight from the text, borrowing their strings, and gives up (never guesses) on
+//! anything unusual. The careful one then reads the line as a [`Value`] and applies the same
 //! rules member by member, so that it can name exactly what is wrong. A `null` member counts
 //! as absent in both.
 
 use std::borrow::Cow;
-use std::fmt;
 
-use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::telemetry::{Text, ValueSummary, WeakSuccessFlag};
+use super::scan;
+use super::telemetry::{ValueSummary, WeakSuccessFlag};
 use super::types::Outcome;
 
 /// The event type of an outcome event.
@@ -39,7 +36,7 @@ pub(crate) struct MetadataSummary<'a> {
 
 /// A metadata member as far as the report cares: a string, the strings of an array (other
 /// elements skipped), or anything else.
-enum Strings<'a> {
+pub(crate) enum Strings<'a> {
     One(Cow<'a, str>),
     Many(Vec<Cow<'a, str>>),
     Other,
@@ -57,7 +54,7 @@ impl<'a> Strings<'a> {
     }
 
     /// `boundary_axes` counts only an array.
-    fn array(self) -> Vec<Cow<'a, str>> {
+    pub fn array(self) -> Vec<Cow<'a, str>> {
         match self {
             Strings::Many(items) => items,
             _ => Vec::new(),
@@ -65,7 +62,7 @@ impl<'a> Strings<'a> {
     }
 
     /// `suggested_split` counts a string or an array.
-    fn list(self) -> Vec<Cow<'a, str>> {
+    pub fn list(self) -> Vec<Cow<'a, str>> {
         match self {
             Strings::One(text) => vec![text],
             Strings::Many(items) => items,
@@ -73,7 +70,7 @@ impl<'a> Strings<'a> {
         }
     }
 
-    fn string(self) -> Option<Cow<'a, str>> {
+    pub fn string(self) -> Option<Cow<'a, str>> {
         match self {
             Strings::One(text) => Some(text),
             _ => None,
@@ -103,104 +100,6 @@ impl<'a> MetadataSummary<'a> {
     }
 }
 
-/// Reads [`Strings`] from text. `top` is false for array elements, where only strings count.
-struct StringsSeed {
-    top: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for StringsSeed {
-    type Value = Strings<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Strings<'de>, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-macro_rules! other_scalars {
-    ($($method:ident: $type:ty),*) => {$(
-        fn $method<E: de::Error>(self, _: $type) -> Result<Strings<'de>, E> {
-            Ok(Strings::Other)
-        }
-    )*};
-}
-
-impl<'de> Visitor<'de> for StringsSeed {
-    type Value = Strings<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    other_scalars!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64);
-
-    fn visit_unit<E: de::Error>(self) -> Result<Strings<'de>, E> {
-        Ok(Strings::Other)
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Strings<'de>, E> {
-        Ok(Strings::One(Cow::Borrowed(text)))
-    }
-
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<Strings<'de>, E> {
-        Ok(Strings::One(Cow::Owned(text.to_owned())))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Strings<'de>, A::Error> {
-        if !self.top {
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            return Ok(Strings::Other);
-        }
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(StringsSeed { top: false })? {
-            if let Strings::One(text) = item {
-                items.push(text);
-            }
-        }
-        Ok(Strings::Many(items))
-    }
-
-    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Strings<'de>, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Strings::Other)
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for MetadataSummary<'a> {
-    /// Reads an object, keeping only the four members (the last of a repeated key wins, as in
-    /// a [`Value`]).
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MetadataVisitor;
-        impl<'de> Visitor<'de> for MetadataVisitor {
-            type Value = MetadataSummary<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<MetadataSummary<'de>, A::Error> {
-                let mut summary = MetadataSummary::default();
-                while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
-                    match key.as_ref() {
-                        "boundary_axes" => {
-                            summary.boundary_axes = map.next_value_seed(StringsSeed { top: true })?.array()
-                        }
-                        "suggested_split" => {
-                            summary.suggested_splits = map.next_value_seed(StringsSeed { top: true })?.list();
-                        }
-                        "mismatch" => summary.mismatch = map.next_value_seed(StringsSeed { top: true })?.string(),
-                        "path" => summary.path = map.next_value_seed(StringsSeed { top: true })?.string(),
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(summary)
-            }
-        }
-        deserializer.deserialize_map(MetadataVisitor)
-    }
-}
-
 /// The weak-success flags recorded on an event: how often each was named (a name may be
 /// repeated, and each mention counts).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -209,7 +108,7 @@ pub(crate) struct RecordedFlags {
 }
 
 impl RecordedFlags {
-    fn add(&mut self, flag: WeakSuccessFlag) {
+    pub fn add(&mut self, flag: WeakSuccessFlag) {
         if let Some(count) = self.counts.get_mut(flag as usize) {
             *count += 1;
         }
@@ -228,31 +127,6 @@ impl FromIterator<WeakSuccessFlag> for RecordedFlags {
             recorded.add(flag);
         }
         recorded
-    }
-}
-
-impl<'de> Deserialize<'de> for RecordedFlags {
-    /// An array of flag names; an unknown name fails (for the careful reader to name it).
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct FlagsVisitor;
-        impl<'de> Visitor<'de> for FlagsVisitor {
-            type Value = RecordedFlags;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an array of flag names")
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RecordedFlags, A::Error> {
-                let mut recorded = RecordedFlags::default();
-                while let Some(Text(name)) = seq.next_element::<Text<'de>>()? {
-                    let flag = WeakSuccessFlag::from_name(&name)
-                        .ok_or_else(|| de::Error::custom("unknown weak-success flag"))?;
-                    recorded.add(flag);
-                }
-                Ok(recorded)
-            }
-        }
-        deserializer.deserialize_seq(FlagsVisitor)
     }
 }
 
@@ -286,11 +160,7 @@ pub(crate) fn read_line(text: &str, last_unterminated: bool) -> Result<Line<'_>,
     if text.trim().is_empty() {
         return Ok(Line::Other);
     }
-    // Only objects are events (serde would also fill a struct from an array).
-    if text.trim_start().starts_with('{')
-        && let Ok(line) = serde_json::from_str::<FastLine<'_, FastLine<'_, IgnoredAny>>>(text)
-        && let Ok(read) = line.into_line()
-    {
+    if let Some(read) = scan::read(text) {
         return Ok(read);
     }
     match serde_json::from_str::<Value>(text) {
@@ -310,172 +180,6 @@ fn contract_verdict(verdict: &str) -> Option<&'static str> {
         "not_applied" => Some("not_applied"),
         _ => None,
     }
-}
-
-/// A member present in the JSON (`null` counts as absent).
-#[derive(Default)]
-enum Slot<T> {
-    #[default]
-    Absent,
-    Present(T),
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Slot<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        T::deserialize(deserializer).map(Slot::Present)
-    }
-}
-
-/// A string whose content is not needed.
-struct AnyString;
-
-impl<'de> Deserialize<'de> for AnyString {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct StringVisitor;
-        impl Visitor<'_> for StringVisitor {
-            type Value = AnyString;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<AnyString, E> {
-                Ok(AnyString)
-            }
-        }
-        deserializer.deserialize_str(StringVisitor)
-    }
-}
-
-/// A log line as the fast reader sees it. `E` is what `e` (the event inside a session-log
-/// envelope) is read as: a `FastLine` on the outer level, [`IgnoredAny`] inside it, which
-/// reads one level of envelope, as the careful reader does, without a recursive type.
-#[derive(Deserialize)]
-struct FastLine<'a, E> {
-    #[serde(borrow, default)]
-    kind: Option<Text<'a>>,
-    #[serde(borrow, default, rename = "type")]
-    event_type: Option<Text<'a>>,
-    #[serde(default = "none")]
-    e: Option<E>,
-    #[serde(default)]
-    at: Option<u64>,
-    #[serde(borrow, default)]
-    tool: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    method: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    trace_id: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    call_id: Option<Text<'a>>,
-    #[serde(default)]
-    depth: Option<u64>,
-    #[serde(borrow, default)]
-    outcome: Option<FastOutcome<'a>>,
-    #[serde(borrow, default)]
-    contract: Option<Text<'a>>,
-    #[serde(default)]
-    weak_success: Option<RecordedFlags>,
-}
-
-fn none<E>() -> Option<E> {
-    None
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FastOutcome<'a> {
-    status: AnyStatus,
-    #[serde(borrow, default)]
-    tool: Slot<Text<'a>>,
-    #[serde(borrow, default)]
-    method: Slot<Text<'a>>,
-    #[serde(borrow, default)]
-    value: Slot<ValueSummary<'a>>,
-    #[serde(borrow, default)]
-    error_type: Slot<Text<'a>>,
-    #[serde(default)]
-    error_message: Slot<AnyString>,
-    #[serde(default)]
-    retriable: Slot<bool>,
-    #[serde(borrow, default)]
-    metadata: Slot<MetadataSummary<'a>>,
-}
-
-/// `"ok"` or `"error"`; anything else leaves the fast reader.
-#[derive(Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-enum AnyStatus {
-    Ok,
-    Error,
-}
-
-impl<'a> FastLine<'a, FastLine<'a, IgnoredAny>> {
-    /// `Err(())`: leave it to the careful reader.
-    fn into_line(self) -> Result<Line<'a>, ()> {
-        if text_of(&self.kind) == Some("event") {
-            match self.e {
-                Some(inner) => inner.into_event(self.at),
-                None => Ok(Line::Other),
-            }
-        } else {
-            self.into_event(None)
-        }
-    }
-}
-
-impl<'a, E> FastLine<'a, E> {
-    fn into_event(self, envelope_at: Option<u64>) -> Result<Line<'a>, ()> {
-        let marked =
-            text_of(&self.kind) == Some(OUTCOME_EVENT_TYPE) || text_of(&self.event_type) == Some(OUTCOME_EVENT_TYPE);
-        let unmarked = self.kind.is_none() && self.event_type.is_none() && self.outcome.is_some();
-        if !marked && !unmarked {
-            return Ok(Line::Other);
-        }
-        let outcome = self.outcome.ok_or(())?;
-        let result = match (outcome.status, outcome.value, outcome.error_type) {
-            (AnyStatus::Ok, Slot::Present(summary), Slot::Absent)
-                if matches!(outcome.error_message, Slot::Absent)
-                    && matches!(outcome.retriable, Slot::Absent)
-                    && matches!(outcome.metadata, Slot::Absent) =>
-            {
-                EventResult::Ok(summary)
-            }
-            (AnyStatus::Error, Slot::Absent, Slot::Present(Text(error_type))) if !error_type.is_empty() => {
-                let metadata = match outcome.metadata {
-                    Slot::Present(metadata) => metadata,
-                    Slot::Absent => MetadataSummary::default(),
-                };
-                EventResult::Error { error_type, metadata }
-            }
-            _ => return Err(()),
-        };
-        let from_outcome = |slot: Slot<Text<'a>>| match slot {
-            Slot::Present(Text(name)) => Some(name),
-            Slot::Absent => None,
-        };
-        let tool = self.tool.map(Text::into_cow).or_else(|| from_outcome(outcome.tool)).ok_or(())?;
-        let method = self.method.map(Text::into_cow).or_else(|| from_outcome(outcome.method)).ok_or(())?;
-        let contract = match text_of(&self.contract) {
-            None => None,
-            Some(verdict) => Some(contract_verdict(verdict).ok_or(())?),
-        };
-        Ok(Line::Event(Event {
-            tool,
-            method,
-            trace_id: self.trace_id.map(Text::into_cow),
-            call_id: self.call_id.map(Text::into_cow),
-            at_ms: self.at.or(envelope_at),
-            depth: self.depth,
-            result,
-            contract,
-            weak_success: self.weak_success,
-        }))
-    }
-}
-
-fn text_of<'t>(text: &'t Option<Text<'_>>) -> Option<&'t str> {
-    text.as_ref().map(|Text(text)| text.as_ref())
 }
 
 /// A member, `null` counting as absent.
@@ -498,6 +202,12 @@ fn count_member(object: &Value, name: &str) -> Result<Option<u64>, String> {
             value.as_u64().map(Some).ok_or_else(|| format!("`{name}` must be a non-negative integer, not {value}"))
         }
     }
+}
+
+/// The careful reader, for the fast reader's tests.
+#[cfg(test)]
+pub(crate) fn careful_for_tests(line: &Value) -> Result<Option<Event<'static>>, String> {
+    careful(line)
 }
 
 /// The careful reader: `Ok(None)` for lines that are not outcome events.
@@ -592,77 +302,35 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// Both readers agree on every line the fast one accepts.
-    fn agree(line: &Value) {
-        let text = line.to_string();
-        let fast =
-            serde_json::from_str::<FastLine<'_, FastLine<'_, IgnoredAny>>>(&text).ok().and_then(|l| l.into_line().ok());
-        let careful = careful(line).unwrap();
-        match (fast, careful) {
-            (Some(Line::Event(a)), Some(b)) => {
-                assert_eq!((&a.tool, &a.method, &a.trace_id, &a.at_ms), (&b.tool, &b.method, &b.trace_id, &b.at_ms));
-                match (&a.result, &b.result) {
-                    (EventResult::Ok(x), EventResult::Ok(y)) => assert_eq!(x, y),
-                    (
-                        EventResult::Error { error_type: x, metadata: m },
-                        EventResult::Error { error_type: y, metadata: n },
-                    ) => {
-                        assert_eq!((x, m), (y, n));
-                    }
-                    _ => panic!("results differ for {text}"),
-                }
-            }
-            (Some(Line::Other), None) | (None, _) => {}
-            _ => panic!("readers disagree on {text}"),
-        }
-    }
-
     #[test]
-    fn the_readers_agree() {
-        for line in [
-            json!({"kind": "event", "at": 7, "e": {"type": "tool:outcome", "tool": "t", "method": "m",
-                "outcome": {"status": "ok", "value": {"status": " Success ", "items": [], "more": [1], "x": {"a": []}}}}}),
-            json!({"tool": "t", "method": "m", "trace_id": "a", "outcome": {"status": "ok", "value": []}}),
-            json!({"tool": "t", "method": "m", "outcome": {"status": "ok", "value": "  "}}),
-            json!({"tool": "t", "method": "m", "outcome": {"status": "ok", "value": {"message": "m", "status": []}}}),
-            json!({"outcome": {"status": "error", "tool": "t", "method": "m", "error_type": "x", "metadata": {"a": 1}}}),
-            json!({"kind": "header", "v": 2}),
-        ] {
-            agree(&line);
-        }
-    }
-
-    #[test]
-    fn the_fast_reader_gives_way_on_anything_unusual() {
-        for text in [
-            r#"{"tool":"t","method":"m","outcome":{"status":"ok","value":{"a":[],"a":[1]}}}"#,
-            r#"{"tool":"t","method":"m","outcome":{"status":"ok","tool":null,"value":1}}"#,
-            r#"{"tool":"t","method":"m","outcome":{"status":"ok","value":1,"error_type":"x"}}"#,
-            r#"{"tool":"t","method":"m","outcome":{"status":"error","error_type":""}}"#,
-            r#"{"tool":"t","method":"m","outcome":{"status":"Ok","value":1}}"#,
-            r#"{"tool":"t","method":"m","contract":"maybe","outcome":{"status":"ok","value":1}}"#,
-        ] {
-            let fast = serde_json::from_str::<FastLine<'_, FastLine<'_, IgnoredAny>>>(text)
-                .ok()
-                .and_then(|l| l.into_line().ok());
-            assert!(fast.is_none(), "{text}");
-        }
+    fn a_value_too_wide_for_the_fast_reader_is_read_carefully() {
         // More members than the summary reads straight from text: the careful reader counts
         // them all.
         let members: Map<String, Value> = (0..20).map(|i| (format!("k{i}"), json!([]))).collect();
         let line = json!({"tool": "t", "method": "m", "outcome": {"status": "ok", "value": members}}).to_string();
-        assert!(serde_json::from_str::<FastLine<'_, FastLine<'_, IgnoredAny>>>(&line).is_err());
+        assert!(scan::read(&line).is_none());
         let Line::Event(event) = read_line(&line, false).unwrap() else { panic!("event") };
         let EventResult::Ok(ValueSummary::Object { empty_arrays, .. }) = &event.result else { panic!("object") };
         assert_eq!(empty_arrays.len(), 20);
-        // The repeated key: the careful reader keeps the last, like `serde_json`.
-        let Line::Event(event) =
-            read_line(r#"{"tool":"t","method":"m","outcome":{"status":"ok","value":{"a":[],"a":[1]}}}"#, false)
-                .unwrap()
-        else {
-            panic!("event")
-        };
+    }
+
+    #[test]
+    fn a_repeated_key_is_read_carefully_and_the_last_counts() {
+        let line = r#"{"tool":"t","method":"m","outcome":{"status":"ok","value":{"a":[],"a":[1]}}}"#;
+        assert!(scan::read(line).is_none());
+        let Line::Event(event) = read_line(line, false).unwrap() else { panic!("event") };
         let EventResult::Ok(ValueSummary::Object { empty_arrays, .. }) = &event.result else { panic!("object") };
         assert!(empty_arrays.is_empty());
+    }
+
+    #[test]
+    fn what_neither_reader_accepts_is_a_located_message_or_a_torn_tail() {
+        let line = r#"{"tool":"t","method":"m","contract":"maybe","outcome":{"status":"ok","value":1}}"#;
+        let Err(message) = read_line(line, false) else { panic!("an error") };
+        assert!(message.contains("`contract` must be held, violated or not_applied"), "{message}");
+        let Err(message) = read_line("{\"tool\":", false) else { panic!("an error") };
+        assert!(message.starts_with("not JSON"), "{message}");
+        assert!(matches!(read_line("{\"tool\":", true), Ok(Line::Torn)));
+        assert!(matches!(read_line("  \n", false), Ok(Line::Other)));
     }
 }
