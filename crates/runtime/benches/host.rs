@@ -23,6 +23,10 @@ use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, RunSumma
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog};
 use decision_runtime::provider::{DecisionProvider, ProviderError, Request, Response};
 
+/// As in the `decision` binary, which runs this host.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Times the provider it wraps, so its time can be taken out.
 struct Timed {
     inner: HeuristicProvider,
