@@ -213,3 +213,141 @@ fn the_session_log_feeds_the_outcomes_report() {
     // Every other line of the log (header, decisions, transitions…) is counted and skipped.
     assert_eq!(report.other_lines as usize, report.lines - 1);
 }
+
+/// The generic runtime's side: a node that code has decided is not asked, and code may only
+/// take an action the block's policy can take (or `escalate`, legal everywhere).
+mod code_decisions {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use decision_core::vocab::{ACTIONS, POSITIONS, REFERENCE_CELLS};
+    use decision_runtime::frame::Projections;
+    use decision_runtime::frame::projections::HostState;
+    use decision_runtime::graph::{
+        CodeDecision, Dispatch, Graph, GraphContext, GraphHost, HandlerError, HostAdapter, Invocation, MemorySink,
+        RunError,
+    };
+    use decision_runtime::host::CODING_CONTRACT;
+    use decision_runtime::host::heuristic::HeuristicProvider;
+    use decision_runtime::provider::{DecisionProvider, ProviderError, Request, Response};
+    use serde_json::json;
+
+    struct Counted(AtomicUsize);
+
+    impl DecisionProvider for Counted {
+        fn name(&self) -> &str {
+            "counted"
+        }
+        fn decide(&self, request: &Request) -> Result<Response, ProviderError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            HeuristicProvider.decide(request)
+        }
+    }
+
+    struct Judged {
+        cells: HostState,
+        code: Mutex<Option<CodeDecision>>,
+        handled: Vec<(String, String)>,
+    }
+
+    impl GraphContext for Judged {
+        fn cells(&self) -> &HostState {
+            &self.cells
+        }
+        fn code_decision(&mut self, _invocation: &Invocation) -> Option<CodeDecision> {
+            self.code.lock().unwrap().take()
+        }
+    }
+
+    fn handler(j: &mut Judged, d: &mut Dispatch<'_>) -> Result<String, HandlerError> {
+        let reason = d.decisions.first().map(|x| x.reason.clone()).unwrap_or_default();
+        j.handled.push((d.action.to_owned(), reason));
+        Ok(d.action.to_owned())
+    }
+
+    fn start(sink: MemorySink, provider: Arc<Counted>) -> GraphHost<Judged> {
+        let mut adapter = HostAdapter::new("tests/host_outcomes.rs").projections(Projections::standard());
+        for cell in REFERENCE_CELLS {
+            adapter = adapter.state_cell(cell.name, cell.ty, cell.untrusted);
+        }
+        for (position, actions) in POSITIONS {
+            adapter = adapter.position(position, actions);
+        }
+        for action in ACTIONS {
+            adapter = adapter.action(action, handler);
+        }
+        let graph = Graph::new("step_ok")
+            .decide("step_ok", &["step_ok"])
+            .edge("step_ok", "continue", "end")
+            .edge("step_ok", "stop", "end")
+            .edge("step_ok", "escalate", "end")
+            .terminal("end");
+        GraphHost::start(adapter.event_sink(Box::new(sink)), graph, step_ok_contract().as_bytes(), provider).unwrap()
+    }
+
+    /// The bundled contract's header and its `step_ok` block alone.
+    fn step_ok_contract() -> String {
+        let head = CODING_CONTRACT.split("\n## ").next().unwrap();
+        let block = CODING_CONTRACT.split("\n## ").find(|b| b.starts_with("step_ok\n")).unwrap();
+        format!("{head}\n## {block}")
+    }
+
+    fn judged(action: Option<&str>) -> Judged {
+        let cells = json!({"task": "t", "lastTool": "list_dir", "lastResult": "", "history": [], "readFiles": []});
+        Judged {
+            cells: cells.as_object().unwrap().clone(),
+            code: Mutex::new(action.map(|a| CodeDecision {
+                action: a.into(),
+                reason: format!("code says {a}"),
+                evidence: json!({"why": "test"}),
+            })),
+            handled: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_code_decision_is_dispatched_without_a_request_and_recorded() {
+        for action in ["stop", "continue", "escalate"] {
+            let (sink, provider) = (MemorySink::new(), Arc::new(Counted(AtomicUsize::new(0))));
+            let mut ctx = judged(Some(action));
+            let outcome = start(sink.clone(), provider.clone()).run(&mut ctx).unwrap();
+            assert_eq!(provider.0.load(Ordering::SeqCst), 0, "{action}: nothing was sent");
+            assert_eq!((outcome.stats.requests, outcome.stats.decisions, outcome.stats.code_decisions), (0, 0, 1));
+            assert_eq!(ctx.handled, [(action.to_owned(), format!("code says {action}"))]);
+            assert!(sink.of_type("decision").is_empty());
+            let code = sink.of_type("decision:code");
+            assert_eq!(code.len(), 1);
+            assert_eq!(code[0]["action"], action);
+            assert_eq!(code[0]["decidedBy"], "code");
+            assert_eq!(code[0]["basis"], json!({"why": "test"}));
+            assert_eq!((code[0]["node"].as_str(), code[0]["block"].as_str()), (Some("step_ok"), Some("step_ok")));
+            assert_eq!(outcome.transitions[0].label, action);
+        }
+    }
+
+    #[test]
+    fn without_a_code_decision_the_model_is_asked() {
+        let (sink, provider) = (MemorySink::new(), Arc::new(Counted(AtomicUsize::new(0))));
+        let mut ctx = judged(None);
+        let outcome = start(sink.clone(), provider.clone()).run(&mut ctx).unwrap();
+        assert_eq!(provider.0.load(Ordering::SeqCst), 1);
+        assert_eq!((outcome.stats.requests, outcome.stats.code_decisions), (1, 0));
+        assert_eq!(sink.of_type("decision").len(), 1);
+        assert!(sink.of_type("decision:code").is_empty());
+    }
+
+    #[test]
+    fn code_cannot_take_an_action_the_policy_cannot() {
+        let (sink, provider) = (MemorySink::new(), Arc::new(Counted(AtomicUsize::new(0))));
+        let mut ctx = judged(Some("deliver"));
+        let error = start(sink.clone(), provider.clone()).run(&mut ctx).unwrap_err();
+        assert!(
+            matches!(&error, RunError::CodeDecision { node, block, action }
+                if node == "step_ok" && block == "step_ok" && action == "deliver"),
+            "{error}"
+        );
+        assert!(ctx.handled.is_empty(), "nothing was dispatched");
+        assert!(sink.of_type("decision:code").is_empty(), "nothing was recorded as decided");
+        assert_eq!(provider.0.load(Ordering::SeqCst), 0);
+    }
+}
