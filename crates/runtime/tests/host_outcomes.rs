@@ -122,6 +122,10 @@ fn an_empty_listing_breaks_its_contract_and_code_decides_step_ok() {
         "{}",
         ran.summary.answer
     );
+    // Resuming from the log sees the step's result as the run saw it.
+    let point = decision_runtime::host::resume::resume_point(&ran.log).unwrap();
+    let result = point.state.history[0]["result"].as_str().unwrap();
+    assert!(result.starts_with("contract_violation: outcome of files.list_dir"), "{result}");
     // The log still verifies: the code decision is no decision record.
     let (mismatches, verified, intact) = replay(&ran.log);
     assert_eq!((mismatches, intact), (0, true));

@@ -73,6 +73,17 @@ pub fn tool_outcome(tool: &str, result: Result<String, String>) -> Outcome {
     outcome.with_identity(TOOL_ROLE, tool)
 }
 
+/// The step's result text when its outcome broke the contract: the violation first, then any
+/// output the tool returned.
+pub fn violation_result(message: &str, output: &str) -> String {
+    let mut text = format!("contract_violation: {message}");
+    if !output.is_empty() {
+        text.push('\n');
+        text.push_str(output);
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -1,7 +1,8 @@
 //! Resume (runtime.md §4.7): rebuild an unfinished run's state from its session log.
 //!
 //! Only events after the last `run:start` count. `tool:call` and `tool:result` are paired by
-//! step to rebuild the history; `files` come from `list_dir` outputs and `readFiles` from
+//! step to rebuild the history (a result whose `tool:outcome` broke its contract is the
+//! violation, as the run saw it); `files` come from `list_dir` outputs and `readFiles` from
 //! `read_file` inputs. The first call without a result is in flight: it is left out of the
 //! history and its step runs again. A run that ended with `agent_done` is refused.
 
@@ -11,7 +12,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use thiserror::Error;
 
+use super::outcomes::violation_result;
 use super::run::ResumeState;
+use crate::outcome::report::OUTCOME_EVENT_TYPE;
 
 /// What the log says about the run to continue.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,7 +87,17 @@ pub fn resume_point(path: &Path) -> Result<ResumePoint, ResumeError> {
             in_flight = Some((step, tool, input));
             break;
         };
-        let output = result.get("output").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let mut output = result.get("output").and_then(Value::as_str).unwrap_or_default().to_owned();
+        // A result that broke its deliverable contract was recorded as the violation.
+        let violated = tail.iter().find(|(_, e)| {
+            event_type(e) == OUTCOME_EVENT_TYPE
+                && e.get("step").and_then(Value::as_u64) == Some(step)
+                && e.get("contract").and_then(Value::as_str) == Some("violated")
+        });
+        if let Some((_, outcome)) = violated {
+            let message = outcome.pointer("/outcome/error_message").and_then(Value::as_str).unwrap_or_default();
+            output = violation_result(message, &output);
+        }
         if tool == "list_dir" {
             for line in output.lines().map(str::trim).filter(|l| !l.is_empty() && !l.ends_with('/')) {
                 if !files.iter().any(|f| f == line) {

@@ -37,7 +37,7 @@ use super::candidates::{FileOptions, ToolsFor, unread_files};
 use super::generate::{GenerateRequest, Generator};
 use super::human::Human;
 use super::inputs::{AuditLog, input_from_task, write_target};
-use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome};
+use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
 use super::tools::{Sandbox, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
 use crate::frame::projections::HostState;
 use crate::frame::{Projections, clip, reference_node_id};
@@ -632,11 +632,7 @@ impl CodingRun {
             return Ok(output.to_owned());
         }
         let message = validated.outcome.tool_error().map(|e| e.message.as_str()).unwrap_or_default();
-        let mut text = format!("contract_violation: {message}");
-        if !output.is_empty() {
-            text.push('\n');
-            text.push_str(output);
-        }
+        let text = violation_result(message, output);
         self.contract_violations += 1;
         self.step_decided = Some(CodeDecision {
             action: "stop".into(),
