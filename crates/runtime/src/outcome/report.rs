@@ -721,3 +721,54 @@ pub fn outcome_event(tool: &str, method: &str, validated: &Validated, context: &
     event.insert("outcome".into(), validated.outcome.to_json());
     Value::Object(event)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufReader;
+
+    const FIXTURE: &str = include_str!("../../../../examples/outcomes/outcome-log.jsonl");
+
+    fn read_through(log: &[u8], capacity: usize) -> Result<Report, ReportError> {
+        report(BufReader::with_capacity(capacity, log))
+    }
+
+    #[test]
+    fn lines_split_across_reader_buffers_read_the_same() {
+        let whole = report(FIXTURE.as_bytes()).unwrap().to_json();
+        assert_eq!(whole["outcome_events"], 14, "the fixture is read");
+        let torn = format!("{FIXTURE}{{\"tool\":\"t\",\"meth");
+        let torn_whole = report(torn.as_bytes()).unwrap().to_json();
+        assert_eq!(torn_whole["torn_tail"], true);
+        for capacity in [1, 2, 3, 7, 64, 100, 333, 4096] {
+            assert_eq!(read_through(FIXTURE.as_bytes(), capacity).unwrap().to_json(), whole, "{capacity}");
+            assert_eq!(read_through(torn.as_bytes(), capacity).unwrap().to_json(), torn_whole, "{capacity}");
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_an_io_error_wherever_the_buffer_splits_it() {
+        let mut log = FIXTURE.as_bytes().to_vec();
+        log.extend_from_slice(b"{\"tool\":\"t\xff\"}\n");
+        for capacity in [1, 5, 64, 8192] {
+            match read_through(&log, capacity) {
+                Err(ReportError::Io(error)) => assert_eq!(error.kind(), io::ErrorKind::InvalidData),
+                other => panic!("{capacity}: expected an I/O error, got {other:?}"),
+            }
+        }
+        // The final line without a newline too.
+        let unterminated = b"{\"tool\":\"t\xff\"}";
+        assert!(matches!(read_through(unterminated, 4), Err(ReportError::Io(_))));
+    }
+
+    #[test]
+    fn line_numbers_count_every_line_whatever_the_buffer() {
+        let log = format!("{FIXTURE}not json\n");
+        for capacity in [3, 8192] {
+            match read_through(log.as_bytes(), capacity) {
+                Err(ReportError::Line { line, .. }) => assert_eq!(line, 20),
+                other => panic!("{capacity}: expected a line error, got {other:?}"),
+            }
+        }
+    }
+}
