@@ -163,39 +163,70 @@ impl FrameArtifact {
     /// The artifact in the reference's key order. In provenance mode a `provenance` list
     /// follows: for each untrusted key, its source cell and how the state marks it.
     pub fn to_value(&self) -> Value {
-        let mut v = json!({
-            "node": self.node,
-            "state": self.state,
-            "digest": self.digest,
-            "fields": self.fields.iter().map(|f| json!({"key": f.key, "from": f.from})).collect::<Vec<_>>(),
-            "untrusted": self.untrusted,
-            "truncated": self.truncated.iter().map(|t| json!({"key": t.key, "from": t.from, "to": t.to})).collect::<Vec<_>>(),
-            "unfilled": self.unfilled.iter().map(|u| json!({"key": u.key, "from": u.from, "why": u.why})).collect::<Vec<_>>(),
-            "absent": self.absent.iter().map(|a| json!({"key": a.key, "why": a.why})).collect::<Vec<_>>(),
-            "excluded": self.excluded.iter().map(|(c, w)| json!([c, w])).collect::<Vec<_>>(),
-        });
-        if self.mode == Mode::Provenance
-            && let Some(map) = v.as_object_mut()
-        {
-            let provenance: Vec<Value> = self
-                .untrusted
-                .iter()
-                .filter_map(|key| {
-                    let from = self.fields.iter().find(|f| &f.key == key).map(|f| f.from.clone())?;
-                    let marked = match self.state.get(key) {
-                        Some(Value::String(s)) if s.is_empty() => "empty",
-                        Some(Value::String(_)) => "markers",
-                        Some(Value::Array(a)) if a.is_empty() => "empty",
-                        Some(_) => "wrapper",
-                        None => "absent",
-                    };
-                    Some(json!({"key": key, "from": from, "trust": "untrusted", "marked": marked}))
-                })
-                .collect();
-            map.insert("provenance".to_owned(), Value::Array(provenance));
-        }
-        v
+        self.clone().into_value()
     }
+
+    /// [`FrameArtifact::to_value`], moving the state and names instead of copying them.
+    pub fn into_value(self) -> Value {
+        let provenance = (self.mode == Mode::Provenance).then(|| self.provenance());
+        let mut v = Map::with_capacity(10);
+        v.insert("node".into(), Value::String(self.node));
+        v.insert("state".into(), Value::Object(self.state));
+        v.insert("digest".into(), Value::String(self.digest));
+        let fields = self.fields.into_iter().map(|f| object([("key", f.key.into()), ("from", f.from.into())]));
+        v.insert("fields".into(), fields.collect());
+        v.insert("untrusted".into(), self.untrusted.into_iter().map(Value::String).collect());
+        let truncated = self
+            .truncated
+            .into_iter()
+            .map(|t| object([("key", t.key.into()), ("from", t.from.into()), ("to", t.to.into())]));
+        v.insert("truncated".into(), truncated.collect());
+        let unfilled = self
+            .unfilled
+            .into_iter()
+            .map(|u| object([("key", u.key.into()), ("from", u.from.into()), ("why", u.why.into())]));
+        v.insert("unfilled".into(), unfilled.collect());
+        let absent = self.absent.into_iter().map(|a| object([("key", a.key.into()), ("why", a.why.into())]));
+        v.insert("absent".into(), absent.collect());
+        let excluded = self.excluded.into_iter().map(|(c, w)| Value::Array(vec![c.into(), w.into()]));
+        v.insert("excluded".into(), excluded.collect());
+        if let Some(provenance) = provenance {
+            v.insert("provenance".into(), Value::Array(provenance));
+        }
+        Value::Object(v)
+    }
+
+    /// For each untrusted key, its source cell and how the state marks it.
+    fn provenance(&self) -> Vec<Value> {
+        self.untrusted
+            .iter()
+            .filter_map(|key| {
+                let from = self.fields.iter().find(|f| &f.key == key).map(|f| f.from.clone())?;
+                let marked = match self.state.get(key) {
+                    Some(Value::String(s)) if s.is_empty() => "empty",
+                    Some(Value::String(_)) => "markers",
+                    Some(Value::Array(a)) if a.is_empty() => "empty",
+                    Some(_) => "wrapper",
+                    None => "absent",
+                };
+                Some(object([
+                    ("key", key.as_str().into()),
+                    ("from", from.into()),
+                    ("trust", "untrusted".into()),
+                    ("marked", marked.into()),
+                ]))
+            })
+            .collect()
+    }
+}
+
+/// A JSON object of a few members, in the order given.
+fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+    let mut map = Map::with_capacity(N);
+    for (key, value) in members {
+        map.insert(key.to_owned(), value);
+    }
+    Value::Object(map)
 }
 
 /// Compiles a frame from host state, exactly as the reference does (in [`Mode::Reference`]).

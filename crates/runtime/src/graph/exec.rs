@@ -424,9 +424,10 @@ impl<C: GraphContext> GraphHost<C> {
         let first = decisions.first().ok_or_else(|| RunError::UnknownNode(node.to_owned()))?;
         let action = first.action.clone();
         let evidence = self.evidence_for(ctx, node, &action, evidence_name)?;
-        for (i, (decision, artifact)) in decisions.iter().zip(&artifacts).enumerate() {
+        // The artifacts end here: their frames move into the records.
+        for (i, (decision, artifact)) in decisions.iter().zip(artifacts).enumerate() {
             let block = blocks.get(i).map_or("", String::as_str);
-            let mut event = obj(decision.to_event(artifact.as_ref().map(FrameArtifact::to_value)).to_value());
+            let mut event = obj(decision.to_event(artifact.map(FrameArtifact::into_value)).into_value());
             self.locate(&mut event, invocation, block);
             if i == 0
                 && let Some(evidence) = &evidence

@@ -25,7 +25,7 @@ pub trait EventSink: Send {
 
 impl EventSink for SessionLog {
     fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), SinkError> {
-        self.append_event(event_type, &payload)
+        self.append_owned(event_type, payload)
             .map_err(|e| SinkError { event: event_type.to_owned(), message: e.to_string() })
     }
 }

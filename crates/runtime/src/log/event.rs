@@ -36,45 +36,52 @@ pub struct DecisionEvent {
 impl DecisionEvent {
     /// The event object, keys in the reference's emission order.
     pub fn to_value(&self) -> Value {
-        let mut e = Map::with_capacity(20);
+        self.clone().into_value()
+    }
+
+    /// [`DecisionEvent::to_value`], moving the fields instead of copying them. The object has
+    /// room for the members a host adds after these (node, block, position, state version,
+    /// evidence).
+    pub fn into_value(self) -> Value {
+        let mut e = Map::with_capacity(26);
         let mut put = |key: &str, value: Value| {
             e.insert(key.to_owned(), value);
         };
         put("type", Value::from("decision"));
         put("step", Value::from(self.step));
-        put("id", Value::from(self.id.as_str()));
-        put("state", Value::Object(self.state.clone()));
-        if let Some(frame) = &self.frame {
-            put("frame", frame.clone());
+        put("id", Value::String(self.id));
+        put("state", Value::Object(self.state));
+        if let Some(frame) = self.frame {
+            put("frame", frame);
         }
-        if let Some(d) = &self.request_digest {
-            put("requestDigest", Value::from(d.as_str()));
+        if let Some(d) = self.request_digest {
+            put("requestDigest", Value::String(d));
         }
-        if let Some(d) = &self.sent_frame_digest {
-            put("sentFrameDigest", Value::from(d.as_str()));
+        if let Some(d) = self.sent_frame_digest {
+            put("sentFrameDigest", Value::String(d));
         }
-        if let Some(q) = &self.sent_questions {
-            put("sentQuestions", q.clone());
+        if let Some(q) = self.sent_questions {
+            put("sentQuestions", q);
         }
-        if let Some(ids) = &self.batch_ids {
-            put("batchIds", Value::from(ids.clone()));
+        if let Some(ids) = self.batch_ids {
+            put("batchIds", Value::from(ids));
         }
-        if let Some(m) = &self.margin {
-            put("margin", m.clone());
+        if let Some(m) = self.margin {
+            put("margin", m);
         }
-        put("questions", self.questions.clone());
-        put("answers", self.answers.clone());
-        put("action", Value::from(self.action.as_str()));
-        put("reason", Value::from(self.reason.as_str()));
+        put("questions", self.questions);
+        put("answers", self.answers);
+        put("action", Value::String(self.action));
+        put("reason", Value::String(self.reason));
         put("latencyMs", Value::from(self.latency_ms));
-        put("provider", Value::from(self.provider.as_str()));
-        if let Some(m) = &self.model {
-            put("model", Value::from(m.as_str()));
+        put("provider", Value::String(self.provider));
+        if let Some(m) = self.model {
+            put("model", Value::String(m));
         }
         put("degraded", Value::from(self.degraded));
         put("escalate", Value::from(self.escalate));
-        if let Some(w) = &self.warnings {
-            put("warnings", Value::from(w.clone()));
+        if let Some(w) = self.warnings {
+            put("warnings", Value::from(w));
         }
         Value::Object(e)
     }

@@ -181,6 +181,22 @@ impl SessionLog {
         self.append_value(&Value::Object(event))
     }
 
+    /// [`SessionLog::append_event`] for a payload the caller gives up, so nothing is copied. A
+    /// payload that already starts with this `type` (a decision record) is written as it is.
+    pub fn append_owned(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), LogError> {
+        let typed = payload.iter().next().is_some_and(|(k, v)| k == "type" && v.as_str() == Some(event_type));
+        let event = match typed {
+            true => payload,
+            false => {
+                let mut event = Map::with_capacity(payload.len() + 1);
+                event.insert("type".to_owned(), Value::String(event_type.to_owned()));
+                event.extend(payload.into_iter().filter(|(k, _)| k != "type"));
+                event
+            }
+        };
+        self.append_value(&Value::Object(event))
+    }
+
     /// Appends a `decision` event (`runtime.md` §4.1).
     pub fn append_decision(&mut self, decision: &DecisionEvent) -> Result<(), LogError> {
         self.append_value(&decision.to_value())
