@@ -208,27 +208,27 @@ impl Decider {
         let started = Instant::now();
         let outcome = self.provider.decide(&request);
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        // The sent state is shared by every node of the request: the last node takes it, the
-        // others copy it (one copy per extra node, none for a single node).
-        let mut sent_state = Some(request.state);
+        // The sent state and questions are shared by every node of the request: the last node
+        // takes them, the others copy them (no copy for a single node).
+        let mut shared = Some((request.state, sent_questions));
         let last = specs.len().saturating_sub(1);
-        let mut state_for = |index: usize| match index == last {
-            true => sent_state.take().unwrap_or_default(),
-            false => sent_state.clone().unwrap_or_default(),
+        let mut shared_for = |index: usize| match index == last {
+            true => shared.take().unwrap_or_default(),
+            false => shared.clone().unwrap_or_default(),
         };
-        let base = |spec: &NodeSpec, state: Value| NodeDecision {
+        let base = |spec: &NodeSpec, (state, sent_questions): (Value, Value)| NodeDecision {
             id: spec.id.clone(),
             step,
             batch_ids: batch_ids.clone(),
             sent_frame_digest: sent_frame_digest.clone(),
             request_digest: request_digest.clone(),
             state,
-            sent_questions: sent_questions.clone(),
             // A node alone in its request sent exactly its own questions.
             questions: match specs.len() {
                 1 => sent_questions.clone(),
                 _ => spec.questions.to_json(),
             },
+            sent_questions,
             raw_answers: Map::new(),
             answers: Answers::new(),
             problems: Vec::new(),
@@ -255,7 +255,7 @@ impl Decider {
                     .map(|(index, spec)| NodeDecision {
                         reason: reason.clone(),
                         warnings: vec![reason.clone()],
-                        ..base(spec, state_for(index))
+                        ..base(spec, shared_for(index))
                     })
                     .collect());
             }
@@ -275,7 +275,7 @@ impl Decider {
                     usage: response.usage,
                     degraded: response.degraded,
                     warnings: response.warnings.clone(),
-                    ..base(spec, state_for(index))
+                    ..base(spec, shared_for(index))
                 };
                 match validate_answers(&spec.questions, &raw) {
                     Ok(answers) => {
