@@ -209,7 +209,18 @@ fn parse_hex32_bytes(bytes: &[u8]) -> Option<[u8; 32]> {
 
 /// Lowercase hex of a SHA-256.
 pub fn hex32(hash: &[u8; 32]) -> String {
-    hash.iter().map(|b| format!("{b:02x}")).collect()
+    let mut out = String::with_capacity(64);
+    push_hex32(hash, &mut out);
+    out
+}
+
+/// Appends the 64 lowercase hex characters of `hash` to `out`.
+pub fn push_hex32(hash: &[u8; 32], out: &mut String) {
+    for byte in hash {
+        for nibble in [byte >> 4, byte & 0x0f] {
+            out.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -251,6 +262,9 @@ mod tests {
         }
         assert!(parse_line(br#"{"kind":"event","run":0,"e":{"#).is_err());
         assert!(parse_line(b"").is_err());
+        let mixed: [u8; 32] = std::array::from_fn(|i| (i as u8).wrapping_mul(37));
+        assert_eq!(hex32(&mixed), mixed.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        assert_eq!(parse_hex32(&hex32(&mixed)), Some(mixed));
         assert_eq!(parse_hex32(&"0".repeat(63)), None);
         assert_eq!(parse_hex32(&"g".repeat(64)), None);
         assert_eq!(hex32(&[0xab; 32]), "ab".repeat(32));

@@ -1,17 +1,18 @@
 //! The session-log writer: append-only JSON Lines in the reference's layout, one whole line
 //! per write, each envelope chained to the previous line by `seq` and `prev`.
 
+use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use decision_core::digest::{stringify, write_value};
+use decision_core::digest::write_value;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::LogError;
-use super::envelope::{hex32, parse_line};
+use super::envelope::{parse_line, push_hex32};
 use super::event::DecisionEvent;
 use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 
@@ -205,16 +206,11 @@ impl SessionLog {
     fn append_value(&mut self, event: &Value) -> Result<(), LogError> {
         let mut line = std::mem::take(&mut self.line);
         line.clear();
-        line.push_str("{\"kind\":\"event\",\"run\":");
-        line.push_str(&self.run.to_string());
-        line.push_str(",\"at\":");
-        line.push_str(&(self.clock)().to_string());
-        line.push_str(",\"e\":");
-        line.push_str(&stringify(event));
-        line.push_str(",\"seq\":");
-        line.push_str(&self.seq.to_string());
-        line.push_str(",\"prev\":\"");
-        line.push_str(&hex32(&self.prev));
+        // Written in place: no intermediate strings (writing to a String cannot fail).
+        let _ = write!(line, "{{\"kind\":\"event\",\"run\":{},\"at\":{},\"e\":", self.run, (self.clock)());
+        write_value(event, &mut line);
+        let _ = write!(line, ",\"seq\":{},\"prev\":\"", self.seq);
+        push_hex32(&self.prev, &mut line);
         line.push_str("\"}");
         self.line = line;
         self.write_line()
