@@ -3,6 +3,8 @@
 //! (§3.4), each with a failing and a passing example; and reading capability reports.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use decision_core::check::{self, Capabilities, CapabilitiesError, CheckOptions, Report, codes};
@@ -10,17 +12,7 @@ use decision_core::diag::{Diagnostic, Layer, Severity};
 use decision_core::policy::{Answer, Answers, Predicate, evaluate};
 
 fn dump(report: &Report) -> String {
-    report
-        .diagnostics
-        .iter()
-        .map(|d| {
-            format!(
-                "{:?} {:?} {} L{}:{} {} (help: {:?})",
-                d.layer, d.severity, d.code, d.span.line, d.span.column, d.message, d.help
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    common::dump(&report.diagnostics)
 }
 
 fn check_plain(source: &str) -> Report {

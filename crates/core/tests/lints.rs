@@ -3,23 +3,15 @@
 //! in the right layer at the right line) and a passing one.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use decision_core::check::{self, Capabilities, CheckOptions, Report, codes};
 use decision_core::diag::{Diagnostic, Layer, Severity};
 
 fn dump(report: &Report) -> String {
-    report
-        .diagnostics
-        .iter()
-        .map(|d| {
-            format!(
-                "{:?} {:?} {} L{}:{} {} (help: {:?})",
-                d.layer, d.severity, d.code, d.span.line, d.span.column, d.message, d.help
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    common::dump(&report.diagnostics)
 }
 
 /// `schema:` on line 1, then `lines` (so `lines[i]` is line `i + 2`).

@@ -4,10 +4,14 @@
 //! policies and the text-level edge cases (CRLF, BOM, invalid UTF-8, U+2028, inherited names).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
+mod common;
+
 use decision_core::check::{self, Capabilities, CheckOptions, codes};
 use decision_core::diag::{Diagnostic, Layer, Severity};
 use decision_core::syntax::{Parsed, parse};
 use decision_core::{Kind, Primitive};
+
+use common::dump;
 
 const REFERENCE: &str =
     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md"));
@@ -21,19 +25,6 @@ fn src(lines: &[&str]) -> String {
 
 fn p(source: &str) -> Parsed {
     parse(source.as_bytes())
-}
-
-fn dump(diagnostics: &[Diagnostic]) -> String {
-    diagnostics
-        .iter()
-        .map(|d| {
-            format!(
-                "{:?} {:?} {} L{}:{} {} (help: {:?})",
-                d.layer, d.severity, d.code, d.span.line, d.span.column, d.message, d.help
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn errors(parsed: &Parsed) -> Vec<&Diagnostic> {
