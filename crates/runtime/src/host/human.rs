@@ -1,7 +1,10 @@
 //! Who authorises a call the `grade_risk` gate sends to a person. With no one to ask, the
 //! answer is **deny**: a gate that cannot reach a human fails closed.
+//!
+//! [`PromptHuman`] is the question itself, over any reader and writer; [`TerminalHuman`] puts
+//! it on stdin and stderr, and only when both are terminals.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, ErrorKind, IsTerminal, Write};
 
 /// Decides whether a gated tool call may run.
 pub trait Human: Send {
@@ -28,6 +31,122 @@ impl Human for ApproveAll {
     }
 }
 
+/// The longest answer line read, newline included. A longer line is not an answer: it is
+/// read to its end (so it cannot spill into the next question) and denied.
+pub const MAX_ANSWER_BYTES: usize = 64;
+
+/// How many characters of the target and of the reason a prompt shows. A `write_file`
+/// target holds the whole content; the rest is summarised by its length.
+pub const MAX_SHOWN_CHARS: usize = 2000;
+
+/// Asks a person through `input` and `output`: the prompt names the tool, its target and the
+/// gate's reason, and one line is read as the answer. Only `y` or `yes` (any case, surrounding
+/// whitespace ignored) approves; anything else denies — an empty line, end of input, an
+/// over-long or non-UTF-8 line, a read error, and a prompt that could not be written (nobody
+/// can approve what they were not shown).
+#[derive(Debug)]
+pub struct PromptHuman<R, W> {
+    input: R,
+    output: W,
+}
+
+impl<R: BufRead, W: Write> PromptHuman<R, W> {
+    pub fn new(input: R, output: W) -> Self {
+        PromptHuman { input, output }
+    }
+
+    /// The reader and writer back (to inspect what was written).
+    pub fn into_parts(self) -> (R, W) {
+        (self.input, self.output)
+    }
+
+    /// Show the prompt and read one answer.
+    pub fn ask(&mut self, tool: &str, target: &str, reason: &str) -> bool {
+        let shown = prompt_text(tool, target, reason);
+        if self.output.write_all(shown.as_bytes()).and_then(|()| self.output.flush()).is_err() {
+            return false;
+        }
+        read_answer(&mut self.input).is_some_and(|answer| is_approval(&answer))
+    }
+}
+
+impl<R: BufRead + Send, W: Write + Send> Human for PromptHuman<R, W> {
+    fn authorize(&mut self, tool: &str, target: &str, reason: &str) -> bool {
+        self.ask(tool, target, reason)
+    }
+}
+
+/// The prompt: `authorise tool(target)?`, the gate's reason, and `[y/N]` (deny is the
+/// default). The target and the reason come from the task and the model, so control and
+/// invisible characters are shown escaped: they cannot redraw or hide part of the prompt.
+pub fn prompt_text(tool: &str, target: &str, reason: &str) -> String {
+    format!("\n  authorise {}({})?\n  gate: {}\n  [y/N] ", shown(tool), shown(target), shown(reason))
+}
+
+/// Whether an answer line approves.
+fn is_approval(answer: &str) -> bool {
+    let answer = answer.trim();
+    answer.eq_ignore_ascii_case("y") || answer.eq_ignore_ascii_case("yes")
+}
+
+/// One line (the last one may end without a newline); `None` for a read error, a line longer
+/// than [`MAX_ANSWER_BYTES`] or one that is not UTF-8.
+fn read_answer(input: &mut impl BufRead) -> Option<String> {
+    let mut kept = Vec::new();
+    let mut too_long = false;
+    loop {
+        let buffer = match input.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        if buffer.is_empty() {
+            break;
+        }
+        let (line, ended) = match buffer.iter().position(|b| *b == b'\n') {
+            Some(at) => (buffer.split_at(at + 1).0, true),
+            None => (buffer, false),
+        };
+        if kept.len() + line.len() > MAX_ANSWER_BYTES {
+            too_long = true;
+        } else {
+            kept.extend_from_slice(line);
+        }
+        let used = line.len();
+        input.consume(used);
+        if ended {
+            break;
+        }
+    }
+    if too_long {
+        return None;
+    }
+    String::from_utf8(kept).ok()
+}
+
+/// `text` clipped to [`MAX_SHOWN_CHARS`], with control and invisible characters escaped.
+fn shown(text: &str) -> String {
+    let total = text.chars().count();
+    let mut out = String::with_capacity(text.len().min(MAX_SHOWN_CHARS * 2));
+    for c in text.chars().take(MAX_SHOWN_CHARS) {
+        if c.is_control() || is_invisible(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if total > MAX_SHOWN_CHARS {
+        out.push_str(&format!("… ({} more characters)", total - MAX_SHOWN_CHARS));
+    }
+    out
+}
+
+/// Format characters that change how the text around them is displayed: zero-width
+/// characters, bidirectional overrides and isolates, the byte-order mark.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+}
+
 /// Asks on the terminal when both stdin and stderr are terminals; denies otherwise.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TerminalHuman;
@@ -41,16 +160,10 @@ impl TerminalHuman {
 
 impl Human for TerminalHuman {
     fn authorize(&mut self, tool: &str, target: &str, reason: &str) -> bool {
+        // Checked on every call: a redirected stream must never be read as a person's answer.
         if !TerminalHuman::available() {
             return false;
         }
-        let mut err = std::io::stderr();
-        let _ = write!(err, "\n  authorise {tool}({target})?\n  gate: {reason}\n  [y/N] ");
-        let _ = err.flush();
-        let mut line = String::new();
-        match std::io::stdin().lock().read_line(&mut line) {
-            Ok(_) => matches!(line.trim().to_lowercase().as_str(), "y" | "yes"),
-            Err(_) => false,
-        }
+        PromptHuman::new(std::io::stdin().lock(), std::io::stderr()).ask(tool, target, reason)
     }
 }
