@@ -61,6 +61,7 @@ fn config(workdir: &Path, task: &str, max_steps: u64) -> RunConfig {
         task: task.into(),
         workdir: workdir.to_path_buf(),
         max_steps,
+        time_budget: None,
         allow_write: false,
         allow_delete: false,
         earlier: None,

@@ -68,6 +68,7 @@ fn run_with(dir: &TempDir, files: &[(&str, &str)], task: &str, contracts: Option
         task: task.into(),
         workdir: ws,
         max_steps: 4,
+        time_budget: None,
         allow_write: false,
         allow_delete: false,
         earlier: None,

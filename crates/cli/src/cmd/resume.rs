@@ -1,9 +1,12 @@
 //! `decision resume LOG`: continue an unfinished run from its session log (runtime.md §4.7).
 //! The task, work directory and permissions come from the last `run:start`; the history,
 //! known files and read files are rebuilt from the tool events; an in-flight call runs again.
+//! The time budget, unless `--time-budget` gives another, is the one the run started with,
+//! on a fresh clock.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use decision_runtime::host::resume::resume_point;
 use decision_runtime::host::{CODING_CONTRACT, DEFAULT_MAX_STEPS, RunConfig};
@@ -42,6 +45,19 @@ pub fn run(args: Args) -> ExitCode {
         Err(message) => return super::usage_error(&message),
     };
     let flag = |key: &str| point.start.get(key).and_then(Value::as_bool).unwrap_or(false);
+    let time_budget = match (args.common.time_budget, point.start.get("timeBudgetSeconds")) {
+        (Some(budget), _) => Some(budget),
+        (None, None) => None,
+        (None, Some(recorded)) => match recorded.as_f64().and_then(|s| Duration::try_from_secs_f64(s).ok()) {
+            Some(budget) => Some(budget),
+            None => {
+                return super::usage_error(&format!(
+                    "{}: the run's timeBudgetSeconds ({recorded}) is not a duration; give --time-budget",
+                    args.log.display()
+                ));
+            }
+        },
+    };
     let config = RunConfig {
         task: point.task.clone(),
         workdir: PathBuf::from(&point.cwd),
@@ -49,6 +65,7 @@ pub fn run(args: Args) -> ExitCode {
             .max_steps
             .or_else(|| point.start.get("maxSteps").and_then(Value::as_u64))
             .unwrap_or(DEFAULT_MAX_STEPS),
+        time_budget,
         allow_write: flag("allowWrite"),
         allow_delete: flag("allowDelete"),
         earlier: None,

@@ -1,12 +1,13 @@
 //! `decision run [CONTRACT] --task TEXT --workdir DIR [--provider …] [--log LOG] [--max-steps N]
-//! [--allow-write] [--allow-delete] [--outcome-contracts FILE]`: run the reference coding host on
-//! a task, showing each decision as it happens, and end with a summary. The session log it
-//! writes verifies with `decision replay`; its `tool:outcome` events feed `decision outcomes
-//! report`.
+//! [--time-budget SECONDS] [--allow-write] [--allow-delete] [--outcome-contracts FILE]
+//! [--generator-url URL [--max-output-tokens N]]`: run the reference coding host on a task,
+//! showing each decision as it happens, and end with a summary. The session log it writes
+//! verifies with `decision replay`; its `tool:outcome` events feed `decision outcomes report`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use decision_runtime::graph::{EventSink, FnSink, Tee};
 use decision_runtime::host::generate::{ChatGenerator, EvidenceReport, Generator};
@@ -47,6 +48,15 @@ pub struct Common {
     /// The generator's model name (default: `$DECISION_GENERATOR_MODEL`, else `default`).
     #[arg(long)]
     pub generator_model: Option<String>,
+    /// The most tokens the generator may write per answer (`max_tokens` in its requests);
+    /// needs a generator URL.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_output_tokens: Option<u32>,
+    /// A wall-clock budget for the run, in seconds (decimals allowed, > 0). It is checked
+    /// between steps: when it is spent, the loop halts with `time_budget` and the answer is
+    /// still written from the evidence so far.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_time_budget)]
+    pub time_budget: Option<Duration>,
     /// Where `auto_audit` appends audit records (default: next to the log).
     #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
@@ -58,6 +68,15 @@ pub struct Common {
     /// examples/coding-agent/outcomes.json.
     #[arg(long, value_name = "FILE")]
     pub outcome_contracts: Option<PathBuf>,
+}
+
+/// `--time-budget`: a finite number of seconds greater than 0.
+fn parse_time_budget(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text.trim().parse().map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err(format!("`{text}`: the budget must be a number of seconds greater than 0"));
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("`{text}`: {e}"))
 }
 
 /// The `--outcome-contracts` file, loaded and linted (every problem located).
@@ -116,6 +135,7 @@ pub fn run(args: Args) -> ExitCode {
         task: args.task.clone(),
         workdir: args.workdir.clone(),
         max_steps: args.max_steps,
+        time_budget: args.common.time_budget,
         allow_write: args.allow_write,
         allow_delete: args.allow_delete,
         earlier: None,
@@ -185,7 +205,14 @@ pub fn execute(
         Some(url) => {
             let model = common.generator_model.clone().or_else(|| env("DECISION_GENERATOR_MODEL"));
             let key = ApiKey::from_env(OpenAiProvider::KEY_VARIABLE);
-            Box::new(ChatGenerator::new(&url, model.as_deref().unwrap_or("default"), key))
+            let chat = ChatGenerator::new(&url, model.as_deref().unwrap_or("default"), key);
+            Box::new(chat.with_max_tokens(common.max_output_tokens))
+        }
+        // The evidence report has no tokens to cap: a cap given for it would silently do nothing.
+        None if common.max_output_tokens.is_some() => {
+            return super::usage_error(
+                "--max-output-tokens caps a language model's answer: it needs --generator-url or $DECISION_GENERATOR_URL",
+            );
         }
         None => Box::new(EvidenceReport),
     };

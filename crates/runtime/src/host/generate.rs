@@ -133,6 +133,7 @@ pub fn halt_text(halt: &str) -> String {
         "denied" => "a tool call was not authorised",
         "step_failed" => "a tool call failed",
         "max_steps" => "the step limit was reached",
+        "time_budget" => "the time budget was spent",
         other => other,
     };
     match suffix {
@@ -141,7 +142,15 @@ pub fn halt_text(halt: &str) -> String {
     }
 }
 
+/// The largest reply body read from the chat endpoint.
+pub const MAX_REPLY_BYTES: u64 = 8 * 1024 * 1024;
+
 /// An OpenAI-compatible `POST {base}/chat/completions` generator.
+///
+/// The request is `{model, messages: [system: the contract's generator instructions, user:
+/// the task, each evidence line, and on a revision the gate's reason], temperature: 0}`, with
+/// `max_tokens` only when a cap is set. Every error names the generator, and the API key is
+/// scrubbed from it.
 #[derive(Debug, Clone)]
 pub struct ChatGenerator {
     name: String,
@@ -149,6 +158,7 @@ pub struct ChatGenerator {
     model: String,
     key: Option<ApiKey>,
     timeout: Duration,
+    max_tokens: Option<u32>,
     agent: ureq::Agent,
 }
 
@@ -163,12 +173,21 @@ impl ChatGenerator {
             model: model.to_owned(),
             key,
             timeout: Duration::from_secs(120),
+            max_tokens: None,
             agent: config.build().into(),
         }
     }
 
+    /// The whole request, reply included, must finish within `timeout` (default 120 s).
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Cap the tokens the model may write per answer (`max_tokens` in the request); without
+    /// a cap the field is left out and the server's default applies.
+    pub fn with_max_tokens(mut self, max_tokens: Option<u32>) -> Self {
+        self.max_tokens = max_tokens;
         self
     }
 }
@@ -189,11 +208,14 @@ impl Generator for ChatGenerator {
             user.push('\n');
             user.push_str(&revise_instruction(reason));
         }
-        let body = json!({
+        let mut body = json!({
             "model": self.model,
             "messages": [{"role": "system", "content": r.instructions}, {"role": "user", "content": user}],
             "temperature": 0,
         });
+        if let (Some(max_tokens), Some(fields)) = (self.max_tokens, body.as_object_mut()) {
+            fields.insert("max_tokens".into(), json!(max_tokens));
+        }
         let mut request = self.agent.post(&self.url).config().timeout_global(Some(self.timeout)).build();
         if let Some(key) = &self.key {
             request = request.header("authorization", key.bearer());
@@ -204,11 +226,12 @@ impl Generator for ChatGenerator {
         let reply: Value = response
             .body_mut()
             .with_config()
-            .limit(8 * 1024 * 1024)
+            .limit(MAX_REPLY_BYTES)
             .read_json()
             .map_err(|e| fail(scrub(format!("HTTP {status}: unreadable reply: {e}"))))?;
         if !(200..300).contains(&status) {
-            return Err(fail(scrub(format!("HTTP {status}: {}", clip(&reply.to_string(), 200)))));
+            // Scrubbed before clipping: a clip must not cut a key in two and keep half of it.
+            return Err(fail(format!("HTTP {status}: {}", clip(&scrub(reply.to_string()), 200))));
         }
         let text = reply
             .pointer("/choices/0/message/content")

@@ -8,7 +8,7 @@
 //! grade_risk ─ ran (auto, auto_audit + audit record, ask_human approved) ─▶ step_ok
 //!            └ denied (ask_human or escalate, refused or nobody to ask) ─▶ generate
 //! step_ok ─ continue ─▶ is_done ;  stop / escalate ─▶ generate
-//! is_done ─ finish ─▶ generate ;  next ─▶ step ;  max_steps ─▶ generate
+//! is_done ─ finish ─▶ generate ;  next ─▶ step ;  max_steps / time_budget ─▶ generate
 //! generate ─ drafted ─▶ can_deliver
 //! can_deliver ─ deliver ─▶ end ;  revise ─▶ can_deliver (once) ;  escalate / revise_exhausted ─▶ end
 //! ```
@@ -24,7 +24,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use decision_core::policy::Answer;
 use decision_core::vocab::{
@@ -61,6 +61,15 @@ pub struct RunConfig {
     pub task: String,
     pub workdir: PathBuf,
     pub max_steps: u64,
+    /// A wall-clock budget for the run, measured from the start of [`run_task`] (a resumed
+    /// run gets its own clock). It is checked only at a step boundary — when `is_done` would
+    /// start another step — so a step that has begun runs to its end and no decision is half
+    /// recorded; the first step always runs. When the budget is spent the loop halts with
+    /// `time_budget` (after `max_steps`, which is checked first) and, as with `max_steps`, the
+    /// answer is still generated and put to the delivery gate, so a run can outlast its budget
+    /// by one step plus generation. The reference names this halt `budget_wall:<n>ms` and
+    /// skips generation; this host writes an honest report instead. `None`: no limit.
+    pub time_budget: Option<Duration>,
     pub allow_write: bool,
     pub allow_delete: bool,
     /// Earlier turns of the conversation, if any.
@@ -97,6 +106,8 @@ pub struct CodingRun {
     cells: HostState,
     sandbox: Sandbox,
     max_steps: u64,
+    /// When the time budget is spent (`None`: never).
+    deadline: Option<Instant>,
     halt: String,
     revisions: u8,
     human: Box<dyn Human>,
@@ -227,6 +238,7 @@ pub fn coding_graph() -> Graph<CodingRun> {
         .edge("is_done", "finish", "generate")
         .edge("is_done", "next", "step")
         .edge("is_done", "max_steps", "generate")
+        .edge("is_done", "time_budget", "generate")
         .phase("generate", |run: &mut CodingRun, s: &mut Step<'_>| run.generate_phase(s))
         .edge("generate", "drafted", "can_deliver")
         .decide("can_deliver", &["can_deliver"])
@@ -248,7 +260,7 @@ pub fn coding_description() -> report::HostDescription {
     d.report_check = "decision adapter-report --check FILE".into();
     d.known_limitations = vec![
         "Tool names are fixed: only their implementations could be swapped.".into(),
-        "Budgets other than the step limit (wall time, model calls, tokens) are not enforced.".into(),
+        "Budgets other than the step limit and wall time (model calls, tokens) are not enforced; wall time is checked between steps only.".into(),
         "Tools have input and output caps but no timeouts.".into(),
         "State-cell names are not listed here; the report is checked against the code with decision adapter-report --check.".into(),
     ];
@@ -279,6 +291,8 @@ pub fn run_task(
     let mut host = start_host(contract, with.provider, with.sink)?;
     let instructions = host.contract().generator.clone().unwrap_or_default();
     let mut run = CodingRun::new(config, sandbox, with.human, with.generator, instructions, contracts);
+    // A budget too large to add to the clock is no limit at all.
+    run.deadline = config.time_budget.and_then(|budget| started.checked_add(budget));
     let mut cursor = Cursor { node: "step".into(), step: 0, state_version: 0 };
     if let Some(resume) = resume {
         run.cells.insert("history".into(), Value::from(resume.history.clone()));
@@ -299,6 +313,9 @@ pub fn run_task(
     start.insert("cwd".into(), json!(run.sandbox.root().display().to_string()));
     start.insert("at".into(), json!(now_ms()));
     start.insert("maxSteps".into(), json!(config.max_steps));
+    if let Some(budget) = config.time_budget {
+        start.insert("timeBudgetSeconds".into(), json!(budget.as_secs_f64()));
+    }
     start.insert("allowWrite".into(), json!(config.allow_write));
     start.insert("allowDelete".into(), json!(config.allow_delete));
     start.insert("provider".into(), json!(host.provider_name()));
@@ -380,6 +397,7 @@ impl CodingRun {
             cells,
             sandbox,
             max_steps: config.max_steps,
+            deadline: None,
             halt: String::new(),
             revisions: 0,
             human,
@@ -489,6 +507,10 @@ impl CodingRun {
             }
             // keep_going, and escalate: the loop goes on while steps remain.
             ("is_done", _) if d.invocation.step >= self.max_steps => self.set_halt("max_steps"),
+            // The step boundary: the next step starts only while the time budget lasts.
+            ("is_done", _) if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) => {
+                self.set_halt("time_budget")
+            }
             ("is_done", _) => "next".into(),
             ("can_deliver", "deliver") => "deliver".into(),
             ("can_deliver", "revise") => {

@@ -216,6 +216,7 @@ pub fn run(
         task: task.into(),
         workdir: workdir.to_path_buf(),
         max_steps: options.max_steps,
+        time_budget: None,
         allow_write: options.allow_write,
         allow_delete: options.allow_delete,
         earlier: None,
