@@ -1,0 +1,150 @@
+//! The coding host's wall-clock budget: checked only at a step boundary, it halts the loop
+//! with `time_budget`, the answer is still written and gated, and the log verifies. Without a
+//! budget nothing changes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod host_common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use decision_runtime::graph::{EventSink, MemorySink, Tee};
+use decision_runtime::host::generate::EvidenceReport;
+use decision_runtime::host::heuristic::HeuristicProvider;
+use decision_runtime::host::human::DenyAll;
+use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
+use decision_runtime::log::{ChainStatus, FsyncPolicy, LogHeader, ReplayOptions, SessionLog, replay_reader};
+use host_common::TempDir;
+use serde_json::Value;
+
+/// A task the heuristic works on for several steps: list, then read each file.
+const TASK: &str = "Summarize each file";
+
+struct Budgeted {
+    summary: RunSummary,
+    events: Vec<Value>,
+    log: std::path::PathBuf,
+    _dir: TempDir,
+}
+
+impl Budgeted {
+    fn of_type(&self, t: &str) -> Vec<&Value> {
+        self.events.iter().filter(|e| e["type"] == t).collect()
+    }
+
+    /// `node:outcome` for every transition, in order.
+    fn path(&self) -> Vec<String> {
+        self.of_type("transition").iter().map(|e| format!("{}:{}", e["node"], e["outcome"]).replace('"', "")).collect()
+    }
+
+    /// `block→action` of every decision in `step`.
+    fn decisions_in(&self, step: u64) -> Vec<String> {
+        self.of_type("decision")
+            .iter()
+            .filter(|e| e["step"] == step)
+            .map(|e| format!("{}→{}", e["block"], e["action"]).replace('"', ""))
+            .collect()
+    }
+}
+
+fn run_with(tag: &str, max_steps: u64, time_budget: Option<Duration>) -> Budgeted {
+    let dir = TempDir::new(tag);
+    let ws = dir.workspace(&[("a.txt", "alpha"), ("b.txt", "beta"), ("c.txt", "gamma")]);
+    let log = dir.path().join("session.jsonl");
+    let header = LogHeader { id: "budget".into(), created_at_ms: 0, cwd: None };
+    let memory = MemorySink::new();
+    let sinks: Vec<Box<dyn EventSink>> =
+        vec![Box::new(SessionLog::create(&log, &header, FsyncPolicy::Never).unwrap()), Box::new(memory.clone())];
+    let config = RunConfig {
+        task: TASK.into(),
+        workdir: ws,
+        max_steps,
+        time_budget,
+        allow_write: false,
+        allow_delete: false,
+        earlier: None,
+        audit_path: dir.path().join("audit.jsonl"),
+        contract_label: "test".into(),
+        outcome_contracts: None,
+    };
+    let with = Collaborators {
+        provider: Arc::new(HeuristicProvider),
+        generator: Box::new(EvidenceReport),
+        human: Box::new(DenyAll),
+        sink: Box::new(Tee::new(sinks)),
+    };
+    let summary = run_task(CODING_CONTRACT.as_bytes(), &config, with, None).expect("the run completes");
+    Budgeted { summary, events: memory.events(), log, _dir: dir }
+}
+
+/// The log replays with no mismatch and an intact chain.
+fn assert_log_verifies(log: &std::path::Path) {
+    let file = std::fs::File::open(log).unwrap();
+    let report = replay_reader(file, &ReplayOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!(report.mismatch, 0);
+    assert!(report.verified + report.partial > 0, "the decisions were checked");
+    assert!(matches!(report.chain_status(), ChainStatus::Intact));
+}
+
+#[test]
+fn a_spent_budget_halts_at_the_first_step_boundary_and_still_reports() {
+    let out = run_with("spent", 12, Some(Duration::from_nanos(1)));
+    let s = &out.summary;
+    assert_eq!(s.halt, "time_budget", "{s:?}");
+    assert_eq!(s.steps, 1);
+    // The step that had begun ran to its end: every decision of step 1 is recorded whole,
+    // then the delivery gate; no second step started.
+    assert_eq!(
+        out.decisions_in(1),
+        [
+            "needs_tool→use_tool",
+            "pick_tool→call",
+            "grade_risk→auto",
+            "step_ok→continue",
+            "is_done→keep_going",
+            "can_deliver→deliver"
+        ]
+    );
+    assert_eq!(out.of_type("decision").len(), 6);
+    assert_eq!(out.of_type("tool:call").len(), 1);
+    let path = out.path();
+    let boundary = path.iter().position(|p| p == "is_done:time_budget").expect("halted at the boundary");
+    assert_eq!(path[boundary + 1..], ["generate:drafted", "can_deliver:deliver"]);
+    // Like max_steps: the answer is still generated, says why the loop ended, and is gated.
+    assert_eq!(s.model_calls, 1);
+    assert!(s.answer.contains("the time budget was spent (time_budget)"), "{}", s.answer);
+    assert!(s.delivered, "{s:?}");
+    let start = out.of_type("run:start");
+    assert_eq!(start[0]["timeBudgetSeconds"], 1e-9);
+    let end = out.of_type("run:end");
+    assert_eq!(end[0]["halt"], "time_budget");
+    assert_eq!(end[0]["steps"], 1);
+    assert_log_verifies(&out.log);
+}
+
+#[test]
+fn without_a_budget_or_with_a_generous_one_the_run_is_unchanged() {
+    let free = run_with("free", 12, None);
+    assert_eq!(free.summary.halt, "task_done");
+    assert!(free.summary.steps > 1, "{:?}", free.summary);
+    assert!(free.of_type("run:start")[0].get("timeBudgetSeconds").is_none(), "nothing new in the log");
+    assert!(!free.path().iter().any(|p| p.ends_with(":time_budget")));
+    assert_log_verifies(&free.log);
+    for (tag, budget) in [("hour", Duration::from_secs(3600)), ("forever", Duration::MAX)] {
+        let generous = run_with(tag, 12, Some(budget));
+        assert_eq!(generous.summary.halt, free.summary.halt, "{tag}");
+        assert_eq!(generous.summary.steps, free.summary.steps, "{tag}");
+        assert_eq!(generous.summary.answer, free.summary.answer, "{tag}");
+        assert_eq!(generous.path(), free.path(), "{tag}");
+    }
+}
+
+#[test]
+fn the_step_limit_is_checked_before_the_time_budget() {
+    let out = run_with("both", 1, Some(Duration::from_nanos(1)));
+    assert_eq!(out.summary.halt, "max_steps");
+    assert!(out.path().contains(&"is_done:max_steps".to_owned()), "{:?}", out.path());
+    // With steps to spare, the spent budget is what stops the loop.
+    let out = run_with("budget-first", 2, Some(Duration::from_nanos(1)));
+    assert_eq!(out.summary.halt, "time_budget");
+}
