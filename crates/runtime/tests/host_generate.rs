@@ -323,7 +323,7 @@ fn a_failing_generator_ends_the_run_with_an_error_halt_not_a_panic() {
     let ws = dir.workspace(&[("a.txt", "alpha")]);
     let server = Server::scripted(vec![Reply::json(500, &json!({"error": format!("overloaded; key {KEY}")}))]);
     let out = run_with(&dir, "What does a.txt say?", &ws, Box::new(generator(&server)));
-    let error = out.result.as_ref().err().expect("the run reports the failure").to_string();
+    let error = out.result.as_ref().expect_err("the run reports the failure").to_string();
     assert!(error.contains("generation failed") && error.contains("HTTP 500"), "{error}");
     assert!(!error.contains(KEY), "{error}");
     // The log still ends the run, says why, and verifies; the key is nowhere in it.
