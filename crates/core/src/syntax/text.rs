@@ -12,59 +12,153 @@ pub fn is_js_whitespace(c: char) -> bool {
 }
 
 /// JavaScript `String.prototype.trim`.
+#[inline]
 pub fn js_trim(s: &str) -> &str {
     js_trim_end(js_trim_start(s))
 }
 
 /// ASCII bytes of JavaScript `\s`.
+#[inline]
 fn is_ascii_js_whitespace(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
 }
 
-/// The length in bytes of the JavaScript whitespace at the start of `s`. ASCII bytes are
-/// decided without decoding; only non-ASCII characters are decoded.
-fn leading_whitespace(s: &str) -> usize {
-    let bytes = s.as_bytes();
+// The trims below run several times on every line of a contract, so they classify bytes
+// instead of decoding characters. In valid UTF-8 a character's encoding is found by its bytes
+// alone, so comparing against the UTF-8 encodings of the non-ASCII JavaScript whitespace
+// characters is exact: U+00A0 = C2 A0, U+1680 = E1 9A 80, U+2000–U+200A = E2 80 80–8A,
+// U+2028 = E2 80 A8, U+2029 = E2 80 A9, U+202F = E2 80 AF, U+205F = E2 81 9F,
+// U+3000 = E3 80 80, U+FEFF = EF BB BF.
+
+/// The length in bytes of the JavaScript whitespace character that `bytes` starts with (0 when
+/// it starts with something else).
+#[inline]
+fn whitespace_len_at_start(bytes: &[u8]) -> usize {
+    match bytes {
+        [b, ..] if b.is_ascii() => usize::from(is_ascii_js_whitespace(*b)),
+        [0xC2, 0xA0, ..]
+        | [0xE1, 0x9A, 0x80, ..]
+        | [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, ..]
+        | [0xE2, 0x81, 0x9F, ..]
+        | [0xE3, 0x80, 0x80, ..]
+        | [0xEF, 0xBB, 0xBF, ..] => non_ascii_whitespace_len(bytes),
+        _ => 0,
+    }
+}
+
+/// The length of the (already recognised) non-ASCII whitespace character starting `bytes`.
+#[inline]
+fn non_ascii_whitespace_len(bytes: &[u8]) -> usize {
+    if bytes.first() == Some(&0xC2) { 2 } else { 3 }
+}
+
+/// The length in bytes of the JavaScript whitespace character that `bytes` ends with (0 when
+/// it ends with something else).
+#[inline]
+fn whitespace_len_at_end(bytes: &[u8]) -> usize {
+    match bytes {
+        [.., b] if b.is_ascii() => usize::from(is_ascii_js_whitespace(*b)),
+        [.., 0xC2, 0xA0] => 2,
+        [.., 0xE1, 0x9A, 0x80]
+        | [.., 0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF]
+        | [.., 0xE2, 0x81, 0x9F]
+        | [.., 0xE3, 0x80, 0x80]
+        | [.., 0xEF, 0xBB, 0xBF] => 3,
+        _ => 0,
+    }
+}
+
+/// Eight ASCII spaces as one word: runs of spaces (frame lines align their columns with long
+/// runs) are skipped eight bytes at a time.
+const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+
+/// The number of ASCII spaces at the start of `bytes`.
+#[inline]
+fn leading_spaces(bytes: &[u8]) -> usize {
     let mut at = 0;
-    while let Some(&b) = bytes.get(at) {
-        if b.is_ascii() {
-            if !is_ascii_js_whitespace(b) {
-                break;
-            }
-            at += 1;
-        } else {
-            match s.get(at..).and_then(|rest| rest.chars().next()) {
-                Some(c) if is_js_whitespace(c) => at += c.len_utf8(),
-                _ => break,
-            }
+    while let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+        // In little-endian order the first byte is the lowest: the trailing zero bits of the
+        // difference count the spaces before the first other byte.
+        let difference = u64::from_le_bytes(*chunk) ^ SPACES;
+        if difference != 0 {
+            return at + (difference.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    at + bytes.get(at..).unwrap_or_default().iter().take_while(|b| **b == b' ').count()
+}
+
+/// The number of ASCII spaces at the end of `bytes`.
+#[inline]
+fn trailing_spaces(bytes: &[u8]) -> usize {
+    let mut end = bytes.len();
+    while let Some(chunk) = bytes.get(..end).and_then(<[u8]>::last_chunk::<8>) {
+        let difference = u64::from_le_bytes(*chunk) ^ SPACES;
+        if difference != 0 {
+            return bytes.len() - end + (difference.leading_zeros() / 8) as usize;
+        }
+        end -= 8;
+    }
+    bytes.len() - end + bytes.get(..end).unwrap_or_default().iter().rev().take_while(|b| **b == b' ').count()
+}
+
+/// The length in bytes of the JavaScript whitespace at the start of `bytes`.
+#[inline(never)]
+fn leading_whitespace(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    loop {
+        at += leading_spaces(bytes.get(at..).unwrap_or_default());
+        match whitespace_len_at_start(bytes.get(at..).unwrap_or_default()) {
+            0 => return at,
+            len => at += len,
         }
     }
-    at
+}
+
+/// The length in bytes of the JavaScript whitespace at the end of `bytes`.
+#[inline(never)]
+fn trailing_whitespace(bytes: &[u8]) -> usize {
+    let mut end = bytes.len();
+    loop {
+        end -= trailing_spaces(bytes.get(..end).unwrap_or_default());
+        match whitespace_len_at_end(bytes.get(..end).unwrap_or_default()) {
+            0 => return bytes.len() - end,
+            len => end -= len,
+        }
+    }
+}
+
+/// Whether a character starting with byte `b` can be JavaScript whitespace (an ASCII space or
+/// control, or the lead byte of one of the encodings above).
+#[inline(always)]
+fn may_start_whitespace(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ' | 0xC2 | 0xE1 | 0xE2 | 0xE3 | 0xEF)
+}
+
+/// Whether a character ending with byte `b` can be JavaScript whitespace.
+#[inline(always)]
+fn may_end_whitespace(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ' | 0x80..=0x8A | 0x9F | 0xA0 | 0xA8 | 0xA9 | 0xAF | 0xBF)
 }
 
 /// JavaScript `trimStart`.
+#[inline(always)]
 pub fn js_trim_start(s: &str) -> &str {
-    s.get(leading_whitespace(s)..).unwrap_or_default()
+    // The trims run several times per line and most text starts and ends with something
+    // else than whitespace: a one-byte test inline, the exact loop only when it may be.
+    match s.as_bytes().first() {
+        Some(&b) if may_start_whitespace(b) => s.get(leading_whitespace(s.as_bytes())..).unwrap_or_default(),
+        _ => s,
+    }
 }
 
 /// JavaScript `trimEnd`.
+#[inline(always)]
 pub fn js_trim_end(s: &str) -> &str {
-    let bytes = s.as_bytes();
-    let mut end = bytes.len();
-    while let Some(&b) = end.checked_sub(1).and_then(|i| bytes.get(i)) {
-        if b.is_ascii() {
-            if !is_ascii_js_whitespace(b) {
-                break;
-            }
-            end -= 1;
-        } else {
-            match s.get(..end).and_then(|head| head.chars().next_back()) {
-                Some(c) if is_js_whitespace(c) => end -= c.len_utf8(),
-                _ => break,
-            }
-        }
+    match s.as_bytes().last() {
+        Some(&b) if may_end_whitespace(b) => s.get(..s.len() - trailing_whitespace(s.as_bytes())).unwrap_or_default(),
+        _ => s,
     }
-    s.get(..end).unwrap_or_default()
 }
 
 /// The words of `s` separated by runs of JavaScript whitespace (like
@@ -76,22 +170,17 @@ pub fn js_words(s: &str) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
+        // A whitespace character starts with an ASCII or a lead byte, never with a
+        // continuation byte, so stepping a byte at a time stops only at character boundaries.
         let bytes = rest.as_bytes();
-        let mut end = 0;
-        while let Some(&b) = bytes.get(end) {
-            if b.is_ascii() {
-                if is_ascii_js_whitespace(b) {
-                    break;
-                }
-                end += 1;
-            } else {
-                match rest.get(end..).and_then(|tail| tail.chars().next()) {
-                    Some(c) if !is_js_whitespace(c) => end += c.len_utf8(),
-                    _ => break,
-                }
-            }
+        let mut end = 1;
+        while let Some(tail) = bytes.get(end..)
+            && !tail.is_empty()
+            && whitespace_len_at_start(tail) == 0
+        {
+            end += 1;
         }
-        let (word, tail) = rest.split_at(end);
+        let (word, tail) = rest.split_at_checked(end).unwrap_or((rest, ""));
         rest = tail;
         Some(word)
     })
@@ -161,6 +250,37 @@ mod tests {
         assert_eq!(find_str("a — b —— c", "——"), Some(8));
         assert_eq!(find_str("a — b", "——"), None);
         assert_eq!(find_str("", "x"), None);
+    }
+
+    #[test]
+    fn byte_classes_agree_with_the_char_class_for_every_character() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let mut buffer = [0u8; 4];
+            let encoded = c.encode_utf8(&mut buffer).as_bytes();
+            let expected = if is_js_whitespace(c) { encoded.len() } else { 0 };
+            assert_eq!(whitespace_len_at_start(encoded), expected, "{c:?}");
+            assert_eq!(whitespace_len_at_end(encoded), expected, "{c:?}");
+            let with_text = format!("x{c}x");
+            assert_eq!(js_words(&with_text).count(), if expected > 0 { 2 } else { 1 }, "{c:?}");
+            let around = format!("é{c}{c}é");
+            let inner = around.get(2..around.len() - 2).unwrap_or_default();
+            assert_eq!(js_trim(inner), inner.trim_matches(is_js_whitespace), "{c:?}");
+            assert_eq!(js_trim(&around), around.trim_matches(is_js_whitespace), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn runs_of_spaces_are_counted_exactly() {
+        for before in 0..20 {
+            for after in 0..20 {
+                let text = format!("{}x{}", " ".repeat(before), " ".repeat(after));
+                assert_eq!(leading_spaces(text.as_bytes()), before);
+                assert_eq!(trailing_spaces(text.as_bytes()), after);
+                assert_eq!(js_trim(&text), "x");
+            }
+            assert_eq!(leading_spaces(" ".repeat(before).as_bytes()), before);
+            assert_eq!(trailing_spaces(" ".repeat(before).as_bytes()), before);
+        }
     }
 
     proptest::proptest! {
