@@ -17,8 +17,8 @@ use crate::suggest::did_you_mean;
 use crate::vocab::{self, ACTIONS, ANY_POSITION_ACTION, BLOCK_KEYS, POSITIONS};
 
 /// A question being read.
-struct Draft {
-    id: String,
+struct Draft<'a> {
+    id: &'a str,
     span: Span,
     ask: String,
     ask_span: Option<Span>,
@@ -27,16 +27,9 @@ struct Draft {
     has_option_line: bool,
 }
 
-impl Draft {
-    fn new(id: &str, span: Span) -> Draft {
-        Draft {
-            id: id.to_string(),
-            span,
-            ask: String::new(),
-            ask_span: None,
-            options: Vec::new(),
-            has_option_line: false,
-        }
+impl<'a> Draft<'a> {
+    fn new(id: &'a str, span: Span) -> Draft<'a> {
+        Draft { id, span, ask: String::new(), ask_span: None, options: Vec::new(), has_option_line: false }
     }
 
     fn keep(&self) -> bool {
@@ -44,32 +37,34 @@ impl Draft {
     }
 }
 
-pub(super) struct BlockReader {
-    id: String,
+/// Reads one block. Borrows the source: text is copied only into the [`Block`] it builds.
+pub(super) struct BlockReader<'a> {
+    id: &'a str,
     heading: Span,
     diagnostics: Vec<Diagnostic>,
     kind: Option<Kind>,
     saw_kind: bool,
     kind_span: Option<Span>,
-    when: Option<(String, Span)>,
-    dynamic: Option<(String, Span)>,
+    when: Option<(&'a str, Span)>,
+    dynamic: Option<(&'a str, Span)>,
     frame: Option<Frame>,
     in_frame: bool,
     in_policy: bool,
-    drafts: Vec<Draft>,
-    current: Draft,
+    drafts: Vec<Draft<'a>>,
+    current: Draft<'a>,
     rules: Vec<Rule>,
     /// Prose lines joined with `\n` (blank lines included), trimmed at the end.
     rationale: String,
     rationale_lines: usize,
 }
 
-impl BlockReader {
-    /// Start reading a block: its heading text on its heading line.
-    pub(super) fn new(heading: &str, heading_line: &Line<'_>) -> BlockReader {
+impl<'a> BlockReader<'a> {
+    /// Start reading a block: its heading text on its heading line. `rationale` is an empty
+    /// buffer to collect prose in (handed from block to block, so that it grows only once).
+    pub(super) fn new(heading: &'a str, heading_line: &Line<'a>, rationale: String) -> BlockReader<'a> {
         let heading_span = heading_line.span_of(heading);
         BlockReader {
-            id: heading.to_string(),
+            id: heading,
             heading: heading_span,
             diagnostics: Vec::new(),
             kind: None,
@@ -83,9 +78,14 @@ impl BlockReader {
             drafts: Vec::new(),
             current: Draft::new(heading, heading_span),
             rules: Vec::new(),
-            rationale: String::new(),
+            rationale,
             rationale_lines: 0,
         }
+    }
+
+    /// The block id: its heading text.
+    pub(super) fn id(&self) -> &'a str {
+        self.id
     }
 
     fn prose(&mut self, text: &str) {
@@ -98,8 +98,12 @@ impl BlockReader {
 }
 
 /// A line that looks like a heading but is read as prose (`###`, `#### x`, `  ## x`).
-pub(super) fn heading_like_lint(line: &Line<'_>, block: Option<&str>) -> Option<Diagnostic> {
-    let trimmed = js_trim(line.raw);
+/// `trimmed` is the trimmed line.
+pub(super) fn heading_like_lint(line: &Line<'_>, trimmed: &str, block: Option<&str>) -> Option<Diagnostic> {
+    // Every case starts with `##`: the usual prose line is dismissed at once.
+    if !trimmed.starts_with("##") {
+        return None;
+    }
     let hashes = trimmed.chars().take_while(|c| *c == '#').count();
     let text = js_trim(trimmed.trim_start_matches('#'));
     let what = if hashes == 3 && text.is_empty() {
@@ -116,13 +120,13 @@ pub(super) fn heading_like_lint(line: &Line<'_>, block: Option<&str>) -> Option<
         severity: Severity::Warning,
         layer: Layer::Parse,
         message: what.to_string(),
-        span: line.span(),
+        span: line.span_of(trimmed),
         block: block.map(str::to_string),
         help: Some("write `## id` for a block or `### id` for a question at the start of the line".into()),
     })
 }
 
-impl BlockReader {
+impl<'a> BlockReader<'a> {
     fn push(&mut self, code: &'static str, span: Span, message: String, help: Option<String>) {
         self.diagnostics.push(Diagnostic {
             code,
@@ -130,7 +134,7 @@ impl BlockReader {
             layer: Layer::Parse,
             message,
             span,
-            block: Some(self.id.clone()),
+            block: Some(self.id.to_string()),
             help,
         });
     }
@@ -142,12 +146,12 @@ impl BlockReader {
             layer: Layer::Parse,
             message,
             span,
-            block: Some(self.id.clone()),
+            block: Some(self.id.to_string()),
             help,
         });
     }
 
-    pub(super) fn line(&mut self, line: &Line<'_>) {
+    pub(super) fn line(&mut self, line: &Line<'a>) {
         let t = js_trim(line.raw);
         // 1. Blank: ends frame and policy regions.
         if t.is_empty() {
@@ -156,6 +160,8 @@ impl BlockReader {
             self.in_frame = false;
             return;
         }
+        // The span of the trimmed line: what `line.span()` would compute again.
+        let span = line.span_of(t);
         // 2. Subheading: a new question.
         if let Some(rest) = t.strip_prefix("###")
             && rest.starts_with(is_js_whitespace)
@@ -172,16 +178,16 @@ impl BlockReader {
         // 3. Frame region.
         if self.in_frame {
             if let Some(body) = t.strip_prefix("+ ") {
-                return self.frame_line(line, t, true, body);
+                return self.frame_line(line, t, span, true, body);
             }
             if let Some(body) = t.strip_prefix("- ") {
-                return self.frame_line(line, t, false, body);
+                return self.frame_line(line, t, span, false, body);
             }
             self.in_frame = false;
             if t.starts_with('+') {
                 self.lint(
                     codes::L_FRAME_LINE_DROPPED,
-                    line.span(),
+                    span,
                     "this line ends the frame region and is read as prose, not as a frame field".into(),
                     Some("write `+ ` (plus and one space) before the field".into()),
                 );
@@ -190,9 +196,9 @@ impl BlockReader {
         // 4. List item: a policy rule or an option.
         if let Some(body) = list_item(t) {
             if self.in_policy {
-                self.rule(line, body);
+                self.rule(line, body, span);
             } else {
-                self.option(line, body);
+                self.option(body, span);
             }
             return;
         }
@@ -202,19 +208,20 @@ impl BlockReader {
             if t.starts_with("+ ") && self.frame.is_some() {
                 self.lint(
                     codes::L_FRAME_LINE_DROPPED,
-                    line.span(),
+                    span,
                     "a frame line outside the frame region is read as prose".into(),
                     Some("frame lines must follow `frame:` (or another frame line) with no blank line between".into()),
                 );
             }
-            if let Some(d) = heading_like_lint(line, Some(&self.id)) {
+            if let Some(d) = heading_like_lint(line, t, Some(self.id)) {
                 self.diagnostics.push(d);
             }
             self.prose(t);
             return;
         };
-        let key_lower = key.to_ascii_lowercase();
-        if key_lower == "policy" {
+        // Keys are matched without regard to ASCII case.
+        let is_key = |name: &str| key.eq_ignore_ascii_case(name);
+        if is_key("policy") {
             self.in_policy = true;
             if !value.is_empty() {
                 self.lint(
@@ -228,90 +235,87 @@ impl BlockReader {
         }
         self.in_policy = false;
         let key_span = line.span_of(key);
-        match key_lower.as_str() {
-            "kind" => self.kind_line(line, value),
-            "when" => {
-                if let Some((_, first)) = &self.when {
-                    let first = first.line;
-                    self.lint(
-                        codes::L_DUP_WHEN,
-                        key_span,
-                        format!("second `when:` in this block (the first is on line {first}); the last one wins"),
-                        Some("keep one `when:` line".into()),
-                    );
-                }
-                self.when = Some((value.to_string(), line.span()));
+        if is_key("kind") {
+            self.kind_line(line, value, span);
+        } else if is_key("when") {
+            if let Some((_, first)) = &self.when {
+                let first = first.line;
+                self.lint(
+                    codes::L_DUP_WHEN,
+                    key_span,
+                    format!("second `when:` in this block (the first is on line {first}); the last one wins"),
+                    Some("keep one `when:` line".into()),
+                );
             }
-            "dynamic" => {
-                if let Some((_, first)) = &self.dynamic {
-                    let first = first.line;
-                    self.lint(
-                        codes::L_DUP_DYNAMIC,
-                        key_span,
-                        format!("second `dynamic:` in this block (the first is on line {first}); the last one wins"),
-                        Some("keep one `dynamic:` line".into()),
-                    );
-                }
-                self.dynamic = Some((value.to_string(), line.span()));
+            self.when = Some((value, span));
+        } else if is_key("dynamic") {
+            if let Some((_, first)) = &self.dynamic {
+                let first = first.line;
+                self.lint(
+                    codes::L_DUP_DYNAMIC,
+                    key_span,
+                    format!("second `dynamic:` in this block (the first is on line {first}); the last one wins"),
+                    Some("keep one `dynamic:` line".into()),
+                );
             }
-            "frame" => {
-                if !value.is_empty() {
-                    self.push(
+            self.dynamic = Some((value, span));
+        } else if is_key("frame") {
+            if !value.is_empty() {
+                self.push(
                         codes::FRAME_VALUE,
                         line.span_of(value),
                         "`frame:` takes no value".into(),
                         Some("write the frame on the following lines: `+ field bound [projection] —— why` and `- cell —— why`".into()),
                     );
-                }
-                if let Some(first) = &self.frame {
-                    let first = first.span.line;
-                    self.lint(
-                        codes::L_SECOND_FRAME,
-                        key_span,
-                        format!("a second `frame:` discards the frame on line {first}"),
-                        Some("merge the two frames into one".into()),
-                    );
-                }
-                self.frame = Some(Frame { fields: Vec::new(), excluded: Vec::new(), span: line.span() });
-                self.in_frame = true;
             }
-            "ask" => {
-                if let Some(first) = self.current.ask_span {
-                    self.lint(
-                        codes::L_DUP_ASK,
-                        key_span,
-                        format!(
-                            "second `ask:` for question `{}` (the first is on line {}); the last one wins",
-                            self.current.id, first.line
-                        ),
-                        Some("keep one `ask:` per question".into()),
-                    );
-                }
-                self.current.ask = value.to_string();
-                self.current.ask_span = Some(line.span());
+            if let Some(first) = &self.frame {
+                let first = first.span.line;
+                self.lint(
+                    codes::L_SECOND_FRAME,
+                    key_span,
+                    format!("a second `frame:` discards the frame on line {first}"),
+                    Some("merge the two frames into one".into()),
+                );
             }
-            _ => {
-                let help = match did_you_mean(&key_lower, BLOCK_KEYS) {
+            self.frame = Some(Frame { fields: Vec::new(), excluded: Vec::new(), span });
+            self.in_frame = true;
+        } else if is_key("ask") {
+            if let Some(first) = self.current.ask_span {
+                self.lint(
+                    codes::L_DUP_ASK,
+                    key_span,
+                    format!(
+                        "second `ask:` for question `{}` (the first is on line {}); the last one wins",
+                        self.current.id, first.line
+                    ),
+                    Some("keep one `ask:` per question".into()),
+                );
+            }
+            self.current.ask = value.to_string();
+            self.current.ask_span = Some(span);
+        } else {
+            let key_lower = key.to_ascii_lowercase();
+            let help = match did_you_mean(&key_lower, BLOCK_KEYS) {
                     Some(key) => format!("did you mean `{key}:`? If this is prose, do not start the line with `word:` (e.g. wrap the word in `**…**`)"),
                     None => "the keys are kind / when / dynamic / frame / ask / policy; if this is prose, do not start the line with `word:` (e.g. wrap the word in `**…**`)".into(),
                 };
-                self.push(codes::UNKNOWN_KEY, key_span, format!("unknown key `{key_lower}`"), Some(help));
-            }
+            self.push(codes::UNKNOWN_KEY, key_span, format!("unknown key `{key_lower}`"), Some(help));
         }
     }
 
-    fn kind_line(&mut self, line: &Line<'_>, value: &str) {
+    /// `line_span` is the span of the trimmed line.
+    fn kind_line(&mut self, line: &Line<'_>, value: &str, line_span: Span) {
         let span = line.span_of(value);
         if let Some(first) = self.kind_span {
             self.lint(
                 codes::L_DUP_KIND,
-                line.span(),
+                line_span,
                 format!("second `kind:` in this block (the first is on line {}); the last valid one wins", first.line),
                 Some("keep one `kind:` line".into()),
             );
         }
         self.saw_kind = true;
-        self.kind_span = Some(line.span());
+        self.kind_span = Some(line_span);
         match Kind::parse(value) {
             Some(kind) => self.kind = Some(kind),
             None => {
@@ -321,7 +325,7 @@ impl BlockReader {
                 };
                 self.push(
                     codes::KIND_INVALID,
-                    if value.is_empty() { line.span() } else { span },
+                    if value.is_empty() { line_span } else { span },
                     format!("`{value}` is not a kind (choice / noul / score / mixed / rule)"),
                     Some(help),
                 );
@@ -329,13 +333,13 @@ impl BlockReader {
         }
     }
 
-    fn frame_line(&mut self, line: &Line<'_>, trimmed: &str, is_field: bool, body: &str) {
+    /// `span` is the span of `trimmed`, the trimmed line.
+    fn frame_line(&mut self, line: &Line<'_>, trimmed: &str, span: Span, is_field: bool, body: &str) {
         if self.frame.is_none() {
             return;
         }
         let (head, why) = split_reason(body);
         let why = why.unwrap_or_default();
-        let span = line.span();
         if why.is_empty() {
             let what = if is_field {
                 "every field must say why it is in this decision"
@@ -426,8 +430,8 @@ impl BlockReader {
         }
     }
 
-    fn rule(&mut self, line: &Line<'_>, body: &str) {
-        let span = line.span();
+    /// `span` is the span of the trimmed line.
+    fn rule(&mut self, line: &Line<'_>, body: &str, span: Span) {
         let Some((predicate, action)) = split_once_str(body, "→") else {
             let help = if body.contains("->") {
                 "use `→` (U+2192); `->` is not an arrow here"
@@ -462,8 +466,8 @@ impl BlockReader {
         self.rules.push(Rule { predicate: predicate.to_string(), action: action.to_string(), span });
     }
 
-    fn option(&mut self, line: &Line<'_>, body: &str) {
-        let span = line.span();
+    /// `span` is the span of the trimmed line.
+    fn option(&mut self, body: &str, span: Span) {
         if !self.current.has_option_line {
             self.current.span = span;
             self.current.has_option_line = true;
@@ -483,7 +487,8 @@ impl BlockReader {
     }
 
     /// Finish the block: run the block-level checks and move its diagnostics to `out`.
-    pub(super) fn finish(mut self, out: &mut Vec<Diagnostic>) -> Block {
+    /// Returns the block and the prose buffer, emptied, for the next block.
+    pub(super) fn finish(mut self, out: &mut Vec<Diagnostic>) -> (Block, String) {
         let last = std::mem::replace(&mut self.current, Draft::new("", Span::default()));
         if last.keep() {
             self.drafts.push(last);
@@ -505,9 +510,10 @@ impl BlockReader {
             self.kind_checks(kind, &questions, dynamic.is_some());
         }
         let rationale = js_trim(&self.rationale).to_string();
+        self.rationale.clear();
         out.append(&mut self.diagnostics);
-        Block {
-            id: self.id,
+        let block = Block {
+            id: self.id.to_string(),
             span: self.heading,
             kind,
             kind_declared: self.kind.is_some(),
@@ -519,12 +525,13 @@ impl BlockReader {
             questions,
             policy: self.rules,
             rationale,
-        }
+        };
+        (block, self.rationale)
     }
 
     fn when_checks(&mut self) -> (String, String, Span) {
-        let (value, span) = self.when.clone().unwrap_or_else(|| (String::new(), self.heading));
-        let when = split_when(js_trim(&value));
+        let (value, span) = self.when.unwrap_or(("", self.heading));
+        let when = split_when(js_trim(value));
         let position = when.position.to_string();
         if position.is_empty() {
             self.push(
@@ -582,11 +589,11 @@ impl BlockReader {
     }
 
     fn dynamic_checks(&mut self) -> Option<Dynamic> {
-        let (value, span) = self.dynamic.clone()?;
-        if js_trim(&value).is_empty() {
+        let (value, span) = self.dynamic?;
+        if js_trim(value).is_empty() {
             return None;
         }
-        let parts = parse_dynamic(&value);
+        let parts = parse_dynamic(value);
         for problem in &parts.problems {
             let (code, message, help) = match problem {
                 DynamicProblem::NoWhy => (
@@ -641,11 +648,11 @@ impl BlockReader {
         let mut questions = Vec::with_capacity(drafts.len());
         // The first span of each id, kept only when some id repeats (rare).
         let mut ids = NameSet::new();
-        let repeats = !drafts.iter().all(|d| ids.insert(&d.id));
-        let mut first_spans: HashMap<String, Span> = HashMap::new();
+        let repeats = !drafts.iter().all(|d| ids.insert(d.id));
+        let mut first_spans: HashMap<&str, Span> = HashMap::new();
         if repeats {
             for draft in drafts.iter().rev() {
-                first_spans.insert(draft.id.clone(), draft.span);
+                first_spans.insert(draft.id, draft.span);
             }
         }
         for draft in drafts {
@@ -692,7 +699,7 @@ impl BlockReader {
             }
             self.option_lints(&draft);
             questions.push(Question {
-                id: draft.id,
+                id: draft.id.to_string(),
                 ask: draft.ask,
                 primitive,
                 options: draft.options,
@@ -718,7 +725,7 @@ impl BlockReader {
         questions
     }
 
-    fn option_lints(&mut self, draft: &Draft) {
+    fn option_lints(&mut self, draft: &Draft<'_>) {
         let mut seen = NameSet::new();
         for option in draft.options.iter().filter(|o| o.named) {
             if !seen.insert(&option.name) {

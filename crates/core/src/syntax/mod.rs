@@ -144,8 +144,8 @@ fn utf8_problem(source: &[u8], start: usize, len: usize) -> Diagnostic {
 }
 
 /// The section being read.
-enum Section {
-    Block(Box<block::BlockReader>),
+enum Section<'a> {
+    Block(Box<block::BlockReader<'a>>),
     Generator,
 }
 
@@ -160,6 +160,8 @@ struct Scanner {
     saw_generator: bool,
     /// Duplicate block ids, reported after all blocks.
     duplicates: Vec<Diagnostic>,
+    /// The buffer blocks collect their prose in, handed from one block to the next.
+    rationale: String,
 }
 
 /// `## text` (raw line): the heading text, trailing whitespace removed.
@@ -205,7 +207,7 @@ impl Scanner {
                 self.contract.schema = Some(Located { value: value.to_string(), span: line.span() });
                 continue;
             }
-            self.lint_heading_like(&line, None);
+            self.lint_heading_like(&line, trimmed);
             if intro_lines > 0 {
                 self.intro.push('\n');
             }
@@ -213,7 +215,7 @@ impl Scanner {
             intro_lines += 1;
         }
         // Sections, read as a stream: a heading finishes the section before it.
-        let mut seen_blocks: HashMap<String, u32> = HashMap::new();
+        let mut seen_blocks: HashMap<&str, u32> = HashMap::new();
         let mut section: Option<Section> = None;
         for line in lines {
             if let Some(heading) = section_heading(line.raw) {
@@ -224,7 +226,8 @@ impl Scanner {
                     self.saw_generator = true;
                     Section::Generator
                 } else {
-                    Section::Block(Box::new(block::BlockReader::new(heading, &line)))
+                    let rationale = std::mem::take(&mut self.rationale);
+                    Section::Block(Box::new(block::BlockReader::new(heading, &line, rationale)))
                 });
                 continue;
             }
@@ -252,10 +255,12 @@ impl Scanner {
         Parsed { contract: self.contract, diagnostics: self.diagnostics }
     }
 
-    fn finish(&mut self, section: Section, seen_blocks: &mut HashMap<String, u32>) {
+    fn finish<'a>(&mut self, section: Section<'a>, seen_blocks: &mut HashMap<&'a str, u32>) {
         let Section::Block(reader) = section else { return };
-        let block = reader.finish(&mut self.diagnostics);
-        if let Some(first) = seen_blocks.get(&block.id) {
+        let id = reader.id();
+        let (block, rationale) = reader.finish(&mut self.diagnostics);
+        self.rationale = rationale;
+        if let Some(first) = seen_blocks.get(id) {
             self.duplicates.push(Diagnostic {
                 code: codes::BLOCK_DUP_ID,
                 severity: Severity::Error,
@@ -266,13 +271,14 @@ impl Scanner {
                 help: Some(format!("the first `## {}` is on line {first}; rename one of them", block.id)),
             });
         } else {
-            seen_blocks.insert(block.id.clone(), block.span.line);
+            seen_blocks.insert(id, block.span.line);
         }
         self.contract.blocks.push(block);
     }
 
-    fn lint_heading_like(&mut self, line: &Line<'_>, block: Option<&str>) {
-        if let Some(d) = block::heading_like_lint(line, block) {
+    /// `trimmed` is the trimmed line.
+    fn lint_heading_like(&mut self, line: &Line<'_>, trimmed: &str) {
+        if let Some(d) = block::heading_like_lint(line, trimmed, None) {
             self.diagnostics.push(d);
         }
     }
