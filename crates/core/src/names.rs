@@ -6,6 +6,13 @@ use std::collections::HashSet;
 /// Names kept inline (no allocation) before spilling to a hash set.
 const SMALL: usize = 16;
 
+/// String equality that compares the length and the first byte before calling out to a full
+/// comparison: most names in a set differ there already.
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().first() == b.as_bytes().first() && a == b
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct NameSet<'a> {
     small: [&'a str; SMALL],
@@ -25,7 +32,7 @@ impl<'a> NameSet<'a> {
     pub fn contains(&self, name: &str) -> bool {
         match &self.large {
             Some(set) => set.contains(name),
-            None => self.inline().contains(&name),
+            None => self.inline().iter().any(|n| same_name(n, name)),
         }
     }
 
@@ -34,7 +41,7 @@ impl<'a> NameSet<'a> {
         if let Some(set) = &mut self.large {
             return set.insert(name);
         }
-        if self.inline().contains(&name) {
+        if self.inline().iter().any(|n| same_name(n, name)) {
             return false;
         }
         match self.small.get_mut(self.len) {

@@ -212,8 +212,9 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
         }
     }
     if let Some(expected) = caps.required_questions.get(&block.id) {
-        let actual: Vec<&str> = block.questions.iter().map(|q| q.id.as_str()).collect();
-        if actual != expected.iter().map(String::as_str).collect::<Vec<_>>() {
+        // Compared without collecting: the lists are built only for the message.
+        if !block.questions.iter().map(|q| q.id.as_str()).eq(expected.iter().map(String::as_str)) {
+            let actual: Vec<&str> = block.questions.iter().map(|q| q.id.as_str()).collect();
             sink.push(
                 codes::A_QUESTION_IDS,
                 block.span,

@@ -5,9 +5,7 @@
 use std::collections::HashMap;
 
 use super::Line;
-use super::clauses::{
-    DynamicProblem, list_item, parse_dynamic, split_key_line, split_option, split_reason, split_when,
-};
+use super::clauses::{DynamicProblem, list_item, parse_dynamic, split_key_line, split_option, split_when};
 use super::text::{is_js_whitespace, js_trim, js_words, split_once_str, utf16_prefix};
 use crate::check::codes;
 use crate::contract::{Block, Dynamic, Exclusion, Frame, FrameField, Kind, Primitive, Question, QuestionOption, Rule};
@@ -338,8 +336,12 @@ impl<'a> BlockReader<'a> {
         if self.frame.is_none() {
             return;
         }
-        let (head, why) = split_reason(body);
-        let why = why.unwrap_or_default();
+        // The head is not trimmed: the words read from it below skip its whitespace anyway,
+        // and frame lines pad their columns with long runs of spaces.
+        let (head, why) = match split_once_str(body, "——") {
+            Some((head, why)) => (head, js_trim(why)),
+            None => (body, ""),
+        };
         if why.is_empty() {
             let what = if is_field {
                 "every field must say why it is in this decision"

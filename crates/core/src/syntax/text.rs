@@ -68,64 +68,54 @@ fn whitespace_len_at_end(bytes: &[u8]) -> usize {
     }
 }
 
-/// Eight ASCII spaces as one word: runs of spaces (frame lines align their columns with long
-/// runs) are skipped eight bytes at a time.
-const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
-
-/// The number of ASCII spaces at the start of `bytes`.
-#[inline]
-fn leading_spaces(bytes: &[u8]) -> usize {
-    let mut at = 0;
-    while let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>) {
-        // In little-endian order the first byte is the lowest: the trailing zero bits of the
-        // difference count the spaces before the first other byte.
-        let difference = u64::from_le_bytes(*chunk) ^ SPACES;
-        if difference != 0 {
-            return at + (difference.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    at + bytes.get(at..).unwrap_or_default().iter().take_while(|b| **b == b' ').count()
-}
-
-/// The number of ASCII spaces at the end of `bytes`.
-#[inline]
-fn trailing_spaces(bytes: &[u8]) -> usize {
-    let mut end = bytes.len();
-    while let Some(chunk) = bytes.get(..end).and_then(<[u8]>::last_chunk::<8>) {
-        let difference = u64::from_le_bytes(*chunk) ^ SPACES;
-        if difference != 0 {
-            return bytes.len() - end + (difference.leading_zeros() / 8) as usize;
-        }
-        end -= 8;
-    }
-    bytes.len() - end + bytes.get(..end).unwrap_or_default().iter().rev().take_while(|b| **b == b' ').count()
-}
+/// Eight ASCII spaces as one word: long runs of spaces (frame lines align their columns with
+/// them) are skipped eight bytes at a time.
+const SPACES: [u8; 8] = [b' '; 8];
 
 /// The length in bytes of the JavaScript whitespace at the start of `bytes`.
 #[inline(never)]
 fn leading_whitespace(bytes: &[u8]) -> usize {
     let mut at = 0;
-    loop {
-        at += leading_spaces(bytes.get(at..).unwrap_or_default());
-        match whitespace_len_at_start(bytes.get(at..).unwrap_or_default()) {
-            0 => return at,
-            len => at += len,
+    while let Some(&b) = bytes.get(at) {
+        if b == b' ' {
+            let run_of_eight = bytes.get(at..).and_then(<[u8]>::first_chunk) == Some(&SPACES);
+            at += if run_of_eight { SPACES.len() } else { 1 };
+        } else if b.is_ascii() {
+            if !is_ascii_js_whitespace(b) {
+                break;
+            }
+            at += 1;
+        } else {
+            match whitespace_len_at_start(bytes.get(at..).unwrap_or_default()) {
+                0 => break,
+                len => at += len,
+            }
         }
     }
+    at
 }
 
 /// The length in bytes of the JavaScript whitespace at the end of `bytes`.
 #[inline(never)]
 fn trailing_whitespace(bytes: &[u8]) -> usize {
     let mut end = bytes.len();
-    loop {
-        end -= trailing_spaces(bytes.get(..end).unwrap_or_default());
-        match whitespace_len_at_end(bytes.get(..end).unwrap_or_default()) {
-            0 => return bytes.len() - end,
-            len => end -= len,
+    while let Some(&b) = end.checked_sub(1).and_then(|last| bytes.get(last)) {
+        if b == b' ' {
+            let run_of_eight = bytes.get(..end).and_then(<[u8]>::last_chunk) == Some(&SPACES);
+            end -= if run_of_eight { SPACES.len() } else { 1 };
+        } else if b.is_ascii() {
+            if !is_ascii_js_whitespace(b) {
+                break;
+            }
+            end -= 1;
+        } else {
+            match whitespace_len_at_end(bytes.get(..end).unwrap_or_default()) {
+                0 => break,
+                len => end -= len,
+            }
         }
     }
+    bytes.len() - end
 }
 
 /// Whether a character starting with byte `b` can be JavaScript whitespace (an ASCII space or
@@ -147,7 +137,13 @@ pub fn js_trim_start(s: &str) -> &str {
     // The trims run several times per line and most text starts and ends with something
     // else than whitespace: a one-byte test inline, the exact loop only when it may be.
     match s.as_bytes().first() {
-        Some(&b) if may_start_whitespace(b) => s.get(leading_whitespace(s.as_bytes())..).unwrap_or_default(),
+        Some(&b) if may_start_whitespace(b) => {
+            // One space before the text (after `:`, `-`, `——`) is the usual whitespace.
+            if b == b' ' && s.as_bytes().get(1).is_some_and(|next| !may_start_whitespace(*next)) {
+                return s.get(1..).unwrap_or_default();
+            }
+            s.get(leading_whitespace(s.as_bytes())..).unwrap_or_default()
+        }
         _ => s,
     }
 }
@@ -156,7 +152,13 @@ pub fn js_trim_start(s: &str) -> &str {
 #[inline(always)]
 pub fn js_trim_end(s: &str) -> &str {
     match s.as_bytes().last() {
-        Some(&b) if may_end_whitespace(b) => s.get(..s.len() - trailing_whitespace(s.as_bytes())).unwrap_or_default(),
+        Some(&b) if may_end_whitespace(b) => {
+            let before_last = s.len().wrapping_sub(2);
+            if b == b' ' && s.as_bytes().get(before_last).is_some_and(|previous| !may_end_whitespace(*previous)) {
+                return s.get(..s.len() - 1).unwrap_or_default();
+            }
+            s.get(..s.len() - trailing_whitespace(s.as_bytes())).unwrap_or_default()
+        }
         _ => s,
     }
 }
@@ -174,9 +176,8 @@ pub fn js_words(s: &str) -> impl Iterator<Item = &str> {
         // continuation byte, so stepping a byte at a time stops only at character boundaries.
         let bytes = rest.as_bytes();
         let mut end = 1;
-        while let Some(tail) = bytes.get(end..)
-            && !tail.is_empty()
-            && whitespace_len_at_start(tail) == 0
+        while let Some(&b) = bytes.get(end)
+            && (!may_start_whitespace(b) || whitespace_len_at_start(bytes.get(end..).unwrap_or_default()) == 0)
         {
             end += 1;
         }
@@ -274,12 +275,15 @@ mod tests {
         for before in 0..20 {
             for after in 0..20 {
                 let text = format!("{}x{}", " ".repeat(before), " ".repeat(after));
-                assert_eq!(leading_spaces(text.as_bytes()), before);
-                assert_eq!(trailing_spaces(text.as_bytes()), after);
+                assert_eq!(leading_whitespace(text.as_bytes()), before);
+                assert_eq!(trailing_whitespace(text.as_bytes()), after);
                 assert_eq!(js_trim(&text), "x");
+                let mixed = format!("\u{3000}{}\tx y\t{}\u{A0}", " ".repeat(before), " ".repeat(after));
+                assert_eq!(js_trim(&mixed), "x y");
+                assert_eq!(js_words(&mixed).collect::<Vec<_>>(), ["x", "y"]);
             }
-            assert_eq!(leading_spaces(" ".repeat(before).as_bytes()), before);
-            assert_eq!(trailing_spaces(" ".repeat(before).as_bytes()), before);
+            assert_eq!(leading_whitespace(" ".repeat(before).as_bytes()), before);
+            assert_eq!(trailing_whitespace(" ".repeat(before).as_bytes()), before);
         }
     }
 
