@@ -1,7 +1,7 @@
 //! The grammar of single clauses: key lines, options, `when:`, `dynamic:`. Pure functions
 //! over already-trimmed text, shared by the scanner and by hosts that need the same reading.
 
-use super::text::{is_identifier, is_js_whitespace, js_trim, split_once_str};
+use super::text::{find_str, is_identifier, is_js_whitespace, js_trim, js_trim_start, split_once_str};
 
 /// JavaScript's `.` does not match these, so a line containing one is neither a key line
 /// nor a list item (it becomes prose, as in the reference).
@@ -16,13 +16,16 @@ pub(crate) fn has_line_terminator(s: &str) -> bool {
 
 /// A key line: `[A-Za-z_][A-Za-z0-9_-]*`, optional whitespace, `:`, the value (trimmed).
 pub fn split_key_line(trimmed: &str) -> Option<(&str, &str)> {
-    let first = trimmed.chars().next()?;
-    if !(first.is_ascii_alphabetic() || first == '_') {
+    // Bytes, not chars: the key is ASCII, so a line is dismissed on its first byte or the
+    // first byte after the key, without decoding anything.
+    let first = *trimmed.as_bytes().first()?;
+    if !(first.is_ascii_alphabetic() || first == b'_') {
         return None;
     }
-    let end = trimmed.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(trimmed.len());
-    let (key, rest) = trimmed.split_at(end);
-    let rest = rest.trim_start_matches(is_js_whitespace).strip_prefix(':')?;
+    let end =
+        trimmed.bytes().position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'-')).unwrap_or(trimmed.len());
+    let (key, rest) = trimmed.split_at_checked(end)?;
+    let rest = js_trim_start(rest).strip_prefix(':')?;
     // Only a would-be key line pays for the scan of the whole line.
     if has_line_terminator(trimmed) {
         return None;
@@ -32,7 +35,10 @@ pub fn split_key_line(trimmed: &str) -> Option<(&str, &str)> {
 
 /// A list item: `-` or `*`, at least one whitespace, the body (trimmed).
 pub(crate) fn list_item(trimmed: &str) -> Option<&str> {
-    let rest = trimmed.strip_prefix(['-', '*'])?;
+    if !matches!(trimmed.as_bytes().first(), Some(b'-' | b'*')) {
+        return None;
+    }
+    let rest = trimmed.get(1..)?;
     if !rest.starts_with(is_js_whitespace) || has_line_terminator(trimmed) {
         return None;
     }
@@ -44,7 +50,7 @@ pub(crate) fn list_item(trimmed: &str) -> Option<&str> {
 pub fn split_option(body: &str) -> Option<(&str, &str)> {
     ["—", "--"].into_iter().find_map(|sep| {
         let mut from = 0;
-        while let Some(found) = body.get(from..).and_then(|rest| rest.find(sep)) {
+        while let Some(found) = body.get(from..).and_then(|rest| find_str(rest, sep)) {
             let at = from + found;
             let before = body.get(..at).unwrap_or_default();
             let after = body.get(at + sep.len()..).unwrap_or_default();

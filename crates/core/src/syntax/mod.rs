@@ -215,7 +215,7 @@ impl Scanner {
             intro_lines += 1;
         }
         // Sections, read as a stream: a heading finishes the section before it.
-        let mut seen_blocks: HashMap<&str, u32> = HashMap::new();
+        let mut seen_blocks = SeenBlocks::default();
         let mut section: Option<Section> = None;
         for line in lines {
             if let Some(heading) = section_heading(line.raw) {
@@ -255,7 +255,7 @@ impl Scanner {
         Parsed { contract: self.contract, diagnostics: self.diagnostics }
     }
 
-    fn finish<'a>(&mut self, section: Section<'a>, seen_blocks: &mut HashMap<&'a str, u32>) {
+    fn finish<'a>(&mut self, section: Section<'a>, seen_blocks: &mut SeenBlocks<'a>) {
         let Section::Block(reader) = section else { return };
         let id = reader.id();
         let (block, rationale) = reader.finish(&mut self.diagnostics);
@@ -284,6 +284,45 @@ impl Scanner {
     }
 }
 
+/// Block ids seen so far, with the line of the first block of each: a scan while there are
+/// few (no hashing, no allocation), a map once there are many, so reading stays linear.
+#[derive(Default)]
+struct SeenBlocks<'a> {
+    few: [(&'a str, u32); SeenBlocks::FEW],
+    len: usize,
+    many: Option<HashMap<&'a str, u32>>,
+}
+
+impl<'a> SeenBlocks<'a> {
+    const FEW: usize = 16;
+
+    fn get(&self, id: &str) -> Option<u32> {
+        match &self.many {
+            Some(map) => map.get(id).copied(),
+            None => self.few.get(..self.len)?.iter().find(|(seen, _)| *seen == id).map(|(_, line)| *line),
+        }
+    }
+
+    /// Records the first block with `id` (call only when `get(id)` is `None`).
+    fn insert(&mut self, id: &'a str, line: u32) {
+        if let Some(map) = &mut self.many {
+            map.insert(id, line);
+            return;
+        }
+        match self.few.get_mut(self.len) {
+            Some(slot) => {
+                *slot = (id, line);
+                self.len += 1;
+            }
+            None => {
+                let mut map: HashMap<&'a str, u32> = self.few.iter().copied().collect();
+                map.insert(id, line);
+                self.many = Some(map);
+            }
+        }
+    }
+}
+
 /// Split on `\n` only (SIMD search), keeping byte offsets.
 fn lines(source: &str, offset: usize) -> impl Iterator<Item = Line<'_>> {
     let mut start = 0;
@@ -297,4 +336,25 @@ fn lines(source: &str, offset: usize) -> impl Iterator<Item = Line<'_>> {
         start = end + 1;
         Some(line)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seen_blocks_agree_before_and_after_the_map() {
+        let ids: Vec<String> = (0..40).map(|i| format!("b{}", i % 25)).collect();
+        let mut seen = SeenBlocks::default();
+        for (line, id) in ids.iter().enumerate() {
+            let line = u32::try_from(line).unwrap_or(u32::MAX);
+            match seen.get(id) {
+                Some(first) => assert_eq!(ids.get(first as usize), Some(id)),
+                None => seen.insert(id, line),
+            }
+        }
+        assert_eq!(seen.get("b3"), Some(3));
+        assert_eq!(seen.get("b20"), Some(20));
+        assert_eq!(seen.get("b25"), None);
+    }
 }

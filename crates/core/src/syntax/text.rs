@@ -152,7 +152,8 @@ pub fn js_trim_start(s: &str) -> &str {
 #[inline(always)]
 pub fn js_trim_end(s: &str) -> &str {
     match s.as_bytes().last() {
-        Some(&b) if may_end_whitespace(b) => {
+        // The exact test too: CJK punctuation (`。` is E3 80 82) ends in the same bytes.
+        Some(&b) if may_end_whitespace(b) && whitespace_len_at_end(s.as_bytes()) > 0 => {
             let before_last = s.len().wrapping_sub(2);
             if b == b' ' && s.as_bytes().get(before_last).is_some_and(|previous| !may_end_whitespace(*previous)) {
                 return s.get(..s.len() - 1).unwrap_or_default();
