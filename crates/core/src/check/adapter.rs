@@ -2,6 +2,8 @@
 //! provider reads. With a profile that requires them, also the required blocks, question
 //! ids and full frame coverage (the reference's "frame layer").
 
+use std::collections::HashMap;
+
 use super::Capabilities;
 use super::codes;
 use crate::contract::{Block, Contract};
@@ -55,14 +57,58 @@ pub fn adapter(contract: &Contract, caps: &Capabilities) -> Vec<Diagnostic> {
             );
         }
     }
+    let cells = caps.state_cells.as_deref().map(CellIndex::new);
+    let mut marks = Vec::new();
     for block in &contract.blocks {
         sink.block = Some(&block.id);
-        check_block(&mut sink, block, caps);
+        check_block(&mut sink, block, caps, cells.as_ref(), &mut marks);
     }
     sink.out
 }
 
-fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
+/// The host's state cells, looked up by name: a scan for the usual handful, a map for long
+/// lists. Every frame entry's cell is looked up once and then handled by its position.
+struct CellIndex<'a> {
+    cells: &'a [String],
+    by_name: Option<HashMap<&'a str, usize>>,
+    /// For each cell, the position of the first cell of the same name (duplicates share marks).
+    first: Vec<usize>,
+}
+
+impl<'a> CellIndex<'a> {
+    const SCAN: usize = 16;
+
+    fn new(cells: &'a [String]) -> CellIndex<'a> {
+        let by_name = (cells.len() > Self::SCAN).then(|| {
+            let mut map = HashMap::with_capacity(cells.len());
+            for (at, cell) in cells.iter().enumerate() {
+                map.entry(cell.as_str()).or_insert(at);
+            }
+            map
+        });
+        let mut index = CellIndex { cells, by_name, first: Vec::new() };
+        index.first = cells.iter().enumerate().map(|(at, cell)| index.position(cell).unwrap_or(at)).collect();
+        index
+    }
+
+    /// The position of the first cell named `name`.
+    fn position(&self, name: &str) -> Option<usize> {
+        match &self.by_name {
+            Some(map) => map.get(name).copied(),
+            None => self.cells.iter().position(|cell| {
+                cell.len() == name.len() && cell.as_bytes().first() == name.as_bytes().first() && cell == name
+            }),
+        }
+    }
+}
+
+fn check_block(
+    sink: &mut Sink<'_>,
+    block: &Block,
+    caps: &Capabilities,
+    cell_index: Option<&CellIndex<'_>>,
+    marks: &mut Vec<u8>,
+) {
     let position_actions = caps.positions.get(&block.position);
     if position_actions.is_none() {
         let positions: Vec<String> = caps.positions.keys().cloned().collect();
@@ -163,14 +209,14 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
                 }
                 Some(_) => {}
                 None => {
-                    if let Some(cells) = &caps.state_cells
-                        && !cells.contains(&field.key)
+                    if let Some(index) = cell_index
+                        && index.position(&field.key).is_none()
                     {
                         sink.push(
                             codes::A_STATE_CELL,
                             field.span,
                             format!("`{}` is neither a state cell of the host nor given a projection", field.key),
-                            suggest_in(&field.key, cells, "state cells"),
+                            suggest_in(&field.key, index.cells, "state cells"),
                         );
                     }
                 }
@@ -185,14 +231,14 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
             }
         }
         for exclusion in &frame.excluded {
-            if let Some(cells) = &caps.state_cells
-                && !cells.contains(&exclusion.field)
+            if let Some(index) = cell_index
+                && index.position(&exclusion.field).is_none()
             {
                 sink.push(
                     codes::A_EXCL_UNKNOWN,
                     exclusion.span,
                     format!("excluded name `{}` is not a state cell of the host", exclusion.field),
-                    suggest_in(&exclusion.field, cells, "state cells"),
+                    suggest_in(&exclusion.field, index.cells, "state cells"),
                 );
             }
             if caps.require_coverage && exclusion.why.is_empty() {
@@ -207,8 +253,11 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
                 );
             }
         }
-        if caps.require_coverage && (caps.required_blocks.is_empty() || caps.required_blocks.contains(&block.id)) {
-            coverage(sink, block, caps);
+        if caps.require_coverage
+            && (caps.required_blocks.is_empty() || caps.required_blocks.contains(&block.id))
+            && let Some(index) = cell_index
+        {
+            coverage(sink, block, caps, index, marks);
         }
     }
     if let Some(expected) = caps.required_questions.get(&block.id) {
@@ -230,13 +279,35 @@ fn check_block(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
     }
 }
 
+/// A cell read by a field.
+const READ: u8 = 1;
+/// A cell deliberately excluded.
+const EXCLUDED: u8 = 2;
+
 /// Every state cell is either the source of a field or deliberately excluded, never both.
-fn coverage(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
-    let (Some(frame), Some(cells)) = (&block.frame, &caps.state_cells) else { return };
-    let sources: NameSet<'_> = frame.fields.iter().map(|f| f.source_cell(|p| caps.projection_cell(p))).collect();
-    let excluded: NameSet<'_> = frame.excluded.iter().map(|e| e.field.as_str()).collect();
+/// `marks` is a buffer reused from block to block.
+fn coverage(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities, cells: &CellIndex<'_>, marks: &mut Vec<u8>) {
+    let Some(frame) = &block.frame else { return };
+    marks.clear();
+    marks.resize(cells.cells.len(), 0);
+    // Sources that are not state cells are rare: they are kept by name.
+    let mut other_sources = NameSet::new();
+    for field in &frame.fields {
+        let source = field.source_cell(|p| caps.projection_cell(p));
+        match cells.position(source).and_then(|at| marks.get_mut(at)) {
+            Some(mark) => *mark |= READ,
+            None => {
+                other_sources.insert(source);
+            }
+        }
+    }
     for exclusion in &frame.excluded {
-        if sources.contains(exclusion.field.as_str()) {
+        let at = cells.position(&exclusion.field);
+        let read = match at.and_then(|at| marks.get(at)) {
+            Some(mark) => mark & READ != 0,
+            None => other_sources.contains(&exclusion.field),
+        };
+        if read {
             sink.push(
                 codes::A_CONTRADICTION,
                 exclusion.span,
@@ -244,9 +315,12 @@ fn coverage(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
                 Some("remove the exclusion or the field that reads it".into()),
             );
         }
+        if let Some(mark) = at.and_then(|at| marks.get_mut(at)) {
+            *mark |= EXCLUDED;
+        }
     }
-    for cell in cells {
-        if !sources.contains(cell.as_str()) && !excluded.contains(cell.as_str()) {
+    for (cell, first) in cells.cells.iter().zip(&cells.first) {
+        if marks.get(*first).is_some_and(|mark| *mark == 0) {
             sink.push(
                 codes::A_UNCOVERED,
                 frame.span,
@@ -254,5 +328,30 @@ fn coverage(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities) {
                 Some(format!("add `- {cell} —— why this decision does not see it`")),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{CheckOptions, check};
+
+    #[test]
+    fn coverage_handles_repeated_cells_and_names_that_are_not_cells() {
+        let source = "schema: decision-contract/v1\n\n## b\n\nkind: noul\nwhen: step-start —— p\n\nask: q?\n\n\
+- true — a\n- false — b\n\nframe:\n  + task 10 —— r\n  + other 5 —— r\n  - other —— r\n\npolicy:\n  - else → answer\n";
+        let mut caps = Capabilities::reference();
+        caps.state_cells = Some(vec!["task".into(), "cwd".into(), "cwd".into()]);
+        caps.required_blocks.clear();
+        caps.required_questions.clear();
+        let report = check(source.as_bytes(), CheckOptions { capabilities: Some(&caps) });
+        let found = |code: &str, name: &str| {
+            report.layer(Layer::Adapter).filter(|d| d.code == code && d.message.contains(name)).count()
+        };
+        // `other` is not a state cell, and is both read and excluded.
+        assert_eq!(found(codes::A_CONTRADICTION, "`other`"), 1);
+        // `cwd`, listed twice, is neither read nor excluded; `task` is read.
+        assert_eq!(found(codes::A_UNCOVERED, "`cwd`"), 2);
+        assert_eq!(found(codes::A_UNCOVERED, "`task`"), 0);
     }
 }
