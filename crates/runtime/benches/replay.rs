@@ -29,6 +29,10 @@ use decision_runtime::log::{
 };
 use serde_json::{Map, Value, json};
 
+/// As in the `decision` binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md");
 const RECORDS: u64 = 100_000;
 

@@ -402,3 +402,32 @@ fn reopening_continues_the_chain() {
         .is_err()
     );
 }
+
+/// One thread hands results over every 1,024 records; a line deleted, or changed, on either
+/// side of that point is still caught exactly once.
+#[test]
+fn breaks_around_the_hand_over_point_are_caught_once() {
+    let dir = temp_dir("handover");
+    let path = dir.join("h.jsonl");
+    let header = LogHeader { id: "h".into(), created_at_ms: 0, cwd: None };
+    let mut log = SessionLog::create(&path, &header, FsyncPolicy::Never).unwrap();
+    for step in 0..1100u64 {
+        log.append_decision(&single(step, "loop.stepOk", json!({"step": step}), json!({"ok": {"type": "noul"}})))
+            .unwrap();
+    }
+    drop(log);
+    let intact = lines(&path);
+    for at in 1020..1030 {
+        let mut deleted = intact.clone();
+        deleted.remove(at);
+        write_lines(&path, &deleted);
+        let (report, _) = replay(&path);
+        assert_eq!((report.chain_breaks, report.records), (1, 1099), "line {at} deleted: {:?}", report.breaks);
+        let mut changed = intact.clone();
+        changed[at] = changed[at].replacen("\"step\":", "\"step\": ", 1);
+        write_lines(&path, &changed);
+        let (report, _) = replay(&path);
+        assert_eq!(report.chain_breaks, 1, "line {at} changed: {:?}", report.breaks);
+        assert_eq!(report.breaks[0].line, at as u64 + 2, "the line after the changed one");
+    }
+}

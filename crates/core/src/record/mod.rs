@@ -10,8 +10,8 @@ mod view;
 
 pub use read::{EventRead, NotARecord, read_event, read_event_at};
 pub use verify::{
-    Check, CheckName, CheckStatus, Outcome, REPLAY_NOTES, Rules, Verdict, verify_record, verify_record_with,
-    verify_view,
+    Check, CheckName, CheckStatus, MergedDigests, Outcome, REPLAY_NOTES, Rules, Verdict, verify_record,
+    verify_record_with, verify_view, verify_view_with,
 };
 pub use view::{EventView, Fallback, RecordReader, RecordView};
 

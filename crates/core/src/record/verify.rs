@@ -143,6 +143,68 @@ pub fn verify_record_with(record: &DecisionRecord, rules: Rules) -> Verdict {
 
 /// Verifies a record read in place (or any record, through [`DecisionRecord::view`]).
 pub fn verify_view(record: &RecordView<'_>, rules: Rules) -> Verdict {
+    verify_view_with(record, rules, &mut MergedDigests::default())
+}
+
+/// The digests computed for the last merged record. Every node of a merged request is
+/// logged with the same state, batch and sent questions, one record after the other, so
+/// the next record's digests are known once its text is seen to be the same.
+#[derive(Debug, Default)]
+pub struct MergedDigests {
+    batch: Vec<u8>,
+    state: Vec<u8>,
+    sent_frame: Option<raw::Hex>,
+    sent_frame_digest: Vec<u8>,
+    sent_questions: Vec<u8>,
+    request: Option<raw::Hex>,
+    /// The current record's batch ids, joined (quoted canonical strings join unambiguously).
+    scratch: Vec<u8>,
+}
+
+impl MergedDigests {
+    /// `frameDigest(batchIds.join("+"), state)` of a merged record.
+    fn sent_frame(&mut self, record: &RecordView<'_>) -> raw::Hex {
+        self.scratch.clear();
+        for id in record.batch_ids() {
+            self.scratch.extend_from_slice(id);
+        }
+        if let Some(hex) = self.sent_frame
+            && self.batch == self.scratch
+            && self.state == record.state
+        {
+            return hex;
+        }
+        let hex = raw::frame_digest_hex(record.batch_ids(), record.state_entries());
+        std::mem::swap(&mut self.batch, &mut self.scratch);
+        self.state.clear();
+        self.state.extend_from_slice(record.state);
+        self.sent_frame = Some(hex);
+        hex
+    }
+
+    /// `requestDigest(sentFrameDigest, sentQuestions)`, remembered for merged records only.
+    fn request(&mut self, record: &RecordView<'_>, sent: &[u8]) -> raw::Hex {
+        if let Some(hex) = self.request
+            && self.sent_frame_digest == sent
+            && self.sent_questions == record.sent_questions
+        {
+            return hex;
+        }
+        let hex = raw::request_digest_hex(sent, record.sent_questions);
+        if record.is_merged() {
+            self.sent_frame_digest.clear();
+            self.sent_frame_digest.extend_from_slice(sent);
+            self.sent_questions.clear();
+            self.sent_questions.extend_from_slice(record.sent_questions);
+            self.request = Some(hex);
+        }
+        hex
+    }
+}
+
+/// Verifies a record, reusing the digests of the previous merged record where its text is
+/// the same (see [`MergedDigests`]); the verdict is the one [`verify_view`] gives.
+pub fn verify_view_with(record: &RecordView<'_>, rules: Rules, memo: &mut MergedDigests) -> Verdict {
     use CheckStatus::{Fail, Pass, Skip};
     let merged = record.is_merged();
     let mut checks = Vec::with_capacity(4);
@@ -200,7 +262,7 @@ pub fn verify_view(record: &RecordView<'_>, rules: Rules) -> Verdict {
         Some(sent) if merged => {
             // `batchIds.join("+")`: canonical escapes do not depend on their neighbours, so
             // the joined name is the ids' canonical text joined.
-            let computed = raw::frame_digest_hex(record.batch_ids(), record.state_entries());
+            let computed = memo.sent_frame(record);
             let batch = batch_names(record, "+");
             if computed.is_quoted(sent) {
                 check(
@@ -251,7 +313,7 @@ pub fn verify_view(record: &RecordView<'_>, rules: Rules) -> Verdict {
     // 4. request: the fingerprint of the sent frame and the sent questions.
     checks.push(match (record.sent_frame_digest, record.request_digest) {
         (Some(sent), Some(recorded)) => {
-            let computed = raw::request_digest_hex(sent, record.sent_questions);
+            let computed = memo.request(record, sent);
             if computed.is_quoted(recorded) {
                 check(
                     CheckName::Request,

@@ -7,7 +7,7 @@
 use std::ops::Range;
 
 use super::{DecisionRecord, JsonString, NotARecord};
-use crate::digest::{Member, ScanError, Scanner, ValueKind};
+use crate::digest::{JsonCursor, Member, ScanError, ValueKind};
 
 /// What a record's checks read, borrowed: canonical JSON text throughout.
 #[derive(Debug, Clone, Copy)]
@@ -98,6 +98,32 @@ pub enum EventView<'a> {
     NotAnObject,
 }
 
+impl EventView<'_> {
+    /// Everything the checks read, in words: for diagnostics, and for tests that compare
+    /// two readers.
+    pub fn describe(&self) -> String {
+        let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        match self {
+            EventView::Decision(Ok(v)) => format!(
+                "step {} node {} state {} entries {:?} frame {:?} sent {:?} batch {:?} request {:?} q {} sq {}",
+                v.step,
+                s(v.node),
+                s(v.state),
+                v.state_entries().map(|(k, v)| (s(k), s(v))).collect::<Vec<_>>(),
+                v.frame_digest.map(s),
+                v.sent_frame_digest.map(s),
+                v.batch_ids().map(s).collect::<Vec<_>>(),
+                v.request_digest.map(s),
+                s(v.questions),
+                s(v.sent_questions),
+            ),
+            EventView::Decision(Err(why)) => format!("not a record: {why}"),
+            EventView::Other => "other".into(),
+            EventView::NotAnObject => "not an object".into(),
+        }
+    }
+}
+
 /// Why the in-place reader stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fallback {
@@ -147,7 +173,7 @@ impl RecordReader {
 
     /// Reads the event value at the scanner's position; [`RecordReader::event`] then gives
     /// it over the same text.
-    pub fn read_at(&mut self, scanner: &mut Scanner<'_>) -> Result<(), Fallback> {
+    pub fn read_at<'t>(&mut self, scanner: &mut impl JsonCursor<'t>) -> Result<(), Fallback> {
         self.seen = Seen::default();
         self.state_members.clear();
         self.batch_ids.clear();
@@ -168,7 +194,7 @@ impl RecordReader {
         Ok(())
     }
 
-    fn read_field(&mut self, scanner: &mut Scanner<'_>, key: &[u8]) -> Result<(), Fallback> {
+    fn read_field<'t>(&mut self, scanner: &mut impl JsonCursor<'t>, key: &[u8]) -> Result<(), Fallback> {
         let seen = &mut self.seen;
         match key {
             b"type" => seen.event_type = string(scanner)?,
@@ -267,7 +293,7 @@ impl RecordReader {
 }
 
 /// A member key that compares as written (no escape), as bytes between the quotes.
-fn plain_key<'a>(scanner: &mut Scanner<'a>) -> Result<&'a [u8], Fallback> {
+fn plain_key<'a>(scanner: &mut impl JsonCursor<'a>) -> Result<&'a [u8], Fallback> {
     let range = scanner.key_span()?;
     let quoted = scanner.text(range);
     let key = quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or(&[]);
@@ -282,7 +308,7 @@ fn canonical(span: crate::digest::Span) -> Result<Range<usize>, Fallback> {
 }
 
 /// A string value's canonical quoted text, or `None` (after skipping it) for any other type.
-fn string(scanner: &mut Scanner<'_>) -> Result<Option<Range<usize>>, Fallback> {
+fn string<'t>(scanner: &mut impl JsonCursor<'t>) -> Result<Option<Range<usize>>, Fallback> {
     if scanner.peek_kind()? != ValueKind::String {
         scanner.skip_value()?;
         return Ok(None);
@@ -291,7 +317,7 @@ fn string(scanner: &mut Scanner<'_>) -> Result<Option<Range<usize>>, Fallback> {
 }
 
 /// `e.frame.digest` when `frame` is an object and `digest` a string.
-fn frame_digest(scanner: &mut Scanner<'_>) -> Result<Option<Range<usize>>, Fallback> {
+fn frame_digest<'t>(scanner: &mut impl JsonCursor<'t>) -> Result<Option<Range<usize>>, Fallback> {
     if scanner.peek_kind()? != ValueKind::Object {
         scanner.skip_value()?;
         return Ok(None);
@@ -316,43 +342,22 @@ fn frame_digest(scanner: &mut Scanner<'_>) -> Result<Option<Range<usize>>, Fallb
 mod tests {
     use super::super::{EventRead, read_event};
     use super::*;
+    use crate::digest::Scanner;
 
     fn in_place(text: &str) -> Result<String, Fallback> {
         let mut scanner = Scanner::new(text.as_bytes())?;
         let mut reader = RecordReader::new();
         reader.read_at(&mut scanner)?;
         scanner.finish()?;
-        Ok(describe_view(reader.event(text.as_bytes())))
+        Ok(reader.event(text.as_bytes()).describe())
     }
 
     fn careful(text: &str) -> String {
         match read_event(text.as_bytes()).unwrap() {
-            EventRead::Decision(Ok(record)) => describe_view(EventView::Decision(Ok(record.view()))),
-            EventRead::Decision(Err(why)) => describe_view(EventView::Decision(Err(why))),
-            EventRead::Other { .. } => describe_view(EventView::Other),
-            EventRead::NotAnObject => describe_view(EventView::NotAnObject),
-        }
-    }
-
-    fn describe_view(event: EventView<'_>) -> String {
-        let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        match event {
-            EventView::Decision(Ok(v)) => format!(
-                "step {} node {} state {} entries {:?} frame {:?} sent {:?} batch {:?} request {:?} q {} sq {}",
-                v.step,
-                s(v.node),
-                s(v.state),
-                v.state_entries().map(|(k, v)| (s(k), s(v))).collect::<Vec<_>>(),
-                v.frame_digest.map(s),
-                v.sent_frame_digest.map(s),
-                v.batch_ids().map(s).collect::<Vec<_>>(),
-                v.request_digest.map(s),
-                s(v.questions),
-                s(v.sent_questions),
-            ),
-            EventView::Decision(Err(why)) => format!("not a record: {why}"),
-            EventView::Other => "other".into(),
-            EventView::NotAnObject => "not an object".into(),
+            EventRead::Decision(Ok(record)) => EventView::Decision(Ok(record.view())).describe(),
+            EventRead::Decision(Err(why)) => EventView::Decision(Err(why)).describe(),
+            EventRead::Other { .. } => EventView::Other.describe(),
+            EventRead::NotAnObject => EventView::NotAnObject.describe(),
         }
     }
 

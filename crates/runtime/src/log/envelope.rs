@@ -1,7 +1,7 @@
 //! One session-log line: the header, an event envelope, or a legacy turn, with the hash
 //! chain fields this implementation adds (`seq`, `prev`), which the reference ignores.
 
-use decision_core::digest::{ScanError, Scanner, ValueKind};
+use decision_core::digest::{JsonCursor, ScanError, Scanner, StructuralIndex, ValueKind};
 use decision_core::record::{EventRead, EventView, RecordReader, read_event_at};
 
 /// The chain fields of a line.
@@ -99,6 +99,7 @@ pub struct EventLine<'a> {
 #[derive(Debug, Default)]
 pub struct LineParser {
     records: RecordReader,
+    index: StructuralIndex,
 }
 
 impl LineParser {
@@ -109,49 +110,55 @@ impl LineParser {
     /// The line as an event, or `None` when it must go to [`parse_line`]: it is not an
     /// `event` envelope, not JSON, or some text the checks need is not canonical.
     pub fn event<'a>(&'a mut self, bytes: &'a [u8]) -> Option<EventLine<'a>> {
-        let mut scanner = Scanner::new(bytes).ok()?;
-        if scanner.peek_kind().ok()? != ValueKind::Object {
+        if !self.index.build(bytes) {
             return None;
         }
-        let (mut is_event, mut run, mut has_event) = (false, None, false);
-        let mut chain = ChainFields::default();
-        if scanner.begin_object().ok()? {
-            loop {
-                let key = scanner.key_span().ok()?;
-                match scanner.text(key) {
-                    br#""kind""# => is_event = plain_string(&mut scanner)? == Some(&br#""event""#[..]),
-                    br#""run""# => run = number(&mut scanner).ok()?,
-                    br#""e""# => {
-                        self.records.read_at(&mut scanner).ok()?;
-                        has_event = true;
-                    }
-                    br#""seq""# => chain.seq = number(&mut scanner).ok()?.and_then(as_index),
-                    br#""prev""# => {
-                        chain.prev = plain_string(&mut scanner)?.and_then(|quoted| {
-                            parse_hex32_bytes(quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or(&[]))
-                        });
-                    }
-                    // Keys with escapes might name one of the above.
-                    quoted if memchr::memchr(b'\\', quoted).is_some() => return None,
-                    _ => scanner.skip_value().ok()?,
-                }
-                if !scanner.next_member().ok()? {
-                    break;
-                }
-            }
-        }
-        scanner.finish().ok()?;
-        let run = run.and_then(as_index)?;
-        if !(is_event && has_event) {
-            return None;
-        }
+        let (run, chain) = read_envelope(&mut self.index.cursor(bytes), &mut self.records)?;
         Some(EventLine { run, event: self.records.event(bytes), chain })
     }
 }
 
+/// The envelope of an event line read in place: its run and chain fields, with the event
+/// left in `records`. `None` when the line is not a canonical `event` envelope.
+fn read_envelope<'a>(cursor: &mut impl JsonCursor<'a>, records: &mut RecordReader) -> Option<(u64, ChainFields)> {
+    if cursor.peek_kind().ok()? != ValueKind::Object {
+        return None;
+    }
+    let (mut is_event, mut run, mut has_event) = (false, None, false);
+    let mut chain = ChainFields::default();
+    if cursor.begin_object().ok()? {
+        loop {
+            let key = cursor.key_span().ok()?;
+            match cursor.text(key) {
+                br#""kind""# => is_event = plain_string(cursor)? == Some(&br#""event""#[..]),
+                br#""run""# => run = number(cursor).ok()?,
+                br#""e""# => {
+                    records.read_at(cursor).ok()?;
+                    has_event = true;
+                }
+                br#""seq""# => chain.seq = number(cursor).ok()?.and_then(as_index),
+                br#""prev""# => {
+                    chain.prev = plain_string(cursor)?.and_then(|quoted| {
+                        parse_hex32_bytes(quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or(&[]))
+                    });
+                }
+                // Keys with escapes might name one of the above.
+                quoted if memchr::memchr(b'\\', quoted).is_some() => return None,
+                _ => cursor.skip_value().ok()?,
+            }
+            if !cursor.next_member().ok()? {
+                break;
+            }
+        }
+    }
+    cursor.finish().ok()?;
+    let run = run.and_then(as_index)?;
+    (is_event && has_event).then_some((run, chain))
+}
+
 /// A string's canonical quoted text, `Some(None)` for another type, `None` when the string
 /// is not canonical (or not JSON).
-fn plain_string<'a>(scanner: &mut Scanner<'a>) -> Option<Option<&'a [u8]>> {
+fn plain_string<'a>(scanner: &mut impl JsonCursor<'a>) -> Option<Option<&'a [u8]>> {
     if scanner.peek_kind().ok()? != ValueKind::String {
         scanner.skip_value().ok()?;
         return Some(None);
@@ -170,7 +177,7 @@ fn string(scanner: &mut Scanner<'_>) -> Result<Option<String>, ScanError> {
     Ok(serde_json::from_slice::<String>(&quoted).ok())
 }
 
-fn number(scanner: &mut Scanner<'_>) -> Result<Option<f64>, ScanError> {
+fn number<'a>(scanner: &mut impl JsonCursor<'a>) -> Result<Option<f64>, ScanError> {
     if scanner.peek_kind()? != ValueKind::Number {
         scanner.skip_value()?;
         return Ok(None);
@@ -190,21 +197,36 @@ pub fn parse_hex32(text: &str) -> Option<[u8; 32]> {
 }
 
 fn parse_hex32_bytes(bytes: &[u8]) -> Option<[u8; 32]> {
-    if bytes.len() != 64 {
-        return None;
-    }
-    let nibble = |b: u8| match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
+    // Every line of a chained log carries one: a table lookup per digit, and one test for
+    // an invalid digit at the end instead of a branch per digit.
+    const INVALID: u8 = 0xFF;
+    // Built at compile time: an index out of bounds would fail the build, not a run.
+    #[allow(clippy::indexing_slicing)]
+    const VALUES: [u8; 256] = {
+        let mut table = [INVALID; 256];
+        let mut i = 0;
+        while i < 10 {
+            table[b'0' as usize + i] = i as u8;
+            i += 1;
+        }
+        let mut i = 0;
+        while i < 6 {
+            table[b'a' as usize + i] = 10 + i as u8;
+            table[b'A' as usize + i] = 10 + i as u8;
+            i += 1;
+        }
+        table
     };
+    let digits: &[u8; 64] = bytes.try_into().ok()?;
     let mut out = [0u8; 32];
-    for (slot, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-        let &[high, low] = pair else { return None };
-        *slot = (nibble(high)? << 4) | nibble(low)?;
+    let mut invalid = 0u8;
+    for (slot, pair) in out.iter_mut().zip(digits.chunks_exact(2)) {
+        let [high, low] = [pair.first(), pair.last()]
+            .map(|d| d.and_then(|&d| VALUES.get(usize::from(d))).copied().unwrap_or(INVALID));
+        invalid |= (high | low) & 0xF0;
+        *slot = (high << 4) | (low & 0x0F);
     }
-    Some(out)
+    (invalid == 0).then_some(out)
 }
 
 /// Lowercase hex of a SHA-256.
@@ -268,5 +290,73 @@ mod tests {
         assert_eq!(parse_hex32(&"0".repeat(63)), None);
         assert_eq!(parse_hex32(&"g".repeat(64)), None);
         assert_eq!(hex32(&[0xab; 32]), "ab".repeat(32));
+    }
+
+    /// An event line as the log writer writes it (a merged pickTool decision, shortened).
+    const LINE: &str = concat!(
+        r#"{"kind":"event","run":3,"at":1700000000123,"e":{"type":"decision","step":2,"id":"loop.pickTool","#,
+        r#""state":{"task":"list the files","files_known":["a.ts","b.ts"],"last":"⟨untrusted tool output⟩\nok\n⟨/untrusted tool output⟩","n":12},"#,
+        r#""frame":{"node":"loop.pickTool","digest":"08d6c0e2653ca72c","fields":{"task":{"chars":14}},"untrusted":["last"],"truncated":[]},"#,
+        r#""requestDigest":"7e5e6a0bf48a62bc","sentFrameDigest":"c988b648263876e2","#,
+        r#""sentQuestions":{"needs_tool":{"type":"noul"},"tool":{"type":"choice","criteria":{"list_dir":"list","done":"stop"}}},"#,
+        r#""batchIds":["loop.needsTool","loop.pickTool"],"margin":{"id":"tool","kind":"top","threshold":0.6,"value":0.95,"margin":0.9},"#,
+        r#""questions":{"tool":{"type":"choice","criteria":{"list_dir":"list","done":"stop"}}},"#,
+        r#""answers":{"tool":{"type":"choice","choice":"list_dir","probabilities":{"list_dir":0.95,"done":0.05},"confidence":0.9}},"#,
+        r#""action":"call","reason":"top >= 0.6 → call","latencyMs":312,"provider":"jev"},"#,
+        r#""seq":7,"prev":"ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01"}"#
+    );
+
+    /// What an event line reader found, in words.
+    fn describe(found: Option<(u64, ChainFields)>, records: &RecordReader, bytes: &[u8]) -> String {
+        let Some((run, chain)) = found else { return "handed to parse_line".into() };
+        let event = records.event(bytes).describe();
+        format!("run {run} chain {chain:?} {event}")
+    }
+
+    /// The structural index and the byte-by-byte scanner read every line alike; the index
+    /// may only give up (and leave the line to `parse_line`) where the scanner does too or
+    /// where the text is not canonical.
+    fn readers_agree(bytes: &[u8]) {
+        let mut records = RecordReader::new();
+        let careful = Scanner::new(bytes).ok().and_then(|mut scanner| read_envelope(&mut scanner, &mut records));
+        let careful = describe(careful, &records, bytes);
+        let mut parser = LineParser::new();
+        let fast = match parser.event(bytes) {
+            Some(line) => {
+                let found = Some((line.run, line.chain));
+                describe(found, &parser.records, bytes)
+            }
+            None => "handed to parse_line".into(),
+        };
+        // Giving up is always safe: `parse_line` reads every line exactly.
+        if fast != careful {
+            assert_eq!(fast, "handed to parse_line", "{}", String::from_utf8_lossy(bytes));
+        }
+    }
+
+    #[test]
+    fn a_written_line_is_read_in_place() {
+        let mut parser = LineParser::new();
+        let line = parser.event(LINE.as_bytes()).expect("read in place");
+        assert_eq!((line.run, line.chain.seq), (3, Some(7)));
+        assert!(matches!(line.event, EventView::Decision(Ok(v)) if v.is_merged()));
+        readers_agree(LINE.as_bytes());
+    }
+
+    proptest::proptest! {
+        /// A written line with one byte changed, inserted or removed.
+        #[test]
+        fn readers_agree_on_damaged_lines(at in 0usize..2000, byte in proptest::sample::select(
+            b"{}[]:,\"\\ 0-1.eEtfn\x01x".to_vec()), how in 0u8..3) {
+            let mut text = LINE.as_bytes().to_vec();
+            let at = at % (text.len() + 1);
+            match how {
+                0 if at < text.len() => text[at] = byte,
+                1 => text.insert(at, byte),
+                _ if at < text.len() => { text.remove(at); }
+                _ => {}
+            }
+            readers_agree(&text);
+        }
     }
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, mpsc};
 
 use decision_core::record::{
-    Check, EventRead, EventView, NotARecord, Outcome, RecordView, Rules, text_of, verify_view,
+    Check, EventRead, EventView, MergedDigests, NotARecord, Outcome, RecordView, Rules, text_of, verify_view_with,
 };
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -23,6 +23,9 @@ use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 pub const MAX_LISTED: usize = 100;
 
 const BATCH_BYTES: usize = 1 << 20;
+
+/// On one thread, results are handed over every this many records.
+const STREAM_RESULTS: usize = 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplayOptions {
@@ -139,10 +142,20 @@ pub fn replay_reader<R: Read + Send>(
     let mut lines = LineReader::new(reader, options.max_line);
     let mut merger = Merger::default();
     if options.threads <= 1 {
-        while let Some(batch) = read_batch(&mut lines)? {
-            let outcome = verify_batch(&batch, options.rules);
-            merger.merge(outcome, on_result);
+        // Lines are verified where the reader holds them: nothing is copied.
+        let mut verifier = Verifier::new(options.rules);
+        while let Some(line) = lines.next_line()? {
+            match line {
+                Line::Text { number, bytes, terminated } => verifier.line(number, LineText::Bytes(bytes), terminated),
+                Line::TooLong { number, length, sha256, terminated } => {
+                    verifier.line(number, LineText::TooLong { length, sha256 }, terminated)
+                }
+            }
+            if verifier.results.len() >= STREAM_RESULTS {
+                merger.merge(verifier.take(), on_result);
+            }
         }
+        merger.merge(verifier.take(), on_result);
     } else {
         replay_parallel(&mut lines, options, &mut merger, on_result)?;
     }
@@ -340,81 +353,152 @@ fn check_start(b: Link) -> Option<String> {
 }
 
 fn verify_batch(batch: &Batch, rules: Rules) -> BatchOutcome {
-    let mut tally = Tally::default();
-    let mut results = Vec::with_capacity(batch.lines.len());
-    let mut first: Option<Link> = None;
-    let mut previous: Option<(Link, &BatchLine)> = None;
-    let mut parser = LineParser::new();
-    let bytes_of = |line: &BatchLine| match &line.body {
-        LineBody::Bytes(range) => batch.data.get(range.clone()).unwrap_or(&[]),
-        LineBody::TooLong { .. } => &[],
-    };
-    let sha256_of = |line: &BatchLine| -> [u8; 32] {
-        match &line.body {
-            LineBody::Bytes(range) => Sha256::digest(batch.data.get(range.clone()).unwrap_or(&[])).into(),
-            LineBody::TooLong { sha256, .. } => *sha256,
-        }
-    };
+    let mut verifier = Verifier::new(rules);
     for line in &batch.lines {
-        let fields = match &line.body {
-            LineBody::TooLong { length, .. } => {
-                tally.long_lines += 1;
-                tally.skip(line.number, format!("line of {length} bytes is longer than the cap"));
-                ChainFields::default()
-            }
-            LineBody::Bytes(_) => {
-                let bytes = bytes_of(line);
-                if bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
-                    // Blank lines are neither counted nor chained.
-                    continue;
-                }
-                // The common case, an event line in canonical form, is read in place.
-                if let Some(event) = parser.event(bytes) {
-                    tally.run(event.run);
-                    match event.event {
-                        EventView::Decision(record) => {
-                            tally_record(line.number, event.run, record, rules, &mut tally, &mut results)
-                        }
-                        EventView::Other | EventView::NotAnObject => tally.other_events += 1,
-                    }
-                    event.chain
-                } else {
-                    match parse_line(bytes) {
-                        Ok(parsed) => {
-                            classify(line.number, parsed.kind, rules, &mut tally, &mut results);
-                            parsed.chain
-                        }
-                        Err(error) if !line.terminated => {
-                            // The last write was cut short: this line is lost, nothing else is.
-                            tally.torn_tail = Some(line.number);
-                            tally.skip(line.number, format!("torn last line (the write was cut short): {error}"));
-                            continue;
-                        }
-                        Err(error) => {
-                            tally.skip(line.number, format!("not JSON: {error}"));
-                            ChainFields::default()
-                        }
-                    }
-                }
-            }
+        let text = match &line.body {
+            LineBody::Bytes(range) => LineText::Bytes(batch.data.get(range.clone()).unwrap_or(&[])),
+            LineBody::TooLong { length, sha256 } => LineText::TooLong { length: *length, sha256: *sha256 },
         };
-        let link = Link { number: line.number, fields };
-        tally.chained |= fields.is_chained();
-        match previous {
-            Some((a, a_line)) => {
-                if let Some(reason) = check_link(a, || sha256_of(a_line), link) {
-                    tally.broken(link.number, reason);
-                }
-            }
-            None => first = Some(link),
-        }
-        previous = Some((link, line));
+        verifier.line(line.number, text, line.terminated);
     }
-    let last = previous.map(|(link, line)| Tail { number: link.number, seq: link.fields.seq, sha256: sha256_of(line) });
-    BatchOutcome { tally, results, first, last }
+    verifier.take()
 }
 
-fn classify(number: u64, kind: LineKind, rules: Rules, tally: &mut Tally, results: &mut Vec<RecordResult>) {
+/// One line, as the verifier is given it.
+enum LineText<'a> {
+    Bytes(&'a [u8]),
+    /// Longer than the cap: only its length and SHA-256 are known.
+    TooLong {
+        length: u64,
+        sha256: [u8; 32],
+    },
+}
+
+/// Verifies consecutive lines one at a time, and hands over what it found with
+/// [`Verifier::take`]. The SHA-256 of a chained line is taken at once (the next line's
+/// `prev` needs it); an unchained line (a log written by the reference) is only kept, and
+/// hashed if a link ever needs it.
+struct Verifier {
+    rules: Rules,
+    tally: Tally,
+    results: Vec<RecordResult>,
+    first: Option<Link>,
+    previous: Option<Link>,
+    /// The previous line's SHA-256, or `None` when only its text was kept.
+    previous_sha256: Option<[u8; 32]>,
+    previous_text: Vec<u8>,
+    parser: LineParser,
+    memo: MergedDigests,
+}
+
+impl Verifier {
+    fn new(rules: Rules) -> Self {
+        Verifier {
+            rules,
+            tally: Tally::default(),
+            results: Vec::new(),
+            first: None,
+            previous: None,
+            previous_sha256: None,
+            previous_text: Vec::new(),
+            parser: LineParser::new(),
+            memo: MergedDigests::default(),
+        }
+    }
+
+    fn line(&mut self, number: u64, text: LineText<'_>, terminated: bool) {
+        let Some(fields) = self.read(number, &text, terminated) else { return };
+        let link = Link { number, fields };
+        self.tally.chained |= fields.is_chained();
+        match self.previous {
+            Some(a) => {
+                let (sha256, kept) = (self.previous_sha256, &self.previous_text);
+                if let Some(reason) = check_link(a, || sha256.unwrap_or_else(|| Sha256::digest(kept).into()), link) {
+                    self.tally.broken(link.number, reason);
+                }
+            }
+            None => self.first = Some(link),
+        }
+        self.previous = Some(link);
+        self.previous_text.clear();
+        self.previous_sha256 = match text {
+            LineText::TooLong { sha256, .. } => Some(sha256),
+            LineText::Bytes(bytes) if fields.is_chained() => Some(Sha256::digest(bytes).into()),
+            LineText::Bytes(bytes) => {
+                self.previous_text.extend_from_slice(bytes);
+                None
+            }
+        };
+    }
+
+    /// Reads one line and counts what it holds; its chain fields, or `None` when the line
+    /// takes no part in the chain (blank, or a torn last line).
+    fn read(&mut self, number: u64, text: &LineText<'_>, terminated: bool) -> Option<ChainFields> {
+        let (rules, tally, results, memo) = (self.rules, &mut self.tally, &mut self.results, &mut self.memo);
+        let bytes = match text {
+            LineText::TooLong { length, .. } => {
+                tally.long_lines += 1;
+                tally.skip(number, format!("line of {length} bytes is longer than the cap"));
+                return Some(ChainFields::default());
+            }
+            LineText::Bytes(bytes) => *bytes,
+        };
+        if bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+            // Blank lines are neither counted nor chained.
+            return None;
+        }
+        // The common case, an event line in canonical form, is read in place.
+        if let Some(event) = self.parser.event(bytes) {
+            tally.run(event.run);
+            match event.event {
+                EventView::Decision(record) => tally_record(number, event.run, record, rules, tally, results, memo),
+                EventView::Other | EventView::NotAnObject => tally.other_events += 1,
+            }
+            return Some(event.chain);
+        }
+        match parse_line(bytes) {
+            Ok(parsed) => {
+                classify(number, parsed.kind, rules, tally, results, memo);
+                Some(parsed.chain)
+            }
+            Err(error) if !terminated => {
+                // The last write was cut short: this line is lost, nothing else is.
+                tally.torn_tail = Some(number);
+                tally.skip(number, format!("torn last line (the write was cut short): {error}"));
+                None
+            }
+            Err(error) => {
+                tally.skip(number, format!("not JSON: {error}"));
+                Some(ChainFields::default())
+            }
+        }
+    }
+
+    /// What was found since the last call; the next line starts a new stretch, whose first
+    /// link [`Merger`] checks against this one's last.
+    fn take(&mut self) -> BatchOutcome {
+        let last = self.previous.take().map(|link| Tail {
+            number: link.number,
+            seq: link.fields.seq,
+            sha256: self.previous_sha256.unwrap_or_else(|| Sha256::digest(&self.previous_text).into()),
+        });
+        BatchOutcome {
+            tally: std::mem::take(&mut self.tally),
+            results: std::mem::take(&mut self.results),
+            first: self.first.take(),
+            last,
+        }
+    }
+}
+
+fn classify(
+    number: u64,
+    kind: LineKind,
+    rules: Rules,
+    tally: &mut Tally,
+    results: &mut Vec<RecordResult>,
+    memo: &mut MergedDigests,
+) {
     match kind {
         LineKind::Header { id } => {
             if tally.session.is_none() {
@@ -428,7 +512,7 @@ fn classify(number: u64, kind: LineKind, rules: Rules, tally: &mut Tally, result
             match event {
                 EventRead::Decision(record) => {
                     let record = record.as_deref().map(|r| r.view()).map_err(|why| *why);
-                    tally_record(number, run, record, rules, tally, results);
+                    tally_record(number, run, record, rules, tally, results, memo);
                 }
                 EventRead::Other { .. } | EventRead::NotAnObject => tally.other_events += 1,
             }
@@ -444,11 +528,12 @@ fn tally_record(
     rules: Rules,
     tally: &mut Tally,
     results: &mut Vec<RecordResult>,
+    memo: &mut MergedDigests,
 ) {
     tally.records += 1;
     match record {
         Ok(record) => {
-            let verdict = verify_view(&record, rules);
+            let verdict = verify_view_with(&record, rules, memo);
             match verdict.outcome {
                 Outcome::Verified => tally.verified += 1,
                 Outcome::Partial => tally.partial += 1,
