@@ -5,7 +5,7 @@ use thiserror::Error;
 
 use super::{CompiledPolicy, CompiledRule, FALLBACK_FORMS, Predicate};
 use crate::contract::{Block, Primitive, Question};
-use crate::syntax::text::{is_js_whitespace, js_trim};
+use crate::syntax::text::{is_js_whitespace, js_trim, js_trim_start};
 
 /// Why a predicate did not compile.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -115,9 +115,9 @@ fn compile_indexed(text: &str, index: &QuestionIndex<'_>) -> Result<Predicate, C
     if let Some(rest) = text.strip_prefix("picked:")
         && let Some((id, rest)) = question_id(rest)
     {
-        let rest = rest.trim_start_matches(is_js_whitespace);
+        let rest = js_trim_start(rest);
         if let Some(rest) = rest.strip_prefix('=') {
-            let option = rest.trim_start_matches(is_js_whitespace);
+            let option = js_trim_start(rest);
             if !option.is_empty() && !option.chars().any(is_js_whitespace) {
                 let question = typed(index, "picked", id, Primitive::Choice)?;
                 return Ok(Predicate::Picked { question, option: option.to_string() });
@@ -142,20 +142,22 @@ fn typed(index: &QuestionIndex<'_>, form: &'static str, id: &str, expected: Prim
 
 /// `[A-Za-z_][A-Za-z0-9_.-]*` at the start of `text`; returns it and the rest.
 fn question_id(text: &str) -> Option<(&str, &str)> {
-    let first = text.chars().next()?;
-    if !(first.is_ascii_alphabetic() || first == '_') {
+    let first = *text.as_bytes().first()?;
+    if !(first.is_ascii_alphabetic() || first == b'_') {
         return None;
     }
-    let end =
-        text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-')).unwrap_or(text.len());
-    Some(text.split_at(end))
+    let end = text
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-'))
+        .unwrap_or(text.len());
+    text.split_at_checked(end)
 }
 
 /// `ws* OP ws* NUM` filling the whole of `text`, with OP one of `ops` (tried in order).
 fn comparison(text: &str, ops: &[&'static str]) -> Option<(&'static str, f64)> {
-    let text = text.trim_start_matches(is_js_whitespace);
+    let text = js_trim_start(text);
     let op = ops.iter().find(|op| text.starts_with(**op))?;
-    let number = text.get(op.len()..)?.trim_start_matches(is_js_whitespace);
+    let number = js_trim_start(text.get(op.len()..)?);
     Some((op, decimal(number)?))
 }
 

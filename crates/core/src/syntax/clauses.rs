@@ -1,7 +1,7 @@
 //! The grammar of single clauses: key lines, options, `when:`, `dynamic:`. Pure functions
 //! over already-trimmed text, shared by the scanner and by hosts that need the same reading.
 
-use super::text::{find_str, is_identifier, is_js_whitespace, js_trim, js_trim_start, split_once_str};
+use super::text::{find_str, is_identifier, is_js_whitespace, js_trim, js_trim_end, js_trim_start, split_once_str};
 
 /// JavaScript's `.` does not match these, so a line containing one is neither a key line
 /// nor a list item (it becomes prose, as in the reference).
@@ -170,15 +170,15 @@ pub fn parse_dynamic(value: &str) -> DynamicParts {
 
 /// `name ( ctx [: cells] )` → (name, cells text).
 fn provider_call(call: &str) -> Option<(&str, &str)> {
-    let name_end = call.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(call.len());
-    let (name, rest) = call.split_at(name_end);
+    let name_end = call.bytes().position(|b| !(b.is_ascii_alphanumeric() || b == b'_')).unwrap_or(call.len());
+    let (name, rest) = call.split_at_checked(name_end)?;
     if !is_identifier(name) {
         return None;
     }
-    let rest = rest.trim_start_matches(is_js_whitespace).strip_prefix('(')?;
-    let rest = rest.trim_start_matches(is_js_whitespace).strip_prefix("ctx")?;
-    let inner = rest.trim_end_matches(is_js_whitespace).strip_suffix(')')?;
-    let inner = inner.trim_start_matches(is_js_whitespace);
+    let rest = js_trim_start(rest).strip_prefix('(')?;
+    let rest = js_trim_start(rest).strip_prefix("ctx")?;
+    let inner = js_trim_end(rest).strip_suffix(')')?;
+    let inner = js_trim_start(inner);
     if inner.is_empty() {
         return Some((name, ""));
     }

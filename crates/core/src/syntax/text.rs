@@ -212,9 +212,9 @@ pub fn split_once_str<'a>(haystack: &'a str, needle: &str) -> Option<(&'a str, &
 
 /// An ASCII identifier: `[A-Za-z_][A-Za-z0-9_]*`.
 pub fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    let mut bytes = s.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// The first `n` UTF-16 code units of `s` (JavaScript `slice(0, n)`), never splitting a
