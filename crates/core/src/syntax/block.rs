@@ -14,6 +14,9 @@ use crate::names::NameSet;
 use crate::suggest::did_you_mean;
 use crate::vocab::{self, ACTIONS, ANY_POSITION_ACTION, BLOCK_KEYS, POSITIONS};
 
+/// The initial room in a frame's lists of fields and of exclusions.
+const FRAME_ROOM: usize = 8;
+
 /// A question being read.
 struct Draft<'a> {
     id: &'a str,
@@ -275,7 +278,10 @@ impl<'a> BlockReader<'a> {
                     Some("merge the two frames into one".into()),
                 );
             }
-            self.frame = Some(Frame { fields: Vec::new(), excluded: Vec::new(), span });
+            // Frames usually list a handful of fields and exclusions each: room for eight
+            // spares the regrowth of both lists at four.
+            let (fields, excluded) = (Vec::with_capacity(FRAME_ROOM), Vec::with_capacity(FRAME_ROOM));
+            self.frame = Some(Frame { fields, excluded, span });
             self.in_frame = true;
         } else if is_key("ask") {
             if let Some(first) = self.current.ask_span {
