@@ -58,12 +58,48 @@ pub fn adapter(contract: &Contract, caps: &Capabilities) -> Vec<Diagnostic> {
         }
     }
     let cells = caps.state_cells.as_deref().map(CellIndex::new);
+    let projections = ProjectionIndex::new(caps);
     let mut marks = Vec::new();
     for block in &contract.blocks {
         sink.block = Some(&block.id);
-        check_block(&mut sink, block, caps, cells.as_ref(), &mut marks);
+        check_block(&mut sink, block, caps, &projections, cells.as_ref(), &mut marks);
     }
     sink.out
+}
+
+/// Whether two names are equal, comparing the length and the first byte before the rest.
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().first() == b.as_bytes().first() && a == b
+}
+
+/// The host's projections and the cells they read, looked up for every frame field: a scan of
+/// the usual dozen or so (no string ordering, as the map's lookups need), the map otherwise.
+struct ProjectionIndex<'a> {
+    caps: &'a Capabilities,
+    /// The projection reads as a list, when short.
+    reads: Option<Vec<(&'a str, &'a str)>>,
+}
+
+impl<'a> ProjectionIndex<'a> {
+    const SCAN: usize = 16;
+
+    fn new(caps: &'a Capabilities) -> ProjectionIndex<'a> {
+        let reads = (caps.projection_reads.len() <= Self::SCAN)
+            .then(|| caps.projection_reads.iter().map(|(p, cell)| (p.as_str(), cell.as_str())).collect());
+        ProjectionIndex { caps, reads }
+    }
+
+    fn is_registered(&self, projection: &str) -> bool {
+        self.caps.projections.iter().any(|p| same_name(p, projection))
+    }
+
+    /// The cell `projection` reads, if known (as [`Capabilities::projection_cell`]).
+    fn cell(&self, projection: &str) -> Option<&'a str> {
+        match &self.reads {
+            Some(reads) => reads.iter().find(|(p, _)| same_name(p, projection)).map(|(_, cell)| *cell),
+            None => self.caps.projection_cell(projection),
+        }
+    }
 }
 
 /// The host's state cells, looked up by name: a scan for the usual handful, a map for long
@@ -95,9 +131,7 @@ impl<'a> CellIndex<'a> {
     fn position(&self, name: &str) -> Option<usize> {
         match &self.by_name {
             Some(map) => map.get(name).copied(),
-            None => self.cells.iter().position(|cell| {
-                cell.len() == name.len() && cell.as_bytes().first() == name.as_bytes().first() && cell == name
-            }),
+            None => self.cells.iter().position(|cell| same_name(cell, name)),
         }
     }
 }
@@ -106,6 +140,7 @@ fn check_block(
     sink: &mut Sink<'_>,
     block: &Block,
     caps: &Capabilities,
+    projections: &ProjectionIndex<'_>,
     cell_index: Option<&CellIndex<'_>>,
     marks: &mut Vec<u8>,
 ) {
@@ -199,7 +234,7 @@ fn check_block(
     if let Some(frame) = &block.frame {
         for field in &frame.fields {
             match &field.projection {
-                Some(p) if !caps.projections.contains(p) => {
+                Some(p) if !projections.is_registered(p) => {
                     sink.push(
                         codes::A_PROJECTION,
                         field.span,
@@ -257,7 +292,7 @@ fn check_block(
             && (caps.required_blocks.is_empty() || caps.required_blocks.contains(&block.id))
             && let Some(index) = cell_index
         {
-            coverage(sink, block, caps, index, marks);
+            coverage(sink, block, projections, index, marks);
         }
     }
     if let Some(expected) = caps.required_questions.get(&block.id) {
@@ -286,14 +321,20 @@ const EXCLUDED: u8 = 2;
 
 /// Every state cell is either the source of a field or deliberately excluded, never both.
 /// `marks` is a buffer reused from block to block.
-fn coverage(sink: &mut Sink<'_>, block: &Block, caps: &Capabilities, cells: &CellIndex<'_>, marks: &mut Vec<u8>) {
+fn coverage(
+    sink: &mut Sink<'_>,
+    block: &Block,
+    projections: &ProjectionIndex<'_>,
+    cells: &CellIndex<'_>,
+    marks: &mut Vec<u8>,
+) {
     let Some(frame) = &block.frame else { return };
     marks.clear();
     marks.resize(cells.cells.len(), 0);
     // Sources that are not state cells are rare: they are kept by name.
     let mut other_sources = NameSet::new();
     for field in &frame.fields {
-        let source = field.source_cell(|p| caps.projection_cell(p));
+        let source = field.source_cell(|p| projections.cell(p));
         match cells.position(source).and_then(|at| marks.get_mut(at)) {
             Some(mark) => *mark |= READ,
             None => {
