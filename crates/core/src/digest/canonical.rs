@@ -13,9 +13,7 @@ use thiserror::Error;
 
 use super::stringify::{escape_of, integer_key_bytes, push_escape, write_f64};
 
-mod index;
 mod span;
-pub use index::{IndexCursor, JsonCursor, StructuralIndex};
 pub use span::Span;
 
 /// How deeply arrays and objects may nest before the input is refused.
@@ -483,16 +481,43 @@ impl<'a> Scanner<'a> {
     }
 
     fn number_span(&mut self) -> Result<&'a [u8], ScanError> {
+        let src = self.src;
         let start = self.pos;
-        self.pos = number_end(self.src, start)?;
-        Ok(self.src.get(start..self.pos).unwrap_or(&[]))
-    }
-
-    /// A scanner placed on the opening quote of a string at `open` in `src`, for checking
-    /// that one string: `src` must already be known to be UTF-8 without raw control
-    /// characters inside strings.
-    pub(super) fn at_string(src: &'a [u8], open: usize) -> Self {
-        Scanner { src, pos: open, members: Vec::new(), scratch: Vec::new(), controls: false, canonical: true }
+        let digits = |pos: &mut usize| {
+            let from = *pos;
+            while src.get(*pos).is_some_and(u8::is_ascii_digit) {
+                *pos += 1;
+            }
+            *pos - from
+        };
+        let mut pos = start;
+        if src.get(pos) == Some(&b'-') {
+            pos += 1;
+        }
+        match src.get(pos) {
+            Some(b'0') => pos += 1,
+            Some(b'1'..=b'9') => {
+                digits(&mut pos);
+            }
+            _ => return Err(ScanError { offset: pos, kind: ScanErrorKind::InvalidNumber }),
+        }
+        if src.get(pos) == Some(&b'.') {
+            pos += 1;
+            if digits(&mut pos) == 0 {
+                return Err(ScanError { offset: pos, kind: ScanErrorKind::InvalidNumber });
+            }
+        }
+        if let Some(b'e' | b'E') = src.get(pos) {
+            pos += 1;
+            if let Some(b'+' | b'-') = src.get(pos) {
+                pos += 1;
+            }
+            if digits(&mut pos) == 0 {
+                return Err(ScanError { offset: pos, kind: ScanErrorKind::InvalidNumber });
+            }
+        }
+        self.pos = pos;
+        Ok(src.get(start..pos).unwrap_or(&[]))
     }
 
     fn number(&mut self, out: &mut Vec<u8>) -> Result<(), ScanError> {
@@ -584,44 +609,6 @@ pub fn canonicalize(text: &[u8]) -> Result<Vec<u8>, ScanError> {
     scanner.value(&mut out)?;
     scanner.finish()?;
     Ok(out)
-}
-
-/// Where the JSON number starting at `start` ends (RFC 8259 grammar).
-pub(crate) fn number_end(src: &[u8], start: usize) -> Result<usize, ScanError> {
-    let digits = |pos: &mut usize| {
-        let from = *pos;
-        while src.get(*pos).is_some_and(u8::is_ascii_digit) {
-            *pos += 1;
-        }
-        *pos - from
-    };
-    let mut pos = start;
-    if src.get(pos) == Some(&b'-') {
-        pos += 1;
-    }
-    match src.get(pos) {
-        Some(b'0') => pos += 1,
-        Some(b'1'..=b'9') => {
-            digits(&mut pos);
-        }
-        _ => return Err(ScanError { offset: pos, kind: ScanErrorKind::InvalidNumber }),
-    }
-    if src.get(pos) == Some(&b'.') {
-        pos += 1;
-        if digits(&mut pos) == 0 {
-            return Err(ScanError { offset: pos, kind: ScanErrorKind::InvalidNumber });
-        }
-    }
-    if let Some(b'e' | b'E') = src.get(pos) {
-        pos += 1;
-        if let Some(b'+' | b'-') = src.get(pos) {
-            pos += 1;
-        }
-        if digits(&mut pos) == 0 {
-            return Err(ScanError { offset: pos, kind: ScanErrorKind::InvalidNumber });
-        }
-    }
-    Ok(pos)
 }
 
 #[cfg(test)]

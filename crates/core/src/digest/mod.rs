@@ -14,9 +14,7 @@ mod stringify;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-pub use canonical::{
-    IndexCursor, JsonCursor, Member, ScanError, ScanErrorKind, Scanner, Span, StructuralIndex, ValueKind, canonicalize,
-};
+pub use canonical::{Member, ScanError, ScanErrorKind, Scanner, Span, ValueKind, canonicalize};
 pub use stringify::{
     JsonOut, integer_key, stringify, write_f64, write_number, write_string, write_string_to, write_value,
     write_value_to,

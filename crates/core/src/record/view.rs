@@ -7,7 +7,7 @@
 use std::ops::Range;
 
 use super::{DecisionRecord, JsonString, NotARecord};
-use crate::digest::{JsonCursor, Member, ScanError, ValueKind};
+use crate::digest::{Member, ScanError, Scanner, ValueKind};
 
 /// What a record's checks read, borrowed: canonical JSON text throughout.
 #[derive(Debug, Clone, Copy)]
@@ -173,7 +173,7 @@ impl RecordReader {
 
     /// Reads the event value at the scanner's position; [`RecordReader::event`] then gives
     /// it over the same text.
-    pub fn read_at<'t>(&mut self, scanner: &mut impl JsonCursor<'t>) -> Result<(), Fallback> {
+    pub fn read_at(&mut self, scanner: &mut Scanner<'_>) -> Result<(), Fallback> {
         self.seen = Seen::default();
         self.state_members.clear();
         self.batch_ids.clear();
@@ -194,7 +194,7 @@ impl RecordReader {
         Ok(())
     }
 
-    fn read_field<'t>(&mut self, scanner: &mut impl JsonCursor<'t>, key: &[u8]) -> Result<(), Fallback> {
+    fn read_field(&mut self, scanner: &mut Scanner<'_>, key: &[u8]) -> Result<(), Fallback> {
         let seen = &mut self.seen;
         match key {
             b"type" => seen.event_type = string(scanner)?,
@@ -293,7 +293,7 @@ impl RecordReader {
 }
 
 /// A member key that compares as written (no escape), as bytes between the quotes.
-fn plain_key<'a>(scanner: &mut impl JsonCursor<'a>) -> Result<&'a [u8], Fallback> {
+fn plain_key<'a>(scanner: &mut Scanner<'a>) -> Result<&'a [u8], Fallback> {
     let range = scanner.key_span()?;
     let quoted = scanner.text(range);
     let key = quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or(&[]);
@@ -308,7 +308,7 @@ fn canonical(span: crate::digest::Span) -> Result<Range<usize>, Fallback> {
 }
 
 /// A string value's canonical quoted text, or `None` (after skipping it) for any other type.
-fn string<'t>(scanner: &mut impl JsonCursor<'t>) -> Result<Option<Range<usize>>, Fallback> {
+fn string(scanner: &mut Scanner<'_>) -> Result<Option<Range<usize>>, Fallback> {
     if scanner.peek_kind()? != ValueKind::String {
         scanner.skip_value()?;
         return Ok(None);
@@ -317,7 +317,7 @@ fn string<'t>(scanner: &mut impl JsonCursor<'t>) -> Result<Option<Range<usize>>,
 }
 
 /// `e.frame.digest` when `frame` is an object and `digest` a string.
-fn frame_digest<'t>(scanner: &mut impl JsonCursor<'t>) -> Result<Option<Range<usize>>, Fallback> {
+fn frame_digest(scanner: &mut Scanner<'_>) -> Result<Option<Range<usize>>, Fallback> {
     if scanner.peek_kind()? != ValueKind::Object {
         scanner.skip_value()?;
         return Ok(None);
@@ -342,7 +342,6 @@ fn frame_digest<'t>(scanner: &mut impl JsonCursor<'t>) -> Result<Option<Range<us
 mod tests {
     use super::super::{EventRead, read_event};
     use super::*;
-    use crate::digest::Scanner;
 
     fn in_place(text: &str) -> Result<String, Fallback> {
         let mut scanner = Scanner::new(text.as_bytes())?;

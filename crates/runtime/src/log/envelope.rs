@@ -1,7 +1,7 @@
 //! One session-log line: the header, an event envelope, or a legacy turn, with the hash
 //! chain fields this implementation adds (`seq`, `prev`), which the reference ignores.
 
-use decision_core::digest::{JsonCursor, ScanError, Scanner, StructuralIndex, ValueKind};
+use decision_core::digest::{ScanError, Scanner, ValueKind};
 use decision_core::record::{EventRead, EventView, RecordReader, read_event_at};
 
 /// The chain fields of a line.
@@ -99,7 +99,6 @@ pub struct EventLine<'a> {
 #[derive(Debug, Default)]
 pub struct LineParser {
     records: RecordReader,
-    index: StructuralIndex,
 }
 
 impl LineParser {
@@ -110,55 +109,49 @@ impl LineParser {
     /// The line as an event, or `None` when it must go to [`parse_line`]: it is not an
     /// `event` envelope, not JSON, or some text the checks need is not canonical.
     pub fn event<'a>(&'a mut self, bytes: &'a [u8]) -> Option<EventLine<'a>> {
-        if !self.index.build(bytes) {
+        let mut scanner = Scanner::new(bytes).ok()?;
+        if scanner.peek_kind().ok()? != ValueKind::Object {
             return None;
         }
-        let (run, chain) = read_envelope(&mut self.index.cursor(bytes), &mut self.records)?;
+        let (mut is_event, mut run, mut has_event) = (false, None, false);
+        let mut chain = ChainFields::default();
+        if scanner.begin_object().ok()? {
+            loop {
+                let key = scanner.key_span().ok()?;
+                match scanner.text(key) {
+                    br#""kind""# => is_event = plain_string(&mut scanner)? == Some(&br#""event""#[..]),
+                    br#""run""# => run = number(&mut scanner).ok()?,
+                    br#""e""# => {
+                        self.records.read_at(&mut scanner).ok()?;
+                        has_event = true;
+                    }
+                    br#""seq""# => chain.seq = number(&mut scanner).ok()?.and_then(as_index),
+                    br#""prev""# => {
+                        chain.prev = plain_string(&mut scanner)?.and_then(|quoted| {
+                            parse_hex32_bytes(quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or(&[]))
+                        });
+                    }
+                    // Keys with escapes might name one of the above.
+                    quoted if memchr::memchr(b'\\', quoted).is_some() => return None,
+                    _ => scanner.skip_value().ok()?,
+                }
+                if !scanner.next_member().ok()? {
+                    break;
+                }
+            }
+        }
+        scanner.finish().ok()?;
+        let run = run.and_then(as_index)?;
+        if !(is_event && has_event) {
+            return None;
+        }
         Some(EventLine { run, event: self.records.event(bytes), chain })
     }
 }
 
-/// The envelope of an event line read in place: its run and chain fields, with the event
-/// left in `records`. `None` when the line is not a canonical `event` envelope.
-fn read_envelope<'a>(cursor: &mut impl JsonCursor<'a>, records: &mut RecordReader) -> Option<(u64, ChainFields)> {
-    if cursor.peek_kind().ok()? != ValueKind::Object {
-        return None;
-    }
-    let (mut is_event, mut run, mut has_event) = (false, None, false);
-    let mut chain = ChainFields::default();
-    if cursor.begin_object().ok()? {
-        loop {
-            let key = cursor.key_span().ok()?;
-            match cursor.text(key) {
-                br#""kind""# => is_event = plain_string(cursor)? == Some(&br#""event""#[..]),
-                br#""run""# => run = number(cursor).ok()?,
-                br#""e""# => {
-                    records.read_at(cursor).ok()?;
-                    has_event = true;
-                }
-                br#""seq""# => chain.seq = number(cursor).ok()?.and_then(as_index),
-                br#""prev""# => {
-                    chain.prev = plain_string(cursor)?.and_then(|quoted| {
-                        parse_hex32_bytes(quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or(&[]))
-                    });
-                }
-                // Keys with escapes might name one of the above.
-                quoted if memchr::memchr(b'\\', quoted).is_some() => return None,
-                _ => cursor.skip_value().ok()?,
-            }
-            if !cursor.next_member().ok()? {
-                break;
-            }
-        }
-    }
-    cursor.finish().ok()?;
-    let run = run.and_then(as_index)?;
-    (is_event && has_event).then_some((run, chain))
-}
-
 /// A string's canonical quoted text, `Some(None)` for another type, `None` when the string
 /// is not canonical (or not JSON).
-fn plain_string<'a>(scanner: &mut impl JsonCursor<'a>) -> Option<Option<&'a [u8]>> {
+fn plain_string<'a>(scanner: &mut Scanner<'a>) -> Option<Option<&'a [u8]>> {
     if scanner.peek_kind().ok()? != ValueKind::String {
         scanner.skip_value().ok()?;
         return Some(None);
@@ -177,7 +170,7 @@ fn string(scanner: &mut Scanner<'_>) -> Result<Option<String>, ScanError> {
     Ok(serde_json::from_slice::<String>(&quoted).ok())
 }
 
-fn number<'a>(scanner: &mut impl JsonCursor<'a>) -> Result<Option<f64>, ScanError> {
+fn number(scanner: &mut Scanner<'_>) -> Result<Option<f64>, ScanError> {
     if scanner.peek_kind()? != ValueKind::Number {
         scanner.skip_value()?;
         return Ok(None);
@@ -306,32 +299,21 @@ mod tests {
         r#""seq":7,"prev":"ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01ab01"}"#
     );
 
-    /// What an event line reader found, in words.
-    fn describe(found: Option<(u64, ChainFields)>, records: &RecordReader, bytes: &[u8]) -> String {
-        let Some((run, chain)) = found else { return "handed to parse_line".into() };
-        let event = records.event(bytes).describe();
-        format!("run {run} chain {chain:?} {event}")
-    }
-
-    /// The structural index and the byte-by-byte scanner read every line alike; the index
-    /// may only give up (and leave the line to `parse_line`) where the scanner does too or
-    /// where the text is not canonical.
+    /// Reading a line in place agrees with the careful reader: the same run, chain fields
+    /// and event, or a hand-over to `parse_line` (always safe: it reads every line exactly).
     fn readers_agree(bytes: &[u8]) {
-        let mut records = RecordReader::new();
-        let careful = Scanner::new(bytes).ok().and_then(|mut scanner| read_envelope(&mut scanner, &mut records));
-        let careful = describe(careful, &records, bytes);
         let mut parser = LineParser::new();
-        let fast = match parser.event(bytes) {
-            Some(line) => {
-                let found = Some((line.run, line.chain));
-                describe(found, &parser.records, bytes)
-            }
-            None => "handed to parse_line".into(),
+        let Some(line) = parser.event(bytes) else { return };
+        let careful = parse_line(bytes).expect("text read in place is JSON");
+        let LineKind::Event { run, event } = careful.kind else { panic!("read in place as an event: {careful:?}") };
+        let careful_view = match &event {
+            EventRead::Decision(Ok(record)) => EventView::Decision(Ok(record.view())),
+            EventRead::Decision(Err(why)) => EventView::Decision(Err(*why)),
+            EventRead::Other { .. } => EventView::Other,
+            EventRead::NotAnObject => EventView::NotAnObject,
         };
-        // Giving up is always safe: `parse_line` reads every line exactly.
-        if fast != careful {
-            assert_eq!(fast, "handed to parse_line", "{}", String::from_utf8_lossy(bytes));
-        }
+        assert_eq!((line.run, line.chain), (run, careful.chain), "{}", String::from_utf8_lossy(bytes));
+        assert_eq!(line.event.describe(), careful_view.describe(), "{}", String::from_utf8_lossy(bytes));
     }
 
     #[test]

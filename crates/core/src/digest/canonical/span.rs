@@ -103,18 +103,25 @@ impl<'a> Scanner<'a> {
 
     fn span_number(&mut self) -> Result<(), ScanError> {
         let span = self.number_span()?;
-        // Parsing and re-printing is only worth it while the text may still be canonical.
-        if self.canonical && !number_is_canonical(span) {
-            self.canonical = false;
+        let digits = span.strip_prefix(b"-").unwrap_or(span);
+        // Plain integers of up to 15 digits print as written, except `-0`.
+        if digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
+            if span == b"-0" {
+                self.canonical = false;
+            }
+            return Ok(());
+        }
+        if self.canonical {
+            let value = std::str::from_utf8(span).ok().and_then(|text| text.parse::<f64>().ok());
+            let mut formatted = String::new();
+            if let Some(value) = value {
+                write_f64(value, &mut formatted);
+            }
+            if formatted.as_bytes() != span {
+                self.canonical = false;
+            }
         }
         Ok(())
-    }
-
-    /// Whether the string whose opening quote is at the cursor is written as
-    /// `JSON.stringify` writes it (its escapes are the only thing that can differ).
-    pub(super) fn string_is_canonical(&mut self) -> bool {
-        self.canonical = true;
-        self.span_string().is_ok() && self.canonical
     }
 
     fn span_array_at(&mut self, depth: usize) -> Result<(), ScanError> {
@@ -173,7 +180,8 @@ impl<'a> Scanner<'a> {
         base: usize,
         listing: &mut Option<&mut Vec<Member>>,
     ) -> Result<(), ScanError> {
-        let mut order = KeyOrder::default();
+        let mut last_integer: Option<u32> = None;
+        let mut seen_other = false;
         loop {
             self.gap();
             if self.byte() != Some(b'"') {
@@ -192,10 +200,21 @@ impl<'a> Scanner<'a> {
             let value_start = self.pos;
             self.span_value_at(depth + 1, None)?;
             if self.canonical {
+                // JavaScript enumerates integer-like keys first, ascending: the text is
+                // canonical only if they already come that way.
                 let key = self.src.get(key_start + 1..key_end - 1).unwrap_or(&[]);
-                let (in_order, integer) = order.next(key);
-                if !in_order {
-                    self.canonical = false;
+                let integer = match key.first() {
+                    Some(b'0'..=b'9') => integer_key_bytes(key),
+                    _ => None,
+                };
+                match integer {
+                    Some(n) => {
+                        if seen_other || last_integer.is_some_and(|last| last >= n) {
+                            self.canonical = false;
+                        }
+                        last_integer = Some(n);
+                    }
+                    None => seen_other = true,
                 }
                 // A repeated key collapses (first position, last value). Keys in canonical
                 // text compare by their bytes.
@@ -303,52 +322,6 @@ impl<'a> Scanner<'a> {
     }
 }
 
-/// JavaScript enumerates an object's integer-like keys first, in ascending order: canonical
-/// text must already list them that way. Follows one object's keys in order.
-#[derive(Debug, Default)]
-pub(super) struct KeyOrder {
-    last_integer: Option<u32>,
-    seen_other: bool,
-}
-
-impl KeyOrder {
-    /// Notes the next key (its text between the quotes): whether the order still holds,
-    /// and the key's integer value when it is integer-like.
-    pub(super) fn next(&mut self, key: &[u8]) -> (bool, Option<u32>) {
-        let integer = match key.first() {
-            Some(b'0'..=b'9') => integer_key_bytes(key),
-            _ => None,
-        };
-        let in_order = match integer {
-            Some(n) => {
-                let in_order = !self.seen_other && self.last_integer.is_none_or(|last| last < n);
-                self.last_integer = Some(n);
-                in_order
-            }
-            None => {
-                self.seen_other = true;
-                true
-            }
-        };
-        (in_order, integer)
-    }
-}
-
-/// Whether a valid JSON number is written as `JSON.stringify` writes its value.
-pub(super) fn number_is_canonical(span: &[u8]) -> bool {
-    let digits = span.strip_prefix(b"-").unwrap_or(span);
-    // Plain integers of up to 15 digits print as written, except `-0`.
-    if digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
-        return span != b"-0";
-    }
-    let value = std::str::from_utf8(span).ok().and_then(|text| text.parse::<f64>().ok());
-    let mut formatted = String::new();
-    if let Some(value) = value {
-        write_f64(value, &mut formatted);
-    }
-    formatted.as_bytes() == span
-}
-
 /// The first `"` or `\\` in `bytes`. Most strings in a record are short keys and values:
 /// eight bytes at a time in registers costs less than setting up a SIMD search, which
 /// takes over after the first 64 bytes.
@@ -377,7 +350,7 @@ fn find_quote_or_backslash(bytes: &[u8]) -> Option<usize> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::super::canonicalize;
     use super::*;
 
@@ -403,22 +376,19 @@ pub(super) mod tests {
         }
     }
 
-    /// Texts `JSON.stringify` could have written.
-    pub(in crate::digest::canonical) const CANONICAL_SAMPLES: [&str; 9] = [
-        r#"{"a":1,"b":[true,false,null],"c":{"d":"e"}}"#,
-        r#"{"1":0,"2":0,"x":0}"#,
-        r#""tab\tquote\"back\\slash\b\f\n\r""#,
-        r#""\u0001\u001f\udfff\ud800""#,
-        "\"é⟨untrusted⟩ \u{7f}\"",
-        "[1.5,-2,1e+21,1e-7,0.30000000000000004,123456789012345]",
-        "[]",
-        "{}",
-        "-7",
-    ];
-
     #[test]
     fn canonical_text_is_recognised() {
-        for text in CANONICAL_SAMPLES {
+        for text in [
+            r#"{"a":1,"b":[true,false,null],"c":{"d":"e"}}"#,
+            r#"{"1":0,"2":0,"x":0}"#,
+            r#""tab\tquote\"back\\slash\b\f\n\r""#,
+            r#""\u0001\u001f\udfff\ud800""#,
+            "\"é⟨untrusted⟩ \u{7f}\"",
+            "[1.5,-2,1e+21,1e-7,0.30000000000000004,123456789012345]",
+            "[]",
+            "{}",
+            "-7",
+        ] {
             assert!(span_of(text).unwrap().canonical, "{text}");
             agrees(text);
         }
@@ -538,32 +508,25 @@ pub(super) mod tests {
 
         /// Generated JSON values: canonical text is always recognised.
         #[test]
-        fn stringify_output_is_canonical(value in json_value(6, 4)) {
+        fn stringify_output_is_canonical(value in json_value()) {
             let text = crate::digest::stringify(&value);
             proptest::prop_assert!(span_of(&text).unwrap().canonical, "{}", text);
         }
     }
 
-    /// JSON values for property tests, with strings of up to `string_chars` characters and
-    /// containers of up to `width` items.
-    pub(in crate::digest::canonical) fn json_value(
-        string_chars: usize,
-        width: usize,
-    ) -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
         use proptest::prelude::*;
         let leaf = prop_oneof![
             Just(serde_json::Value::Null),
             any::<bool>().prop_map(serde_json::Value::from),
             any::<f64>().prop_map(serde_json::Value::from),
             any::<i64>().prop_map(serde_json::Value::from),
-            proptest::string::string_regex(&format!("\\PC{{0,{string_chars}}}|[\\x00-\\x20\"\\\\]{{0,3}}"))
-                .unwrap()
-                .prop_map(serde_json::Value::from),
+            "\\PC{0,6}|[\\x00-\\x20\"\\\\]{0,3}".prop_map(serde_json::Value::from),
         ];
-        leaf.prop_recursive(4, 12 * width as u32, width as u32, move |inner| {
+        leaf.prop_recursive(3, 24, 4, |inner| {
             prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..width).prop_map(serde_json::Value::Array),
-                proptest::collection::vec(("[a-c0-9]{0,2}", inner), 0..width)
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
+                proptest::collection::vec(("[a-c0-9]{0,2}", inner), 0..4)
                     .prop_map(|pairs| serde_json::Value::Object(pairs.into_iter().collect())),
             ]
         })
