@@ -76,46 +76,55 @@ const SPACES: [u8; 8] = [b' '; 8];
 #[inline(never)]
 fn leading_whitespace(bytes: &[u8]) -> usize {
     let mut at = 0;
-    while let Some(&b) = bytes.get(at) {
-        if b == b' ' {
-            let run_of_eight = bytes.get(at..).and_then(<[u8]>::first_chunk) == Some(&SPACES);
-            at += if run_of_eight { SPACES.len() } else { 1 };
-        } else if b.is_ascii() {
-            if !is_ascii_js_whitespace(b) {
-                break;
-            }
+    loop {
+        // Spaces, the usual whitespace: eight at a time, then the few left one at a time.
+        while bytes.get(at..).and_then(<[u8]>::first_chunk) == Some(&SPACES) {
+            at += SPACES.len();
+        }
+        while bytes.get(at) == Some(&b' ') {
             at += 1;
-        } else {
-            match whitespace_len_at_start(bytes.get(at..).unwrap_or_default()) {
-                0 => break,
-                len => at += len,
+        }
+        match bytes.get(at) {
+            Some(&b) if b.is_ascii() => {
+                if !is_ascii_js_whitespace(b) {
+                    return at;
+                }
+                at += 1;
             }
+            Some(_) => match whitespace_len_at_start(bytes.get(at..).unwrap_or_default()) {
+                0 => return at,
+                len => at += len,
+            },
+            None => return at,
         }
     }
-    at
 }
 
 /// The length in bytes of the JavaScript whitespace at the end of `bytes`.
 #[inline(never)]
 fn trailing_whitespace(bytes: &[u8]) -> usize {
     let mut end = bytes.len();
-    while let Some(&b) = end.checked_sub(1).and_then(|last| bytes.get(last)) {
-        if b == b' ' {
-            let run_of_eight = bytes.get(..end).and_then(<[u8]>::last_chunk) == Some(&SPACES);
-            end -= if run_of_eight { SPACES.len() } else { 1 };
-        } else if b.is_ascii() {
-            if !is_ascii_js_whitespace(b) {
-                break;
-            }
+    loop {
+        while bytes.get(..end).and_then(<[u8]>::last_chunk) == Some(&SPACES) {
+            end -= SPACES.len();
+        }
+        while end.checked_sub(1).and_then(|last| bytes.get(last)) == Some(&b' ') {
             end -= 1;
-        } else {
-            match whitespace_len_at_end(bytes.get(..end).unwrap_or_default()) {
-                0 => break,
-                len => end -= len,
+        }
+        match end.checked_sub(1).and_then(|last| bytes.get(last)) {
+            Some(&b) if b.is_ascii() => {
+                if !is_ascii_js_whitespace(b) {
+                    return bytes.len() - end;
+                }
+                end -= 1;
             }
+            Some(_) => match whitespace_len_at_end(bytes.get(..end).unwrap_or_default()) {
+                0 => return bytes.len() - end,
+                len => end -= len,
+            },
+            None => return bytes.len() - end,
         }
     }
-    bytes.len() - end
 }
 
 /// Whether a character starting with byte `b` can be JavaScript whitespace (an ASCII space or
