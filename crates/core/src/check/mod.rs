@@ -65,7 +65,7 @@ pub fn check(source: &[u8], options: CheckOptions<'_>) -> Report {
 
 /// The schema layer: a missing or unknown `schema:` is refused, never guessed.
 pub fn schema(contract: &Contract) -> Vec<Diagnostic> {
-    let help = Some(format!("write `schema: {SCHEMA_V1}` before the first `##` block"));
+    // Messages are built only when there is a problem: a clean file formats nothing.
     match &contract.schema {
         None => vec![Diagnostic {
             code: codes::SCHEMA_MISSING,
@@ -74,7 +74,7 @@ pub fn schema(contract: &Contract) -> Vec<Diagnostic> {
             message: "the file declares no `schema:`; a consumer cannot tell which semantics to read it with".into(),
             span: Span { line: 1, column: 1, start: 0, end: 0 },
             block: None,
-            help,
+            help: Some(format!("write `schema: {SCHEMA_V1}` before the first `##` block")),
         }],
         Some(schema) if !SCHEMA_VERSIONS.contains(&schema.value.as_str()) => vec![Diagnostic {
             code: codes::SCHEMA_UNSUPPORTED,

@@ -235,7 +235,8 @@ impl<'a> BlockReader<'a> {
             return;
         }
         self.in_policy = false;
-        let key_span = line.span_of(key);
+        // Needed only by the lints: not computed for the usual, clean line.
+        let key_span = || line.span_of(key);
         if is_key("kind") {
             self.kind_line(line, value, span);
         } else if is_key("when") {
@@ -243,7 +244,7 @@ impl<'a> BlockReader<'a> {
                 let first = first.line;
                 self.lint(
                     codes::L_DUP_WHEN,
-                    key_span,
+                    key_span(),
                     format!("second `when:` in this block (the first is on line {first}); the last one wins"),
                     Some("keep one `when:` line".into()),
                 );
@@ -254,7 +255,7 @@ impl<'a> BlockReader<'a> {
                 let first = first.line;
                 self.lint(
                     codes::L_DUP_DYNAMIC,
-                    key_span,
+                    key_span(),
                     format!("second `dynamic:` in this block (the first is on line {first}); the last one wins"),
                     Some("keep one `dynamic:` line".into()),
                 );
@@ -273,7 +274,7 @@ impl<'a> BlockReader<'a> {
                 let first = first.span.line;
                 self.lint(
                     codes::L_SECOND_FRAME,
-                    key_span,
+                    key_span(),
                     format!("a second `frame:` discards the frame on line {first}"),
                     Some("merge the two frames into one".into()),
                 );
@@ -287,7 +288,7 @@ impl<'a> BlockReader<'a> {
             if let Some(first) = self.current.ask_span {
                 self.lint(
                     codes::L_DUP_ASK,
-                    key_span,
+                    key_span(),
                     format!(
                         "second `ask:` for question `{}` (the first is on line {}); the last one wins",
                         self.current.id, first.line
@@ -303,7 +304,7 @@ impl<'a> BlockReader<'a> {
                     Some(key) => format!("did you mean `{key}:`? If this is prose, do not start the line with `word:` (e.g. wrap the word in `**…**`)"),
                     None => "the keys are kind / when / dynamic / frame / ask / policy; if this is prose, do not start the line with `word:` (e.g. wrap the word in `**…**`)".into(),
                 };
-            self.push(codes::UNKNOWN_KEY, key_span, format!("unknown key `{key_lower}`"), Some(help));
+            self.push(codes::UNKNOWN_KEY, key_span(), format!("unknown key `{key_lower}`"), Some(help));
         }
     }
 
