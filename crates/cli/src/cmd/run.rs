@@ -184,7 +184,8 @@ pub fn open_log(path: &Path, workdir: &Path, run: Option<u64>) -> Result<Session
     if let Some(run) = run {
         log.set_run(run);
     }
-    Ok(log)
+    // The host commits the log before every side effect, at every step's end and at the end.
+    Ok(log.with_group_commit())
 }
 
 /// Run the host and print the outcome.

@@ -22,6 +22,7 @@ use super::model::{Graph, GraphShape, NodeKind};
 use super::sink::{EventSink, SinkError};
 use crate::ask::{CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpec, QuestionError, compile_questions};
 use crate::frame::{FrameArtifact, FrameSpec, HostCells, Mode, compile_frame};
+use crate::log::DecisionRecord;
 use crate::provider::DecisionProvider;
 
 /// Which invocation this is: the same node runs many times, each with a new state version.
@@ -55,6 +56,12 @@ impl Dispatch<'_> {
         self.sink.emit(event_type, payload).map_err(|e| HandlerError(e.to_string()))
     }
 
+    /// Make the events recorded so far durable ([`EventSink::commit`]): call it before any
+    /// side effect, so the decision is recorded before its action takes effect.
+    pub fn commit(&mut self) -> Result<(), HandlerError> {
+        self.sink.commit().map_err(|e| HandlerError(e.to_string()))
+    }
+
     /// The decision of `block_node` (its node id) in this request.
     pub fn decision(&self, node_id: &str) -> Option<&NodeDecision> {
         self.decisions.iter().find(|d| d.id == node_id)
@@ -70,6 +77,11 @@ pub struct Step<'a> {
 impl Step<'_> {
     pub fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), HandlerError> {
         self.sink.emit(event_type, payload).map_err(|e| HandlerError(e.to_string()))
+    }
+
+    /// As [`Dispatch::commit`].
+    pub fn commit(&mut self) -> Result<(), HandlerError> {
+        self.sink.commit().map_err(|e| HandlerError(e.to_string()))
     }
 }
 
@@ -263,6 +275,15 @@ impl<C: GraphContext> GraphHost<C> {
         }
     }
 
+    /// Make the events recorded so far durable through the registered sink
+    /// ([`EventSink::commit`]).
+    pub fn commit(&mut self) -> Result<(), SinkError> {
+        match self.adapter.sink.as_mut() {
+            Some(sink) => sink.commit(),
+            None => Ok(()),
+        }
+    }
+
     /// Run from the start node.
     pub fn run(&mut self, ctx: &mut C) -> Result<RunOutcome, RunError> {
         let start = Cursor { node: self.graph.shape.start.clone(), step: 0, state_version: 0 };
@@ -280,6 +301,7 @@ impl<C: GraphContext> GraphHost<C> {
         loop {
             if self.graph.shape.terminals.contains(&current) && self.graph.shape.node(&current).is_none() {
                 stats.transitions = transitions.len() as u64;
+                self.commit()?;
                 return Ok(RunOutcome { terminal: current, step, state_version: version, transitions, stats });
             }
             if transitions.len() as u64 >= self.max_transitions {
@@ -288,6 +310,8 @@ impl<C: GraphContext> GraphHost<C> {
             let node =
                 self.graph.shape.node(&current).cloned().ok_or_else(|| RunError::UnknownNode(current.clone()))?;
             if node.starts_step {
+                // The step boundary: the finished step's events are committed together.
+                self.commit()?;
                 step += 1;
             }
             let visit = visits.entry(node.id.clone()).or_insert(0);
@@ -425,17 +449,19 @@ impl<C: GraphContext> GraphHost<C> {
         let action = first.action.clone();
         let evidence = self.evidence_for(ctx, node, &action, evidence_name)?;
         // The artifacts end here: their frames move into the records.
-        for (i, (decision, artifact)) in decisions.iter().zip(artifacts).enumerate() {
-            let block = blocks.get(i).map_or("", String::as_str);
-            let mut event = obj(decision.to_event(artifact.map(FrameArtifact::into_value)).into_value());
-            self.locate(&mut event, invocation, block);
-            if i == 0
-                && let Some(evidence) = &evidence
-            {
-                event.insert("evidence".into(), evidence.clone());
+        if let Some(sink) = self.adapter.sink.as_deref_mut() {
+            for (i, (decision, frame)) in decisions.iter().zip(artifacts).enumerate() {
+                let block = blocks.get(i).map_or("", String::as_str);
+                sink.emit_decision(DecisionRecord {
+                    decision,
+                    frame,
+                    node: &invocation.node,
+                    block,
+                    position: self.prepared.get(block).map_or("", |p| p.position.as_str()),
+                    state_version: invocation.state_version,
+                    evidence: evidence.as_ref().filter(|_| i == 0),
+                })?;
             }
-            // The payload keeps its `type` key: every sink ignores it.
-            self.emit("decision", event)?;
         }
         self.dispatch(ctx, invocation, blocks, action, &decisions, evidence.as_ref())
     }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::log::SessionLog;
+use crate::log::{DecisionRecord, SessionLog};
 
 /// Why an event could not be recorded. A host that cannot record must stop.
 #[derive(Debug, Error)]
@@ -21,12 +21,34 @@ pub struct SinkError {
 pub trait EventSink: Send {
     /// Record one event: `event_type` plus its payload (a `type` key in the payload is ignored).
     fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), SinkError>;
+
+    /// Record a graph node's `decision` event. By default its event object is built and
+    /// [`EventSink::emit`]ted; a sink that writes JSON can write the record as it is.
+    fn emit_decision(&mut self, record: DecisionRecord<'_>) -> Result<(), SinkError> {
+        self.emit("decision", record.into_event())
+    }
+
+    /// Make every event recorded so far durable as far as this sink goes (a session log
+    /// with group commit writes its held lines). Hosts call it before every side effect, so
+    /// a decision is recorded before the action it led to takes effect; the executor calls it
+    /// at every step boundary and hosts at the end of a run.
+    fn commit(&mut self) -> Result<(), SinkError> {
+        Ok(())
+    }
 }
 
 impl EventSink for SessionLog {
     fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), SinkError> {
-        self.append_owned(event_type, payload)
+        self.append_event(event_type, &payload)
             .map_err(|e| SinkError { event: event_type.to_owned(), message: e.to_string() })
+    }
+
+    fn emit_decision(&mut self, record: DecisionRecord<'_>) -> Result<(), SinkError> {
+        self.append_record(&record).map_err(|e| SinkError { event: "decision".to_owned(), message: e.to_string() })
+    }
+
+    fn commit(&mut self) -> Result<(), SinkError> {
+        SessionLog::commit(self).map_err(|e| SinkError { event: "commit".to_owned(), message: e.to_string() })
     }
 }
 
@@ -92,6 +114,18 @@ impl EventSink for Tee {
             sink.emit(event_type, payload.clone())?;
         }
         last.emit(event_type, payload)
+    }
+
+    fn emit_decision(&mut self, record: DecisionRecord<'_>) -> Result<(), SinkError> {
+        let Some((last, rest)) = self.sinks.split_last_mut() else { return Ok(()) };
+        for sink in rest {
+            sink.emit_decision(record.clone())?;
+        }
+        last.emit_decision(record)
+    }
+
+    fn commit(&mut self) -> Result<(), SinkError> {
+        self.sinks.iter_mut().try_for_each(|sink| sink.commit())
     }
 }
 

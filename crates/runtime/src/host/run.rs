@@ -369,6 +369,8 @@ pub fn run_task(
         end.insert("error".into(), json!(error));
     }
     host.emit("run:end", end)?;
+    // The run's last lines are in the file before its answer is handed over.
+    host.commit()?;
     outcome?;
     Ok(summary)
 }
@@ -519,7 +521,7 @@ impl CodingRun {
                     self.revisions += 1;
                     let reason = d.decisions.first().map(|x| x.reason.clone()).unwrap_or_default();
                     let step = d.invocation.step + 1 + u64::from(self.revisions);
-                    self.generate(step, Some(&reason), &mut |t, p| d.emit(t, p))?;
+                    self.generate(step, Some(&reason), &mut *d.sink)?;
                     "revise".into()
                 } else {
                     self.halt = format!("{}+revise", self.halt);
@@ -592,8 +594,10 @@ impl CodingRun {
             halt: "write_input",
             revise: None,
         };
+        // Generation is a side effect (a model call): the decision that asked for it is on disk first.
+        d.commit()?;
         let generated = self.generator.generate(&request).map_err(|e| HandlerError(e.to_string()))?;
-        self.count_model_call(step, "generate/write-input", &generated, &mut |t, p| d.emit(t, p))?;
+        self.count_model_call(step, "generate/write-input", &generated, &mut *d.sink)?;
         Ok(Some(format!("{path}\n{}", generated.text)))
     }
 
@@ -607,6 +611,8 @@ impl CodingRun {
         let step = d.invocation.step;
         let (name, input) = self.pending();
         d.emit("tool:call", obj(json!({"step": step, "tool": name, "input": input})))?;
+        // The decision that led to this call, and the call itself, are on disk before it runs.
+        d.commit()?;
         let started = Instant::now();
         let result = self.sandbox.run(&name, &input);
         let elapsed = started.elapsed();
@@ -673,6 +679,8 @@ impl CodingRun {
             _ => None,
         });
         let record = AuditLog::record(d.invocation.step, now_ms(), &name, &input, &reason, risk);
+        // The audit file is written only after the decision that asks for it is on disk.
+        d.commit()?;
         self.audit.append(&record).map_err(|e| {
             HandlerError(format!("cannot write the audit record to {}: {e}", self.audit.path().display()))
         })?;
@@ -683,6 +691,8 @@ impl CodingRun {
     fn authorize(&mut self, d: &mut Dispatch<'_>) -> Result<String, HandlerError> {
         let (name, input) = self.pending();
         let reason = d.decisions.first().map(|x| x.reason.clone()).unwrap_or_default();
+        // A person is asked only once the decision that asks them is on disk.
+        d.commit()?;
         let approved = self.human.authorize(&name, &input, &reason);
         d.emit(
             "authorize",
@@ -704,12 +714,12 @@ impl CodingRun {
 
     fn generate_phase(&mut self, s: &mut Step<'_>) -> Result<String, HandlerError> {
         let step = s.invocation.step + 1;
-        self.generate(step, None, &mut |t, p| s.emit(t, p))?;
+        self.generate(step, None, &mut *s.sink)?;
         Ok("drafted".into())
     }
 
-    fn generate(&mut self, step: u64, revise: Option<&str>, emit: &mut Emit<'_>) -> Result<(), HandlerError> {
-        emit("phase", obj(json!({"step": step, "kind": "generate"})))?;
+    fn generate(&mut self, step: u64, revise: Option<&str>, sink: &mut dyn EventSink) -> Result<(), HandlerError> {
+        record(sink, "phase", obj(json!({"step": step, "kind": "generate"})))?;
         let task = self.task();
         let evidence = self.evidence_lines();
         let history = self.history().to_vec();
@@ -721,9 +731,11 @@ impl CodingRun {
             halt: &self.halt,
             revise,
         };
+        // What led to generation is on disk before the model is called.
+        sink.commit().map_err(|e| HandlerError(e.to_string()))?;
         let generated = self.generator.generate(&request).map_err(|e| HandlerError(e.to_string()))?;
         let kind = if revise.is_some() { "generate/revise" } else { "generate" };
-        self.count_model_call(step, kind, &generated, emit)?;
+        self.count_model_call(step, kind, &generated, sink)?;
         self.cells.insert("draft".into(), json!(generated.text));
         Ok(())
     }
@@ -733,13 +745,14 @@ impl CodingRun {
         step: u64,
         kind: &str,
         generated: &super::generate::Generated,
-        emit: &mut Emit<'_>,
+        sink: &mut dyn EventSink,
     ) -> Result<(), HandlerError> {
         let ms = u64::try_from(generated.latency.as_millis()).unwrap_or(u64::MAX);
         self.generate_us += u64::try_from(generated.latency.as_micros()).unwrap_or(u64::MAX);
         self.model_calls += 1;
         self.model_ms += ms;
-        emit(
+        record(
+            sink,
             "generate",
             obj(json!({
                 "step": step, "kind": format!("{kind} ({})", self.generator.name()), "latencyMs": ms,
@@ -755,7 +768,9 @@ impl CodingRun {
 }
 
 /// Records an event from inside a handler or phase.
-type Emit<'a> = dyn FnMut(&str, Map<String, Value>) -> Result<(), HandlerError> + 'a;
+fn record(sink: &mut dyn EventSink, event_type: &str, payload: Map<String, Value>) -> Result<(), HandlerError> {
+    sink.emit(event_type, payload).map_err(|e| HandlerError(e.to_string()))
+}
 
 fn choice_of(d: &Dispatch<'_>, question: &str) -> Option<String> {
     d.decisions.iter().find_map(|x| match x.answers.get(question) {

@@ -1,7 +1,14 @@
 //! The `decision` event as the reference loop logs it (`runtime.md` §4.1): the fields a
-//! `decision-record/v1` record is read from, in emission order.
+//! `decision-record/v1` record is read from, in emission order — as an owned event
+//! ([`DecisionEvent`]) and as a graph node's decision borrowed where it was decided
+//! ([`DecisionRecord`]). Both are written straight into a log line, byte for byte what
+//! `JSON.stringify` writes for their event objects, without building those objects.
 
-use serde_json::{Map, Value};
+use decision_core::digest::{integer_key, write_f64, write_number, write_string, write_value};
+use serde_json::{Map, Number, Value, json};
+
+use crate::ask::NodeDecision;
+use crate::frame::{FrameArtifact, Mode};
 
 /// One node's decision, as logged. Optional fields are omitted when `None`.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -34,6 +41,48 @@ pub struct DecisionEvent {
 }
 
 impl DecisionEvent {
+    /// Appends `JSON.stringify` of [`DecisionEvent::to_value`] to `out`.
+    pub fn write_to(&self, out: &mut String) {
+        let mut o = Members::open(out);
+        o.key("type").push_str("\"decision\"");
+        o.number("step", self.step);
+        write_string(&self.id, o.key("id"));
+        write_map(&self.state, o.key("state"));
+        if let Some(frame) = &self.frame {
+            write_value(frame, o.key("frame"));
+        }
+        if let Some(d) = &self.request_digest {
+            write_string(d, o.key("requestDigest"));
+        }
+        if let Some(d) = &self.sent_frame_digest {
+            write_string(d, o.key("sentFrameDigest"));
+        }
+        if let Some(q) = &self.sent_questions {
+            write_value(q, o.key("sentQuestions"));
+        }
+        if let Some(ids) = &self.batch_ids {
+            write_strings(ids, o.key("batchIds"));
+        }
+        if let Some(m) = &self.margin {
+            write_value(m, o.key("margin"));
+        }
+        write_value(&self.questions, o.key("questions"));
+        write_value(&self.answers, o.key("answers"));
+        write_string(&self.action, o.key("action"));
+        write_string(&self.reason, o.key("reason"));
+        o.number("latencyMs", self.latency_ms);
+        write_string(&self.provider, o.key("provider"));
+        if let Some(m) = &self.model {
+            write_string(m, o.key("model"));
+        }
+        o.boolean("degraded", self.degraded);
+        o.boolean("escalate", self.escalate);
+        if let Some(w) = &self.warnings {
+            write_strings(w, o.key("warnings"));
+        }
+        o.close();
+    }
+
     /// The event object, keys in the reference's emission order.
     pub fn to_value(&self) -> Value {
         self.clone().into_value()
@@ -84,5 +133,266 @@ impl DecisionEvent {
             put("warnings", Value::from(w));
         }
         Value::Object(e)
+    }
+}
+
+/// A graph node's `decision` event, borrowed from where it was decided: the decision, the
+/// node's own frame artifact, where in the graph it was decided, and the evidence its action
+/// needed. [`DecisionRecord::into_event`] builds the event object;
+/// [`DecisionRecord::write_to`] writes the same object's JSON without building it.
+#[derive(Debug, Clone)]
+pub struct DecisionRecord<'a> {
+    pub decision: &'a NodeDecision,
+    /// This node's own frame artifact (`runtime.md` §2.11), given up to the record so that
+    /// building the event object moves it instead of copying it.
+    pub frame: Option<FrameArtifact>,
+    /// The graph node (`node`), the contract block (`block`) and its position.
+    pub node: &'a str,
+    pub block: &'a str,
+    pub position: &'a str,
+    pub state_version: u64,
+    /// The evidence the action needed (the first block's record only).
+    pub evidence: Option<&'a Value>,
+}
+
+impl DecisionRecord<'_> {
+    /// The event object: [`NodeDecision::to_event`]'s members, then `node`, `block`,
+    /// `position`, `stateVersion` and, when there is some, `evidence`.
+    pub fn into_event(self) -> Map<String, Value> {
+        let mut event = match self.decision.to_event(self.frame.map(FrameArtifact::into_value)).into_value() {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        event.insert("node".into(), json!(self.node));
+        event.insert("block".into(), json!(self.block));
+        event.insert("position".into(), json!(self.position));
+        event.insert("stateVersion".into(), json!(self.state_version));
+        if let Some(evidence) = self.evidence {
+            event.insert("evidence".into(), evidence.clone());
+        }
+        event
+    }
+
+    /// Appends `JSON.stringify` of [`DecisionRecord::into_event`] to `out`.
+    pub fn write_to(&self, out: &mut String) {
+        let d = self.decision;
+        let mut o = Members::open(out);
+        o.key("type").push_str("\"decision\"");
+        o.number("step", d.step);
+        write_string(&d.id, o.key("id"));
+        match &d.state {
+            Value::Object(state) => write_map(state, o.key("state")),
+            _ => o.key("state").push_str("{}"),
+        }
+        if let Some(frame) = &self.frame {
+            write_frame(frame, o.key("frame"));
+        }
+        write_string(&d.request_digest, o.key("requestDigest"));
+        write_string(&d.sent_frame_digest, o.key("sentFrameDigest"));
+        write_value(&d.sent_questions, o.key("sentQuestions"));
+        write_strings(&d.batch_ids, o.key("batchIds"));
+        if let Some(m) = &d.margin {
+            let mut margin = Members::open(o.key("margin"));
+            write_string(&m.question, margin.key("id"));
+            write_string(m.kind, margin.key("kind"));
+            write_f64(m.threshold, margin.key("threshold"));
+            write_f64(m.value, margin.key("value"));
+            write_f64(m.margin, margin.key("margin"));
+            margin.close();
+        }
+        write_value(&d.questions, o.key("questions"));
+        write_map(&d.raw_answers, o.key("answers"));
+        write_string(&d.action, o.key("action"));
+        write_string(&d.reason, o.key("reason"));
+        o.number("latencyMs", d.latency_ms);
+        write_string(&d.provider, o.key("provider"));
+        if let Some(m) = &d.model {
+            write_string(m, o.key("model"));
+        }
+        o.boolean("degraded", d.degraded);
+        o.boolean("escalate", d.escalate);
+        if !d.warnings.is_empty() {
+            write_strings(&d.warnings, o.key("warnings"));
+        }
+        write_string(self.node, o.key("node"));
+        write_string(self.block, o.key("block"));
+        write_string(self.position, o.key("position"));
+        o.number("stateVersion", self.state_version);
+        if let Some(evidence) = self.evidence {
+            write_value(evidence, o.key("evidence"));
+        }
+        o.close();
+    }
+}
+
+/// `JSON.stringify` of [`FrameArtifact::into_value`]: `node`, `state`, `digest`, `fields`,
+/// `untrusted`, `truncated`, `unfilled`, `absent`, `excluded`, and in provenance mode
+/// `provenance`.
+fn write_frame(frame: &FrameArtifact, out: &mut String) {
+    let mut o = Members::open(out);
+    write_string(&frame.node, o.key("node"));
+    write_map(&frame.state, o.key("state"));
+    write_string(&frame.digest, o.key("digest"));
+    let mut fields = Items::open(o.key("fields"));
+    for f in &frame.fields {
+        let mut item = Members::open(fields.next());
+        write_string(&f.key, item.key("key"));
+        write_string(&f.from, item.key("from"));
+        item.close();
+    }
+    fields.close();
+    write_strings(&frame.untrusted, o.key("untrusted"));
+    let mut truncated = Items::open(o.key("truncated"));
+    for t in &frame.truncated {
+        let mut item = Members::open(truncated.next());
+        write_string(&t.key, item.key("key"));
+        item.number("from", t.from);
+        item.number("to", t.to);
+        item.close();
+    }
+    truncated.close();
+    let mut unfilled = Items::open(o.key("unfilled"));
+    for u in &frame.unfilled {
+        let mut item = Members::open(unfilled.next());
+        write_string(&u.key, item.key("key"));
+        write_string(&u.from, item.key("from"));
+        write_string(&u.why, item.key("why"));
+        item.close();
+    }
+    unfilled.close();
+    let mut absent = Items::open(o.key("absent"));
+    for a in &frame.absent {
+        let mut item = Members::open(absent.next());
+        write_string(&a.key, item.key("key"));
+        write_string(&a.why, item.key("why"));
+        item.close();
+    }
+    absent.close();
+    let mut excluded = Items::open(o.key("excluded"));
+    for (cell, why) in &frame.excluded {
+        let pair = excluded.next();
+        pair.push('[');
+        write_string(cell, pair);
+        pair.push(',');
+        write_string(why, pair);
+        pair.push(']');
+    }
+    excluded.close();
+    if frame.mode == Mode::Provenance {
+        let mut provenance = Items::open(o.key("provenance"));
+        // As `FrameArtifact::provenance`: each untrusted key that names a field.
+        for key in &frame.untrusted {
+            let Some(field) = frame.fields.iter().find(|f| &f.key == key) else { continue };
+            let marked = match frame.state.get(key) {
+                Some(Value::String(s)) if s.is_empty() => "empty",
+                Some(Value::String(_)) => "markers",
+                Some(Value::Array(a)) if a.is_empty() => "empty",
+                Some(_) => "wrapper",
+                None => "absent",
+            };
+            let mut item = Members::open(provenance.next());
+            write_string(key, item.key("key"));
+            write_string(&field.from, item.key("from"));
+            item.key("trust").push_str("\"untrusted\"");
+            write_string(marked, item.key("marked"));
+            item.close();
+        }
+        provenance.close();
+    }
+    o.close();
+}
+
+/// `JSON.stringify` of an object held as a map (`write_value` would need it copied into a
+/// `Value`).
+fn write_map(map: &Map<String, Value>, out: &mut String) {
+    if map.keys().any(|k| integer_key(k).is_some()) {
+        // Integer-like keys are written first, in numeric order: `write_value` knows how.
+        write_value(&Value::Object(map.clone()), out);
+        return;
+    }
+    let mut o = Members::open(out);
+    for (key, value) in map {
+        let slot = o.slot();
+        write_string(key, slot);
+        slot.push(':');
+        write_value(value, slot);
+    }
+    o.close();
+}
+
+fn write_strings(items: &[String], out: &mut String) {
+    let mut list = Items::open(out);
+    for item in items {
+        write_string(item, list.next());
+    }
+    list.close();
+}
+
+/// An object being written: `{`, then members separated by `,`, then `}` on close.
+struct Members<'o> {
+    out: &'o mut String,
+    first: bool,
+}
+
+impl<'o> Members<'o> {
+    fn open(out: &'o mut String) -> Self {
+        out.push('{');
+        Members { out, first: true }
+    }
+
+    /// Where the next member goes (its separator written).
+    fn slot(&mut self) -> &mut String {
+        if !self.first {
+            self.out.push(',');
+        }
+        self.first = false;
+        self.out
+    }
+
+    /// Starts a member whose key needs no escaping; its value goes to the returned string.
+    fn key(&mut self, key: &str) -> &mut String {
+        let out = self.slot();
+        out.push('"');
+        out.push_str(key);
+        out.push_str("\":");
+        out
+    }
+
+    fn number(&mut self, key: &str, n: impl Into<Number>) {
+        write_number(&n.into(), self.key(key));
+    }
+
+    fn boolean(&mut self, key: &str, b: bool) {
+        self.key(key).push_str(if b { "true" } else { "false" });
+    }
+
+    fn close(self) {
+        self.out.push('}');
+    }
+}
+
+/// An array being written: `[`, items separated by `,`, `]` on close.
+struct Items<'o> {
+    out: &'o mut String,
+    first: bool,
+}
+
+impl<'o> Items<'o> {
+    fn open(out: &'o mut String) -> Self {
+        out.push('[');
+        Items { out, first: true }
+    }
+
+    /// Where the next item goes (its separator written).
+    fn next(&mut self) -> &mut String {
+        if !self.first {
+            self.out.push(',');
+        }
+        self.first = false;
+        self.out
+    }
+
+    fn close(self) {
+        self.out.push(']');
     }
 }

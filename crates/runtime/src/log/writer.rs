@@ -1,5 +1,24 @@
-//! The session-log writer: append-only JSON Lines in the reference's layout, one whole line
-//! per write, each envelope chained to the previous line by `seq` and `prev`.
+//! The session-log writer: append-only JSON Lines in the reference's layout, each envelope
+//! chained to the previous line by `seq` and `prev`, whole lines per write.
+//!
+//! # When lines reach the file
+//!
+//! By default every line is written with its own `write` as it is appended. With group commit
+//! ([`SessionLog::set_group_commit`]) appended lines are kept in memory, each one complete and
+//! already chained, and [`SessionLog::commit`] writes all of them with one `write`. The host
+//! commits before every side effect (a tool call, a question to a person, generation), at the
+//! end of every step and at the end of the run; dropping the log commits too. So a decision is
+//! in the file before the action it led to takes effect, and a crash of the process loses at
+//! most the lines appended since the last commit — whole lines, never part of one — and what
+//! is left still verifies. (A `write` cut short by the operating system or the machine failing
+//! can leave a torn last line, with or without group commit; [`SessionLog::open`] refuses to
+//! append after one and replay reports it.)
+//!
+//! The fsync policy counts appended lines. A sync that falls due first writes the lines held
+//! in memory, so a synced line is always a written one: [`FsyncPolicy::EveryLine`] writes and
+//! syncs each line as it is appended (group commit then changes nothing),
+//! [`FsyncPolicy::Every`] writes and syncs when `n` lines have been appended since the last
+//! sync, and [`FsyncPolicy::Never`] leaves durability to the operating system.
 
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
@@ -7,27 +26,38 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use decision_core::digest::write_value;
+use decision_core::digest::{integer_key, write_string, write_value};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::LogError;
 use super::envelope::{parse_line, push_hex32};
-use super::event::DecisionEvent;
+use super::event::{DecisionEvent, DecisionRecord};
 use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 
 /// The session-log format version written in the header.
 pub const LOG_VERSION: u64 = 2;
 
-/// When written lines are forced to stable storage.
+/// Held lines beyond this many bytes are written at the next append even without a commit, so
+/// a caller that never commits does not hold the whole log in memory. Writing early is always
+/// safe: only writing late could let an action precede its decision.
+const MAX_HELD_BYTES: usize = 1 << 20;
+
+/// The held-line buffer keeps at most this much capacity between commits.
+const KEPT_CAPACITY: usize = 256 << 10;
+
+/// When written lines are forced to stable storage. Syncs are counted in appended lines; a
+/// due sync writes any lines held by group commit first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FsyncPolicy {
-    /// Leave it to the operating system (fastest; a crash may lose the last lines).
+    /// Leave it to the operating system (fastest; a crash of the machine may lose the last
+    /// written lines).
     #[default]
     Never,
-    /// `fsync` after every line (each decision is durable before the loop acts on it).
+    /// Write and `fsync` every line as it is appended (each decision is durable before the
+    /// loop acts on it; lines are never held, even with group commit).
     EveryLine,
-    /// `fsync` after every `n` lines, and when the log is dropped.
+    /// Write and `fsync` after every `n` appended lines, and when the log is dropped.
     Every(u32),
 }
 
@@ -57,13 +87,21 @@ pub struct SessionLog {
     path: PathBuf,
     /// The `seq` of the next line.
     seq: u64,
-    /// SHA-256 of the last line written (or found).
+    /// SHA-256 of the last line appended (or found).
     prev: [u8; 32],
     run: u64,
     policy: FsyncPolicy,
+    /// Lines appended since the last sync.
     unsynced: u32,
     clock: Box<dyn Fn() -> u64 + Send>,
-    line: String,
+    /// Complete, chained lines (each ending in `\n`) not yet written. Each line is built in
+    /// place at its end, so no line is copied on its way to the file.
+    held: String,
+    /// Whether appended lines wait for [`SessionLog::commit`].
+    group_commit: bool,
+    /// A write failed: how much of it reached the file is unknown, so nothing more may be
+    /// appended (the next line could be glued onto a torn one).
+    failed: bool,
 }
 
 impl SessionLog {
@@ -78,31 +116,18 @@ impl SessionLog {
             .append(true)
             .open(&path)
             .map_err(|source| LogError::Io { path: path.clone(), source })?;
-        let mut log = SessionLog {
-            file,
-            path,
-            seq: 0,
-            prev: [0; 32],
-            run: 0,
-            policy,
-            unsynced: 0,
-            clock: Box::new(now_ms),
-            line: String::with_capacity(4096),
-        };
-        let mut line = String::with_capacity(128);
-        line.push_str("{\"kind\":\"header\",\"v\":");
-        line.push_str(&LOG_VERSION.to_string());
-        line.push_str(",\"id\":");
-        write_value(&Value::String(header.id.clone()), &mut line);
-        line.push_str(",\"createdAt\":");
-        line.push_str(&header.created_at_ms.to_string());
+        let mut log = SessionLog::with_file(file, path, 0, [0; 32], 0, policy);
+        let start = log.begin_line()?;
+        let line = &mut log.held;
+        let _ = write!(line, "{{\"kind\":\"header\",\"v\":{LOG_VERSION},\"id\":");
+        write_string(&header.id, line);
+        let _ = write!(line, ",\"createdAt\":{}", header.created_at_ms);
         if let Some(cwd) = &header.cwd {
             line.push_str(",\"cwd\":");
-            write_value(&Value::String(cwd.clone()), &mut line);
+            write_string(cwd, line);
         }
         line.push_str(",\"seq\":0}");
-        log.line = line;
-        log.write_line()?;
+        log.end_line(start)?;
         Ok(log)
     }
 
@@ -138,17 +163,24 @@ impl SessionLog {
         }
         let (prev, last_seq) = last.ok_or_else(|| LogError::Empty(path.clone()))?;
         let file = OpenOptions::new().append(true).open(&path).map_err(io_error)?;
-        Ok(SessionLog {
+        let seq = last_seq.map_or(count, |s| s + 1);
+        Ok(SessionLog::with_file(file, path, seq, prev, run, policy))
+    }
+
+    fn with_file(file: File, path: PathBuf, seq: u64, prev: [u8; 32], run: u64, policy: FsyncPolicy) -> Self {
+        SessionLog {
             file,
             path,
-            seq: last_seq.map_or(count, |s| s + 1),
+            seq,
             prev,
             run,
             policy,
             unsynced: 0,
             clock: Box::new(now_ms),
-            line: String::with_capacity(4096),
-        })
+            held: String::with_capacity(16 << 10),
+            group_commit: false,
+            failed: false,
+        }
     }
 
     /// Replaces the clock that stamps `at` (milliseconds since the epoch).
@@ -169,85 +201,173 @@ impl SessionLog {
         &self.path
     }
 
+    /// Turns group commit on or off (see the module documentation). Turning it off commits
+    /// the lines held so far.
+    pub fn set_group_commit(&mut self, enabled: bool) -> Result<(), LogError> {
+        if !enabled {
+            self.commit()?;
+        }
+        self.group_commit = enabled;
+        Ok(())
+    }
+
+    /// [`SessionLog::set_group_commit`] turned on, for building.
+    pub fn with_group_commit(mut self) -> Self {
+        self.group_commit = true;
+        self
+    }
+
+    /// Whether appended lines wait for [`SessionLog::commit`].
+    pub fn group_commit(&self) -> bool {
+        self.group_commit
+    }
+
+    /// How many bytes of complete lines are held, not yet written.
+    pub fn held_bytes(&self) -> usize {
+        self.held.len()
+    }
+
     /// Appends an event `{"type": event_type, …payload}` (a `type` key in the payload is
     /// ignored).
     pub fn append_event(&mut self, event_type: &str, payload: &Map<String, Value>) -> Result<(), LogError> {
-        let mut event = Map::with_capacity(payload.len() + 1);
-        event.insert("type".to_owned(), Value::String(event_type.to_owned()));
-        for (key, value) in payload {
-            if key != "type" {
-                event.insert(key.clone(), value.clone());
-            }
-        }
-        self.append_value(&Value::Object(event))
+        let start = self.begin_event()?;
+        write_typed_event(event_type, payload, &mut self.held);
+        self.end_event(start)
     }
 
-    /// [`SessionLog::append_event`] for a payload the caller gives up, so nothing is copied. A
-    /// payload that already starts with this `type` (a decision record) is written as it is.
+    /// [`SessionLog::append_event`] for a payload the caller gives up. A payload that already
+    /// starts with this `type` (a decision record) is written as it is.
     pub fn append_owned(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), LogError> {
-        let typed = payload.iter().next().is_some_and(|(k, v)| k == "type" && v.as_str() == Some(event_type));
-        let event = match typed {
-            true => payload,
-            false => {
-                let mut event = Map::with_capacity(payload.len() + 1);
-                event.insert("type".to_owned(), Value::String(event_type.to_owned()));
-                event.extend(payload.into_iter().filter(|(k, _)| k != "type"));
-                event
-            }
-        };
-        self.append_value(&Value::Object(event))
+        self.append_event(event_type, &payload)
     }
 
     /// Appends a `decision` event (`runtime.md` §4.1).
     pub fn append_decision(&mut self, decision: &DecisionEvent) -> Result<(), LogError> {
-        self.append_value(&decision.to_value())
+        let start = self.begin_event()?;
+        decision.write_to(&mut self.held);
+        self.end_event(start)
     }
 
-    fn append_value(&mut self, event: &Value) -> Result<(), LogError> {
-        let mut line = std::mem::take(&mut self.line);
-        line.clear();
+    /// Appends the `decision` event of a graph node's decision, written from where it was
+    /// decided (nothing is copied into an intermediate value).
+    pub fn append_record(&mut self, record: &DecisionRecord<'_>) -> Result<(), LogError> {
+        let start = self.begin_event()?;
+        record.write_to(&mut self.held);
+        self.end_event(start)
+    }
+
+    /// Writes every held line with one `write`. After it returns `Ok`, the file ends with
+    /// exactly the lines appended so far, each whole.
+    pub fn commit(&mut self) -> Result<(), LogError> {
+        self.refuse_after_failure()?;
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let result = self.file.write_all(self.held.as_bytes());
+        self.held.clear();
+        if self.held.capacity() > KEPT_CAPACITY {
+            self.held.shrink_to(KEPT_CAPACITY);
+        }
+        result.map_err(|source| {
+            self.failed = true;
+            LogError::Io { path: self.path.clone(), source }
+        })
+    }
+
+    /// Writes the held lines, then forces every written line to stable storage.
+    pub fn sync(&mut self) -> Result<(), LogError> {
+        self.commit()?;
+        self.unsynced = 0;
+        self.file.sync_data().map_err(|source| LogError::Io { path: self.path.clone(), source })
+    }
+
+    fn refuse_after_failure(&self) -> Result<(), LogError> {
+        match self.failed {
+            false => Ok(()),
+            true => Err(LogError::Io {
+                path: self.path.clone(),
+                source: io::Error::other(
+                    "an earlier write failed and may have left a torn line; nothing more is appended",
+                ),
+            }),
+        }
+    }
+
+    /// Starts an event line at the end of the held lines; returns where it starts.
+    fn begin_event(&mut self) -> Result<usize, LogError> {
+        let start = self.begin_line()?;
         // Written in place: no intermediate strings (writing to a String cannot fail).
-        let _ = write!(line, "{{\"kind\":\"event\",\"run\":{},\"at\":{},\"e\":", self.run, (self.clock)());
-        write_value(event, &mut line);
-        let _ = write!(line, ",\"seq\":{},\"prev\":\"", self.seq);
-        push_hex32(&self.prev, &mut line);
-        line.push_str("\"}");
-        self.line = line;
-        self.write_line()
+        let _ = write!(self.held, "{{\"kind\":\"event\",\"run\":{},\"at\":{},\"e\":", self.run, (self.clock)());
+        Ok(start)
     }
 
-    /// Writes `self.line` plus `\n` with a single `write_all`, then advances the chain.
-    fn write_line(&mut self) -> Result<(), LogError> {
-        let hash: [u8; 32] = Sha256::digest(self.line.as_bytes()).into();
-        self.line.push('\n');
-        let result = self.file.write_all(self.line.as_bytes());
-        self.line.pop();
-        result.map_err(|source| LogError::Io { path: self.path.clone(), source })?;
-        self.prev = hash;
+    fn end_event(&mut self, start: usize) -> Result<(), LogError> {
+        let _ = write!(self.held, ",\"seq\":{},\"prev\":\"", self.seq);
+        push_hex32(&self.prev, &mut self.held);
+        self.held.push_str("\"}");
+        self.end_line(start)
+    }
+
+    fn begin_line(&mut self) -> Result<usize, LogError> {
+        self.refuse_after_failure()?;
+        Ok(self.held.len())
+    }
+
+    /// Chains the line that starts at `start`, ends it with `\n`, and writes (and syncs) what
+    /// is due.
+    fn end_line(&mut self, start: usize) -> Result<(), LogError> {
+        let line = self.held.get(start..).unwrap_or_default();
+        self.prev = Sha256::digest(line.as_bytes()).into();
+        self.held.push('\n');
         self.seq += 1;
-        self.unsynced += 1;
-        let due = match self.policy {
+        self.unsynced = self.unsynced.saturating_add(1);
+        let sync_due = match self.policy {
             FsyncPolicy::Never => false,
             FsyncPolicy::EveryLine => true,
             FsyncPolicy::Every(n) => self.unsynced >= n.max(1),
         };
-        if due {
-            self.sync()?;
+        if sync_due {
+            self.sync()
+        } else if !self.group_commit || self.held.len() > MAX_HELD_BYTES {
+            self.commit()
+        } else {
+            Ok(())
         }
-        Ok(())
     }
+}
 
-    /// Forces written lines to stable storage.
-    pub fn sync(&mut self) -> Result<(), LogError> {
-        self.unsynced = 0;
-        self.file.sync_data().map_err(|source| LogError::Io { path: self.path.clone(), source })
+/// Writes `{"type": event_type, …payload}` (a `type` member of the payload left out) as
+/// `JSON.stringify` writes that object.
+fn write_typed_event(event_type: &str, payload: &Map<String, Value>, out: &mut String) {
+    // `JSON.stringify` writes integer-like keys before `type`; such payloads take the slow road.
+    if payload.keys().any(|k| integer_key(k).is_some()) {
+        let mut event = Map::with_capacity(payload.len() + 1);
+        event.insert("type".to_owned(), Value::String(event_type.to_owned()));
+        event.extend(payload.iter().filter(|(k, _)| *k != "type").map(|(k, v)| (k.clone(), v.clone())));
+        write_value(&Value::Object(event), out);
+        return;
     }
+    out.push_str("{\"type\":");
+    write_string(event_type, out);
+    for (key, value) in payload {
+        if key != "type" {
+            out.push(',');
+            write_string(key, out);
+            out.push(':');
+            write_value(value, out);
+        }
+    }
+    out.push('}');
 }
 
 impl Drop for SessionLog {
     fn drop(&mut self) {
+        // Nothing useful can be done with an error while dropping.
+        if self.failed {
+            return;
+        }
+        let _ = self.commit();
         if matches!(self.policy, FsyncPolicy::Every(_)) && self.unsynced > 0 {
-            // Nothing useful can be done with an error while dropping.
             let _ = self.file.sync_data();
         }
     }

@@ -1,0 +1,555 @@
+//! Group commit in the session log: what is in the file after a commit, what a crash between
+//! commits loses, how the fsync policies write held lines, that records written straight into
+//! a line are byte for byte their event objects' JSON, and that in the coding host a tool, a
+//! person and generation act only once everything recorded before them is on disk.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod host_common;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use decision_core::digest::stringify;
+use decision_core::policy::Margin;
+use decision_runtime::ask::NodeDecision;
+use decision_runtime::frame::{Absent, FieldRef, FrameArtifact, Mode, Truncation, Unfilled};
+use decision_runtime::graph::{EventSink, FnSink, MemorySink, Tee};
+use decision_runtime::host::generate::{EvidenceReport, GenerateError, GenerateRequest, Generated, Generator};
+use decision_runtime::host::heuristic::HeuristicProvider;
+use decision_runtime::host::human::Human;
+use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
+use decision_runtime::log::{
+    ChainStatus, DecisionEvent, DecisionRecord, FsyncPolicy, LogHeader, LogReport, ReplayOptions, SessionLog,
+    replay_reader,
+};
+use host_common::TempDir;
+use serde_json::{Map, Value, json};
+
+fn header() -> LogHeader {
+    LogHeader { id: "commit-test".into(), created_at_ms: 7, cwd: Some("/w".into()) }
+}
+
+fn create(path: &Path, policy: FsyncPolicy) -> SessionLog {
+    let mut log = SessionLog::create(path, &header(), policy).unwrap().with_group_commit();
+    log.set_clock(|| 1_000);
+    log
+}
+
+fn event(n: u64) -> Map<String, Value> {
+    json!({"n": n, "text": format!("line {n} — ünïcode \"quoted\"\n")}).as_object().unwrap().clone()
+}
+
+/// The file's lines, asserting that it holds only whole lines.
+fn whole_lines(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.is_empty() || text.ends_with('\n'), "the file ends inside a line: {text:?}");
+    text.lines().map(str::to_owned).collect()
+}
+
+/// Replays the log and asserts that every line was read and the chain is intact.
+fn replays_intact(path: &Path) -> LogReport {
+    let report = replay_reader(File::open(path).unwrap(), &ReplayOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!(report.skipped_lines, 0, "{report:?}");
+    assert!(report.torn_tail.is_none(), "{report:?}");
+    assert!(matches!(report.chain_status(), ChainStatus::Intact), "{report:?}");
+    report
+}
+
+fn n_of(line: &str) -> u64 {
+    let v: Value = serde_json::from_str(line).unwrap();
+    v["e"]["n"].as_u64().unwrap()
+}
+
+#[test]
+fn commit_writes_exactly_the_lines_appended_so_far() {
+    let dir = TempDir::new("commit-exact");
+    let path = dir.path().join("log.jsonl");
+    let mut log = create(&path, FsyncPolicy::Never);
+    assert_eq!(whole_lines(&path).len(), 1, "the header is written when the log is created");
+    for n in 0..3 {
+        log.append_owned("note", event(n)).unwrap();
+    }
+    assert_eq!(whole_lines(&path).len(), 1, "appended lines wait for the commit");
+    assert!(log.held_bytes() > 0);
+    log.commit().unwrap();
+    assert_eq!(log.held_bytes(), 0);
+    let lines = whole_lines(&path);
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[1..].iter().map(|l| n_of(l)).collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!(replays_intact(&path).other_events, 3);
+    // A commit with nothing held writes nothing.
+    let before = std::fs::read(&path).unwrap();
+    log.commit().unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn group_commit_writes_the_same_bytes_as_a_write_per_line() {
+    let dir = TempDir::new("commit-same-bytes");
+    let grouped = dir.path().join("grouped.jsonl");
+    let direct = dir.path().join("direct.jsonl");
+    let mut a = create(&grouped, FsyncPolicy::Never);
+    let mut b = SessionLog::create(&direct, &header(), FsyncPolicy::Never).unwrap();
+    b.set_clock(|| 1_000);
+    for n in 0..5 {
+        a.append_owned("note", event(n)).unwrap();
+        b.append_owned("note", event(n)).unwrap();
+        assert_eq!(whole_lines(&direct).len() as u64, n + 2, "without group commit every line is written at once");
+        if n == 2 {
+            a.commit().unwrap();
+        }
+    }
+    drop(a);
+    drop(b);
+    assert_eq!(std::fs::read(&grouped).unwrap(), std::fs::read(&direct).unwrap());
+}
+
+#[test]
+fn a_crash_between_commits_loses_only_whole_uncommitted_lines_and_the_log_still_verifies() {
+    let dir = TempDir::new("commit-crash");
+    let path = dir.path().join("log.jsonl");
+    let mut log = create(&path, FsyncPolicy::Never);
+    log.append_owned("note", event(0)).unwrap();
+    log.append_owned("note", event(1)).unwrap();
+    log.commit().unwrap();
+    log.append_owned("note", event(2)).unwrap();
+    log.append_owned("note", event(3)).unwrap();
+    // The process dies: nothing runs after this point, not even the log's drop.
+    std::mem::forget(log);
+    let lines = whole_lines(&path);
+    assert_eq!(lines[1..].iter().map(|l| n_of(l)).collect::<Vec<_>>(), [0, 1], "the committed lines, whole");
+    assert_eq!(replays_intact(&path).other_events, 2);
+    // The log reopens and its chain continues from the last line on disk.
+    let mut reopened = SessionLog::open(&path, FsyncPolicy::Never).unwrap().with_group_commit();
+    reopened.append_owned("note", event(4)).unwrap();
+    drop(reopened);
+    let lines = whole_lines(&path);
+    assert_eq!(lines[1..].iter().map(|l| n_of(l)).collect::<Vec<_>>(), [0, 1, 4]);
+    let last: Value = serde_json::from_str(&lines[3]).unwrap();
+    assert_eq!(last["seq"], 3);
+    assert_eq!(replays_intact(&path).other_events, 3);
+}
+
+#[test]
+fn dropping_the_log_commits_its_held_lines() {
+    let dir = TempDir::new("commit-drop");
+    let path = dir.path().join("log.jsonl");
+    let mut log = create(&path, FsyncPolicy::Never);
+    log.append_owned("note", event(0)).unwrap();
+    log.append_owned("note", event(1)).unwrap();
+    drop(log);
+    assert_eq!(whole_lines(&path).len(), 3);
+    replays_intact(&path);
+}
+
+#[test]
+fn turning_group_commit_off_commits_what_is_held() {
+    let dir = TempDir::new("commit-off");
+    let path = dir.path().join("log.jsonl");
+    let mut log = create(&path, FsyncPolicy::Never);
+    log.append_owned("note", event(0)).unwrap();
+    log.set_group_commit(false).unwrap();
+    assert!(!log.group_commit());
+    assert_eq!(whole_lines(&path).len(), 2);
+    log.append_owned("note", event(1)).unwrap();
+    assert_eq!(whole_lines(&path).len(), 3, "written as it is appended");
+    std::mem::forget(log);
+    replays_intact(&path);
+}
+
+#[test]
+fn a_due_sync_writes_the_held_lines_first() {
+    let dir = TempDir::new("commit-sync");
+    // Every line: nothing is ever held.
+    let every_line = dir.path().join("every-line.jsonl");
+    let mut log = create(&every_line, FsyncPolicy::EveryLine);
+    log.append_owned("note", event(0)).unwrap();
+    assert_eq!(log.held_bytes(), 0);
+    assert_eq!(whole_lines(&every_line).len(), 2);
+    std::mem::forget(log);
+    // Every third line, the header counted: held until the second append.
+    let every_three = dir.path().join("every-three.jsonl");
+    let mut log = create(&every_three, FsyncPolicy::Every(3));
+    log.append_owned("note", event(0)).unwrap();
+    assert_eq!(whole_lines(&every_three).len(), 1);
+    log.append_owned("note", event(1)).unwrap();
+    assert_eq!(whole_lines(&every_three).len(), 3, "the sync wrote the held lines");
+    assert_eq!(log.held_bytes(), 0);
+    log.append_owned("note", event(2)).unwrap();
+    assert_eq!(whole_lines(&every_three).len(), 3);
+    // An explicit sync writes what is held too.
+    log.append_owned("note", event(3)).unwrap();
+    log.sync().unwrap();
+    assert_eq!(whole_lines(&every_three).len(), 5);
+    assert_eq!(log.held_bytes(), 0);
+    std::mem::forget(log);
+    replays_intact(&every_three);
+}
+
+#[test]
+fn held_lines_past_the_cap_are_written_without_a_commit() {
+    let dir = TempDir::new("commit-cap");
+    let path = dir.path().join("log.jsonl");
+    let mut log = create(&path, FsyncPolicy::Never);
+    let big = json!({"text": "x".repeat(100_000)}).as_object().unwrap().clone();
+    for _ in 0..11 {
+        log.append_owned("note", big.clone()).unwrap();
+    }
+    assert!(log.held_bytes() <= 1 << 20, "{}", log.held_bytes());
+    assert!(whole_lines(&path).len() > 1, "held lines past the cap were written");
+    std::mem::forget(log);
+    replays_intact(&path);
+}
+
+#[test]
+fn an_event_payload_is_written_as_its_typed_event_object() {
+    let dir = TempDir::new("commit-payload");
+    let path = dir.path().join("log.jsonl");
+    let mut log = create(&path, FsyncPolicy::Never);
+    let payloads = [
+        json!({"a": 1, "type": "ignored", "b": [1.5, "x\u{0}y", null, {"2": 1, "1": 2}]}),
+        // Integer-like keys come before `type` in JSON.stringify's order.
+        json!({"z": true, "10": "ten", "2": "two"}),
+        json!({"type": "note", "already": "typed"}),
+        json!({}),
+    ];
+    for payload in &payloads {
+        log.append_event("note", payload.as_object().unwrap()).unwrap();
+    }
+    drop(log);
+    let lines = whole_lines(&path);
+    for (payload, line) in payloads.iter().zip(&lines[1..]) {
+        let mut expected = Map::new();
+        expected.insert("type".into(), json!("note"));
+        expected.extend(
+            payload.as_object().unwrap().iter().filter(|(k, _)| *k != "type").map(|(k, v)| (k.clone(), v.clone())),
+        );
+        assert_eq!(event_bytes(line), stringify(&Value::Object(expected)));
+    }
+}
+
+/// The `e` member of an envelope line, as written.
+fn event_bytes(line: &str) -> &str {
+    let start = line.find(",\"e\":").unwrap() + 5;
+    let end = line.rfind(",\"seq\":").unwrap();
+    &line[start..end]
+}
+
+fn frame(mode: Mode) -> FrameArtifact {
+    let state = json!({
+        "task": "Find \"it\"", "files": ["a.py", "b\tc.py"], "last": "", "items": [], "count": 3,
+        "nested": {"7": "seven", "k": [1, 2.25, -0.0, 1e21]},
+    });
+    FrameArtifact {
+        node: "loop.step".into(),
+        state: state.as_object().unwrap().clone(),
+        digest: "0123456789abcdef".into(),
+        fields: ["task", "files", "last", "items", "count", "nested"]
+            .iter()
+            .map(|k| FieldRef { key: (*k).into(), from: format!("cell_{k}") })
+            .collect(),
+        untrusted: vec![
+            "files".into(),
+            "last".into(),
+            "items".into(),
+            "nested".into(),
+            "missing".into(),
+            "gone".into(),
+        ],
+        truncated: vec![Truncation { key: "files".into(), from: 40, to: 15 }],
+        unfilled: vec![Unfilled { key: "gone".into(), from: "gone_cell".into(), why: "no such cell".into() }],
+        absent: vec![Absent { key: "other".into(), why: "not applicable".into() }],
+        excluded: vec![("secret".into(), "never shown".into())],
+        mode,
+    }
+}
+
+fn decisions() -> Vec<NodeDecision> {
+    let plain = NodeDecision::by_code("loop.isDone", 3, "finish", "done by code");
+    let mut full = NodeDecision::by_code("loop.pickTool", 4, "call", "rule 2: tool = read_file");
+    full.batch_ids = vec!["loop.needsTool".into(), "loop.pickTool".into()];
+    full.sent_frame_digest = "fedcba9876543210".into();
+    full.request_digest = "00ff00ff00ff00ff".into();
+    full.state = json!({"task": "t", "3": "integer-like key first"});
+    full.sent_questions = json!({"tool": {"type": "choice", "criteria": {"read_file": "read it"}}});
+    full.questions = json!({"tool": {"type": "choice"}});
+    full.raw_answers = json!({"tool": {"type": "choice", "choice": "read_file", "probabilities": {"read_file": 0.9}}})
+        .as_object()
+        .unwrap()
+        .clone();
+    full.margin = Some(Margin { question: "tool".into(), kind: "probGte", threshold: 0.5, value: 0.9, margin: 0.4 });
+    full.provider = "heuristic".into();
+    full.model = Some("model-x".into());
+    full.latency_ms = 12;
+    full.degraded = true;
+    full.escalate = true;
+    full.warnings = vec!["slow".into(), "retried \"once\"".into()];
+    let mut not_a_number = full.clone();
+    not_a_number.margin =
+        Some(Margin { question: "tool".into(), kind: "probGte", threshold: f64::NAN, value: 1e-7, margin: -0.0 });
+    not_a_number.state = json!("not an object");
+    vec![plain, full, not_a_number]
+}
+
+#[test]
+fn a_decision_record_is_written_as_its_event_object() {
+    let evidence = json!(["list_dir(.) → a.py", "read_file(a.py) → …"]);
+    let decisions = decisions();
+    let mut seen = 0;
+    for decision in &decisions {
+        for frame in [None, Some(frame(Mode::Reference)), Some(frame(Mode::Provenance))] {
+            for evidence in [None, Some(&evidence)] {
+                let record = DecisionRecord {
+                    decision,
+                    frame: frame.clone(),
+                    node: "step",
+                    block: "pick_tool",
+                    position: "act",
+                    state_version: 9,
+                    evidence,
+                };
+                let mut written = String::new();
+                record.write_to(&mut written);
+                assert_eq!(written, stringify(&Value::Object(record.into_event())));
+                seen += 1;
+            }
+        }
+    }
+    assert_eq!(seen, 18);
+}
+
+#[test]
+fn a_decision_event_is_written_as_its_value() {
+    for decision in &decisions() {
+        for frame in [None, Some(frame(Mode::Provenance).into_value())] {
+            let event: DecisionEvent = decision.to_event(frame);
+            let mut written = String::new();
+            event.write_to(&mut written);
+            assert_eq!(written, stringify(&event.to_value()));
+        }
+    }
+}
+
+fn config(workdir: &Path, audit: PathBuf, task: &str, allow_delete: bool) -> RunConfig {
+    RunConfig {
+        task: task.into(),
+        workdir: workdir.to_path_buf(),
+        max_steps: 12,
+        time_budget: None,
+        allow_write: false,
+        allow_delete,
+        earlier: None,
+        audit_path: audit,
+        contract_label: "test".into(),
+        outcome_contracts: None,
+    }
+}
+
+/// Counts the events recorded so far; it follows the log in a tee, so at any moment the log
+/// has recorded exactly this many events.
+fn counter() -> (Arc<AtomicUsize>, Box<dyn EventSink>) {
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    (
+        count,
+        Box::new(FnSink(move |_: &str, _: &Map<String, Value>| {
+            seen.fetch_add(1, Ordering::SeqCst);
+        })),
+    )
+}
+
+/// What was on disk when a side effect happened: the side effect, the log's lines and the
+/// number of events recorded by then.
+type Snapshot = (String, Vec<String>, usize);
+
+#[derive(Clone, Default)]
+struct Snapshots(Arc<Mutex<Vec<Snapshot>>>);
+
+impl Snapshots {
+    fn take(&self, what: &str, log: &Path, count: &AtomicUsize) {
+        let lines = whole_lines(log);
+        self.0.lock().unwrap().push((what.to_owned(), lines, count.load(Ordering::SeqCst)));
+    }
+
+    /// Asserts that at each side effect every event recorded before it was on disk, and
+    /// returns the snapshots.
+    fn all_on_disk(&self) -> Vec<Snapshot> {
+        let snapshots = self.0.lock().unwrap().clone();
+        for (what, lines, recorded) in &snapshots {
+            assert_eq!(lines.len(), recorded + 1, "{what}: the header and every recorded event are on disk");
+        }
+        snapshots
+    }
+}
+
+struct SnapshotHuman {
+    log: PathBuf,
+    count: Arc<AtomicUsize>,
+    snapshots: Snapshots,
+}
+
+impl Human for SnapshotHuman {
+    fn authorize(&mut self, tool: &str, _target: &str, _reason: &str) -> bool {
+        self.snapshots.take(&format!("authorize {tool}"), &self.log, &self.count);
+        true
+    }
+}
+
+struct SnapshotGenerator {
+    log: PathBuf,
+    count: Arc<AtomicUsize>,
+    snapshots: Snapshots,
+}
+
+impl Generator for SnapshotGenerator {
+    fn name(&self) -> &str {
+        "snapshot"
+    }
+    fn generate(&self, request: &GenerateRequest<'_>) -> Result<Generated, GenerateError> {
+        self.snapshots.take("generate", &self.log, &self.count);
+        EvidenceReport.generate(request)
+    }
+}
+
+/// The last `decision` line among `lines`, parsed.
+fn last_decision(lines: &[String]) -> Value {
+    let line = lines.iter().rev().find(|l| l.contains("\"e\":{\"type\":\"decision\"")).unwrap();
+    serde_json::from_str::<Value>(line).unwrap()["e"].clone()
+}
+
+fn run_with_snapshots(
+    dir: &TempDir,
+    workdir: &Path,
+    task: &str,
+    allow_delete: bool,
+) -> (RunSummary, Snapshots, PathBuf, Arc<AtomicUsize>) {
+    let log_path = dir.path().join("session.jsonl");
+    let log = create(&log_path, FsyncPolicy::Never);
+    let (count, counting) = counter();
+    let snapshots = Snapshots::default();
+    let human = Box::new(SnapshotHuman { log: log_path.clone(), count: count.clone(), snapshots: snapshots.clone() });
+    let generator =
+        Box::new(SnapshotGenerator { log: log_path.clone(), count: count.clone(), snapshots: snapshots.clone() });
+    let with = Collaborators {
+        provider: Arc::new(HeuristicProvider),
+        generator,
+        human,
+        sink: Box::new(Tee::new(vec![Box::new(log), counting])),
+    };
+    let summary = run_task(
+        CODING_CONTRACT.as_bytes(),
+        &config(workdir, dir.path().join("audit.jsonl"), task, allow_delete),
+        with,
+        None,
+    )
+    .unwrap();
+    (summary, snapshots, log_path, count)
+}
+
+#[test]
+fn a_person_is_asked_and_generation_starts_only_once_everything_before_is_on_disk() {
+    let dir = TempDir::new("commit-human");
+    let ws = dir.workspace(&[("keep.txt", "precious"), ("other.txt", "also precious")]);
+    let (summary, snapshots, log, count) = run_with_snapshots(&dir, &ws, "Delete keep.txt", true);
+    assert!(summary.delivered, "{summary:?}");
+    assert!(!ws.join("keep.txt").exists(), "the approved delete ran");
+    let snapshots = snapshots.all_on_disk();
+    let whats: Vec<&str> = snapshots.iter().map(|(w, _, _)| w.as_str()).collect();
+    assert_eq!(whats, ["authorize delete_file", "generate"]);
+    // The person was asked after the gate's decision to ask them was on disk.
+    let gate = last_decision(&snapshots[0].1);
+    assert_eq!((gate["block"].as_str(), gate["action"].as_str()), (Some("grade_risk"), Some("ask_human")));
+    // At the run's end everything is on disk.
+    assert_eq!(whole_lines(&log).len(), count.load(Ordering::SeqCst) + 1);
+    replays_intact(&log);
+}
+
+#[test]
+fn a_tool_runs_only_once_its_decision_is_on_disk() {
+    let dir = TempDir::new("commit-tool");
+    let ws = dir.workspace(&[]);
+    // The only file is a FIFO: reading it (the `read_file` tool running) blocks until the
+    // test opens its other end, and at that moment the test looks at the log.
+    let fifo = ws.join("probe.py");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let log_path = dir.path().join("session.jsonl");
+    let (count, counting) = counter();
+    let snapshots = Snapshots::default();
+    let opened = Arc::new(AtomicBool::new(false));
+    let tool_side = {
+        let (fifo, log_path, count, snapshots, opened) =
+            (fifo.clone(), log_path.clone(), count.clone(), snapshots.clone(), opened.clone());
+        std::thread::spawn(move || {
+            // Blocks until the tool opens the FIFO to read it.
+            let mut end = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+            opened.store(true, Ordering::SeqCst);
+            snapshots.take("read_file", &log_path, &count);
+            std::io::Write::write_all(&mut end, b"def value_5():\n    return 5\n").unwrap();
+        })
+    };
+    let log = create(&log_path, FsyncPolicy::Never);
+    let with = Collaborators {
+        provider: Arc::new(HeuristicProvider),
+        generator: Box::new(EvidenceReport),
+        human: Box::new(decision_runtime::host::human::DenyAll),
+        sink: Box::new(Tee::new(vec![Box::new(log), counting])),
+    };
+    let task = "Which module defines `value_5`?";
+    let summary =
+        run_task(CODING_CONTRACT.as_bytes(), &config(&ws, dir.path().join("audit.jsonl"), task, false), with, None);
+    if !opened.load(Ordering::SeqCst) {
+        // The tool never ran: release the waiting thread before failing.
+        drop(File::open(&fifo));
+    }
+    tool_side.join().unwrap();
+    let summary = summary.unwrap();
+    assert!(opened.load(Ordering::SeqCst), "the run read the FIFO: {summary:?}");
+    let snapshots = snapshots.all_on_disk();
+    assert_eq!(snapshots.len(), 1);
+    let lines = &snapshots[0].1;
+    // The decision that let the call run, and the call itself, were on disk while it ran.
+    let gate = last_decision(lines);
+    assert_eq!((gate["block"].as_str(), gate["action"].as_str()), (Some("grade_risk"), Some("auto")));
+    let call: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(call["e"]["type"], "tool:call");
+    assert_eq!(call["e"]["tool"], "read_file");
+    assert!(summary.answer.contains("probe.py"), "{}", summary.answer);
+    replays_intact(&log_path);
+}
+
+#[test]
+fn every_event_of_a_host_run_is_written_as_its_event_object() {
+    let dir = TempDir::new("commit-bytes");
+    let files: Vec<(String, String)> = (0..6)
+        .map(|i| (format!("module_{i:03}.py"), format!("# module {i}\n\ndef value_{i}():\n    return {i}\n")))
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, b)| (n.as_str(), b.as_str())).collect();
+    let ws = dir.workspace(&borrowed);
+    let log_path = dir.path().join("session.jsonl");
+    let memory = MemorySink::new();
+    let with = Collaborators {
+        provider: Arc::new(HeuristicProvider),
+        generator: Box::new(EvidenceReport),
+        human: Box::new(decision_runtime::host::human::DenyAll),
+        // The memory sink builds every event object, decisions included, as the log used to.
+        sink: Box::new(Tee::new(vec![Box::new(create(&log_path, FsyncPolicy::Never)), Box::new(memory.clone())])),
+    };
+    let task = "Which module defines `value_5`?";
+    let summary =
+        run_task(CODING_CONTRACT.as_bytes(), &config(&ws, dir.path().join("audit.jsonl"), task, false), with, None)
+            .unwrap();
+    assert!(summary.steps >= 6, "{summary:?}");
+    let lines = whole_lines(&log_path);
+    let events = memory.events();
+    assert_eq!(lines.len(), events.len() + 1);
+    assert!(events.iter().filter(|e| e["type"] == "decision").count() >= 12);
+    for (line, event) in lines[1..].iter().zip(&events) {
+        assert_eq!(event_bytes(line), stringify(event));
+    }
+    let report = replays_intact(&log_path);
+    assert_eq!(report.mismatch, 0);
+    assert!(report.verified + report.partial > 0, "{report:?}");
+}
