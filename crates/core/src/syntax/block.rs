@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::Line;
 use super::clauses::{DynamicProblem, list_item, parse_dynamic, split_key_line, split_option, split_when};
-use super::text::{is_js_whitespace, js_trim, js_words, split_once_str, utf16_prefix};
+use super::text::{is_js_whitespace, join_lines_trimmed, js_trim, js_words, split_once_str, utf16_prefix};
 use crate::check::codes;
 use crate::contract::{Block, Dynamic, Exclusion, Frame, FrameField, Kind, Primitive, Question, QuestionOption, Rule};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
@@ -54,15 +54,14 @@ pub(super) struct BlockReader<'a> {
     drafts: Vec<Draft<'a>>,
     current: Draft<'a>,
     rules: Vec<Rule>,
-    /// Prose lines joined with `\n` (blank lines included), trimmed at the end.
-    rationale: String,
-    rationale_lines: usize,
+    /// Prose lines, trimmed (blank lines as empty ones): joined with `\n` at the end.
+    rationale: Vec<&'a str>,
 }
 
 impl<'a> BlockReader<'a> {
     /// Start reading a block: its heading text on its heading line. `rationale` is an empty
-    /// buffer to collect prose in (handed from block to block, so that it grows only once).
-    pub(super) fn new(heading: &'a str, heading_line: &Line<'a>, rationale: String) -> BlockReader<'a> {
+    /// list to collect prose lines in (handed from block to block, so that it grows only once).
+    pub(super) fn new(heading: &'a str, heading_line: &Line<'a>, rationale: Vec<&'a str>) -> BlockReader<'a> {
         let heading_span = heading_line.span_of(heading);
         BlockReader {
             id: heading,
@@ -80,7 +79,6 @@ impl<'a> BlockReader<'a> {
             current: Draft::new(heading, heading_span),
             rules: Vec::new(),
             rationale,
-            rationale_lines: 0,
         }
     }
 
@@ -89,12 +87,8 @@ impl<'a> BlockReader<'a> {
         self.id
     }
 
-    fn prose(&mut self, text: &str) {
-        if self.rationale_lines > 0 {
-            self.rationale.push('\n');
-        }
-        self.rationale.push_str(text);
-        self.rationale_lines += 1;
+    fn prose(&mut self, text: &'a str) {
+        self.rationale.push(text);
     }
 }
 
@@ -496,8 +490,8 @@ impl<'a> BlockReader<'a> {
     }
 
     /// Finish the block: run the block-level checks and move its diagnostics to `out`.
-    /// Returns the block and the prose buffer, emptied, for the next block.
-    pub(super) fn finish(mut self, out: &mut Vec<Diagnostic>) -> (Block, String) {
+    /// Returns the block and the list of prose lines, emptied, for the next block.
+    pub(super) fn finish(mut self, out: &mut Vec<Diagnostic>) -> (Block, Vec<&'a str>) {
         let last = std::mem::replace(&mut self.current, Draft::new("", Span::default()));
         if last.keep() {
             self.drafts.push(last);
@@ -518,7 +512,7 @@ impl<'a> BlockReader<'a> {
         if self.kind.is_some() {
             self.kind_checks(kind, &questions, dynamic.is_some());
         }
-        let rationale = js_trim(&self.rationale).to_string();
+        let rationale = join_lines_trimmed(&self.rationale);
         self.rationale.clear();
         out.append(&mut self.diagnostics);
         let block = Block {

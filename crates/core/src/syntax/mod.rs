@@ -13,7 +13,7 @@ use crate::check::codes;
 use crate::contract::{Contract, Located};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::vocab::GENERATOR_HEADINGS;
-use text::{is_js_whitespace, js_trim, js_trim_end};
+use text::{is_js_whitespace, join_lines_trimmed, js_trim, js_trim_end};
 
 pub use clauses::{DynamicProblem, When, parse_dynamic, split_key_line, split_option, split_when};
 
@@ -151,17 +151,18 @@ enum Section<'a> {
 
 /// Pass 1: split the text into the preamble (title, schema, intro) and sections.
 #[derive(Default)]
-struct Scanner {
+struct Scanner<'a> {
     contract: Contract,
     diagnostics: Vec<Diagnostic>,
-    intro: String,
-    generator: String,
-    generator_lines: usize,
+    /// The intro's and the generator sections' lines, joined and trimmed at the end: copied
+    /// once, into the contract.
+    intro: Vec<&'a str>,
+    generator: Vec<&'a str>,
     saw_generator: bool,
     /// Duplicate block ids, reported after all blocks.
     duplicates: Vec<Diagnostic>,
-    /// The buffer blocks collect their prose in, handed from one block to the next.
-    rationale: String,
+    /// The list blocks collect their prose lines in, handed from one block to the next.
+    rationale: Vec<&'a str>,
 }
 
 /// `## text` (raw line): the heading text, trailing whitespace removed.
@@ -190,10 +191,9 @@ fn title(raw: &str) -> Option<&str> {
     (!title.is_empty()).then_some(title)
 }
 
-impl Scanner {
-    fn run(mut self, source: &str, offset: usize) -> Parsed {
+impl<'a> Scanner<'a> {
+    fn run(mut self, source: &'a str, offset: usize) -> Parsed {
         let mut lines = lines(source, offset).peekable();
-        let mut intro_lines = 0usize;
         // The preamble, before the first section.
         while let Some(line) = lines.next_if(|l| section_heading(l.raw).is_none()) {
             if let Some(title) = title(line.raw) {
@@ -208,11 +208,7 @@ impl Scanner {
                 continue;
             }
             self.lint_heading_like(&line, trimmed);
-            if intro_lines > 0 {
-                self.intro.push('\n');
-            }
-            self.intro.push_str(line.raw);
-            intro_lines += 1;
+            self.intro.push(line.raw);
         }
         // Sections, read as a stream: a heading finishes the section before it.
         let mut seen_blocks = SeenBlocks::default();
@@ -234,13 +230,7 @@ impl Scanner {
             match section.as_mut() {
                 Some(Section::Block(reader)) => reader.line(&line),
                 // The preamble loop stops at a heading, so there is always a section here.
-                Some(Section::Generator) | None => {
-                    if self.generator_lines > 0 {
-                        self.generator.push('\n');
-                    }
-                    self.generator.push_str(line.raw);
-                    self.generator_lines += 1;
-                }
+                Some(Section::Generator) | None => self.generator.push(line.raw),
             }
         }
         if let Some(done) = section.take() {
@@ -248,14 +238,14 @@ impl Scanner {
         }
         // Duplicate ids are a whole-document problem, reported after every block's own.
         self.diagnostics.append(&mut self.duplicates);
-        self.contract.intro = js_trim(&self.intro).to_string();
+        self.contract.intro = join_lines_trimmed(&self.intro);
         if self.saw_generator {
-            self.contract.generator = Some(js_trim(&self.generator).to_string());
+            self.contract.generator = Some(join_lines_trimmed(&self.generator));
         }
         Parsed { contract: self.contract, diagnostics: self.diagnostics }
     }
 
-    fn finish<'a>(&mut self, section: Section<'a>, seen_blocks: &mut SeenBlocks<'a>) {
+    fn finish(&mut self, section: Section<'a>, seen_blocks: &mut SeenBlocks<'a>) {
         let Section::Block(reader) = section else { return };
         let id = reader.id();
         let (block, rationale) = reader.finish(&mut self.diagnostics);

@@ -197,6 +197,37 @@ pub fn js_words(s: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// `js_trim(lines.join("\n"))`, copied once into a string of the exact size: the lines are
+/// kept as slices of the source until the text is complete.
+pub(crate) fn join_lines_trimmed(lines: &[&str]) -> String {
+    let Some(first) = lines.iter().position(|line| !js_trim(line).is_empty()) else {
+        return String::new();
+    };
+    let last = lines.iter().rposition(|line| !js_trim(line).is_empty()).unwrap_or(first);
+    let kept = lines.get(first..=last).unwrap_or_default();
+    // Whitespace-only lines before the first and after the last text go with the `\n`s
+    // around them; the first and the last line lose their outer whitespace.
+    let piece = |at: usize, line: &'_ str| -> usize {
+        let line = if at == 0 { js_trim_start(line) } else { line };
+        if at + 1 == kept.len() { js_trim_end(line).len() } else { line.len() }
+    };
+    let length = kept.iter().enumerate().map(|(at, line)| piece(at, line)).sum::<usize>() + kept.len() - 1;
+    let mut joined = String::with_capacity(length);
+    for (at, line) in kept.iter().enumerate() {
+        let mut line = *line;
+        if at == 0 {
+            line = js_trim_start(line);
+        } else {
+            joined.push('\n');
+        }
+        if at + 1 == kept.len() {
+            line = js_trim_end(line);
+        }
+        joined.push_str(line);
+    }
+    joined
+}
+
 /// The byte offset of the first `needle` in `haystack`. Searches for the needle's first byte
 /// (for `—` and `→`, 0xE2, which CJK text rarely contains) and checks the rest there.
 pub fn find_str(haystack: &str, needle: &str) -> Option<usize> {
@@ -297,6 +328,22 @@ mod tests {
         }
     }
 
+    #[test]
+    fn joined_lines_are_trimmed_like_the_joined_text() {
+        let cases: [&[&str]; 7] = [
+            &[],
+            &["", " \t", "\u{3000}"],
+            &["  a ", "", " b  "],
+            &["", "x", ""],
+            &["\r", " lone\r", "\r"],
+            &["a"],
+            &["\u{A0}a", " ", "b\u{FEFF}", "\u{2028}"],
+        ];
+        for lines in cases {
+            assert_eq!(join_lines_trimmed(lines), js_trim(&lines.join("\n")), "{lines:?}");
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn byte_level_helpers_match_the_char_class(s in "[ a\\t\\u{0B}\\u{A0}\\u{3000}\\u{85}é—\\u{FEFF}\\u{2028}]{0,12}") {
@@ -305,6 +352,9 @@ mod tests {
             proptest::prop_assert_eq!(js_trim_end(&s), s.trim_end_matches(is_js_whitespace));
             let expected: Vec<&str> = s.split(is_js_whitespace).filter(|w| !w.is_empty()).collect();
             proptest::prop_assert_eq!(js_words(&s).collect::<Vec<_>>(), expected);
+            let lines: Vec<&str> = s.split('a').collect();
+            let joined = lines.join("\n");
+            proptest::prop_assert_eq!(join_lines_trimmed(&lines), js_trim(&joined));
         }
     }
 
