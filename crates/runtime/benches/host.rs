@@ -4,9 +4,15 @@
 //!   decider's merge, validation and policies, dispatch, transitions and the session log —
 //!   with the decision provider's, the tools' and generation's time subtracted, and the
 //!   per-run start (parse, check) timed separately (`host/start`). Target: at most 100 µs.
-//!   Set `BENCH_NO_LOG=1` to keep events in memory instead of the session log on disk.
+//!   Set `BENCH_NO_LOG=1` to keep events in memory instead of the session log on disk. The
+//!   log is the `decision` binary's: group commit, no fsync; its file is created (and the
+//!   previous run's removed) before the run's clock starts, as the per-run start is.
 //! * `host/full_run_200_files`: a whole deterministic run (the `heuristic` provider, the
 //!   evidence-report generator, a session log on disk) over a generated 200-file workspace.
+//!
+//! The workspaces and logs live in `decision-bench-host-<pid>` under the temp dir, removed
+//! when the benchmark ends; ones left by a benchmark that did not end (its process is gone)
+//! are removed when the next one starts.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 use std::path::{Path, PathBuf};
@@ -15,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use decision_runtime::graph::MemorySink;
+use decision_runtime::graph::{EventSink, MemorySink};
 use decision_runtime::host::generate::EvidenceReport;
 use decision_runtime::host::heuristic::HeuristicProvider;
 use decision_runtime::host::human::DenyAll;
@@ -45,9 +51,41 @@ impl DecisionProvider for Timed {
     }
 }
 
-fn workspace(files: usize) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("decision-bench-host-{files}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+const SCRATCH_PREFIX: &str = "decision-bench-host-";
+
+/// This benchmark's scratch directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    /// Removes the scratch directories of benchmarks whose process is gone, then makes this one's.
+    fn new() -> Scratch {
+        let temp = std::env::temp_dir();
+        for entry in std::fs::read_dir(&temp).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // Earlier versions named their directories `decision-bench-host-<files>-<pid>`.
+            let Some(pid) = name.strip_prefix(SCRATCH_PREFIX).and_then(|rest| rest.rsplit('-').next()) else {
+                continue;
+            };
+            let gone = pid.parse::<u32>().is_ok_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+            if gone && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let dir = temp.join(format!("{SCRATCH_PREFIX}{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn workspace(scratch: &Scratch, files: usize) -> PathBuf {
+    let dir = scratch.0.join(format!("ws-{files}"));
     std::fs::create_dir_all(&dir).unwrap();
     for i in 0..files {
         let body = format!("# module {i}\n\ndef value_{i}():\n    return {i}\n");
@@ -71,27 +109,36 @@ fn config(workdir: &Path, task: &str, max_steps: u64) -> RunConfig {
     }
 }
 
-fn run(config: &RunConfig, provider: Arc<dyn DecisionProvider>, log: Option<&Path>) -> RunSummary {
-    let sink: Box<dyn decision_runtime::graph::EventSink> = match log {
+/// The run's sink: a new session log at `log` (as `decision run` opens it), or memory.
+fn sink(log: Option<&Path>) -> Box<dyn EventSink> {
+    match log {
         Some(path) => {
             let _ = std::fs::remove_file(path);
             let header = LogHeader { id: "bench".into(), created_at_ms: 0, cwd: None };
-            Box::new(SessionLog::create(path, &header, FsyncPolicy::Never).unwrap())
+            Box::new(SessionLog::create(path, &header, FsyncPolicy::Never).unwrap().with_group_commit())
         }
         None => Box::new(MemorySink::new()),
-    };
+    }
+}
+
+fn run(config: &RunConfig, provider: Arc<dyn DecisionProvider>, log: Option<&Path>) -> RunSummary {
+    run_with(config, provider, sink(log))
+}
+
+fn run_with(config: &RunConfig, provider: Arc<dyn DecisionProvider>, sink: Box<dyn EventSink>) -> RunSummary {
     let with = Collaborators { provider, generator: Box::new(EvidenceReport), human: Box::new(DenyAll), sink };
     run_task(CODING_CONTRACT.as_bytes(), config, with, None).unwrap()
 }
 
 fn benches(c: &mut Criterion) {
-    let small = workspace(6);
-    let log = small.join("../decision-bench-host.jsonl");
+    let scratch = Scratch::new();
+    let small = workspace(&scratch, 6);
+    let log = scratch.0.join("host.jsonl");
+    let on_disk = std::env::var("BENCH_NO_LOG").is_err();
     // Six steps: list_dir, then a read per step until the named term is found in module_005.
     let step_config = config(&small, "Which module defines `value_5`?", 12);
     // For profilers (callgrind, perf): only the step runs, `BENCH_PROFILE_RUNS` times, no criterion.
     if let Some(runs) = std::env::var("BENCH_PROFILE_RUNS").ok().and_then(|n| n.parse::<u32>().ok()) {
-        let on_disk = std::env::var("BENCH_NO_LOG").is_err();
         for _ in 0..runs {
             run(&step_config, Arc::new(HeuristicProvider), on_disk.then_some(log.as_path()));
         }
@@ -115,9 +162,9 @@ fn benches(c: &mut Criterion) {
                 let _host =
                     start_host(CODING_CONTRACT.as_bytes(), provider.clone(), Box::new(MemorySink::new())).unwrap();
                 let startup = start.elapsed();
+                let sink = sink(on_disk.then_some(log.as_path()));
                 let started = Instant::now();
-                let summary =
-                    run(&step_config, provider, if std::env::var("BENCH_NO_LOG").is_ok() { None } else { Some(&log) });
+                let summary = run_with(&step_config, provider, sink);
                 let elapsed = started
                     .elapsed()
                     .saturating_sub(Duration::from_nanos(nanos.load(Ordering::Relaxed)))
@@ -128,8 +175,8 @@ fn benches(c: &mut Criterion) {
             total
         });
     });
-    let big = workspace(200);
-    let big_log = big.join("../decision-bench-host-200.jsonl");
+    let big = workspace(&scratch, 200);
+    let big_log = scratch.0.join("host-200.jsonl");
     let full = config(&big, "Summarize each file", 200);
     let summary = run(&full, Arc::new(HeuristicProvider), Some(&big_log));
     eprintln!(
