@@ -55,7 +55,10 @@ impl<'a> Line<'a> {
     }
 
     fn span_at(&self, offset: usize, len: usize) -> Span {
-        let column = self.raw.get(..offset).map_or(0, |prefix| prefix.chars().count()) + 1;
+        // Characters are counted as the bytes that do not continue one (the prefix is valid
+        // UTF-8), inline: the prefix is usually empty or a short indent.
+        let prefix = self.raw.as_bytes().get(..offset).unwrap_or_default();
+        let column = prefix.iter().filter(|b| (**b as i8) >= -0x40).count() + 1;
         Span {
             line: self.number,
             column: u32::try_from(column).unwrap_or(u32::MAX),
