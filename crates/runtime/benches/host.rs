@@ -71,6 +71,10 @@ impl Scratch {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
+        // Earlier versions also left their logs in the temp dir itself.
+        for legacy in ["decision-bench-host.jsonl", "decision-bench-host-200.jsonl"] {
+            let _ = std::fs::remove_file(temp.join(legacy));
+        }
         let dir = temp.join(format!("{SCRATCH_PREFIX}{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
