@@ -234,6 +234,31 @@ impl<'a> Scanner<'a> {
         self.span_value_at(0, None)
     }
 
+    /// Validates the next value and discards it, returning where it lies.
+    pub fn skip_span(&mut self) -> Result<Range<usize>, ScanError> {
+        self.skip_ws();
+        let start = self.pos;
+        self.skip_value()?;
+        Ok(start..self.pos)
+    }
+
+    /// Steps over the next value when the text continues with exactly `known`, the text of
+    /// an object, array or string already validated elsewhere (equal bytes validate alike,
+    /// and such a value ends where its text does); returns where it lies. Otherwise, and for
+    /// any other `known`, the cursor does not move.
+    pub fn skip_known(&mut self, known: &[u8]) -> Option<Range<usize>> {
+        if !matches!(known.first(), Some(b'{' | b'[' | b'"')) {
+            return None;
+        }
+        self.skip_ws();
+        let start = self.pos;
+        if !self.src.get(start..)?.starts_with(known) {
+            return None;
+        }
+        self.pos += known.len();
+        Some(start..self.pos)
+    }
+
     /// Appends the canonical form of the next value to `out`.
     pub fn value(&mut self, out: &mut Vec<u8>) -> Result<(), ScanError> {
         self.value_at(out, 0)

@@ -164,6 +164,113 @@ pub struct RecordReader {
     seen: Seen,
     state_members: Vec<Member>,
     batch_ids: Vec<Range<usize>>,
+    known: KnownValues,
+}
+
+/// Values a node tends to repeat, word for word, from one record to the next: its questions
+/// and most of its frame artifact (the field list, the exclusions and their reasons, …).
+#[derive(Debug, Clone, Copy)]
+enum Repeated {
+    Questions,
+    SentQuestions,
+    Answers,
+    FrameNode,
+    FrameFields,
+    FrameUntrusted,
+    FrameTruncated,
+    FrameUnfilled,
+    FrameAbsent,
+    FrameExcluded,
+}
+
+const REPEATED: usize = 10;
+
+impl Repeated {
+    /// A frame artifact member (`runtime.md` §2.11) that is worth remembering.
+    fn frame_member(key: &[u8]) -> Option<Repeated> {
+        Some(match key {
+            b"node" => Repeated::FrameNode,
+            b"fields" => Repeated::FrameFields,
+            b"untrusted" => Repeated::FrameUntrusted,
+            b"truncated" => Repeated::FrameTruncated,
+            b"unfilled" => Repeated::FrameUnfilled,
+            b"absent" => Repeated::FrameAbsent,
+            b"excluded" => Repeated::FrameExcluded,
+            _ => return None,
+        })
+    }
+}
+
+/// The text of values already validated, by node. Equal bytes validate alike (and are
+/// canonical alike), so a value a node repeats is stepped over with one comparison instead
+/// of being scanned again. Memory is bounded: a few dozen nodes, values up to 16 KB.
+#[derive(Debug, Default)]
+struct KnownValues {
+    nodes: Vec<(Vec<u8>, [Vec<u8>; REPEATED])>,
+    /// The node of the record being read, once its `id` is known.
+    current: Option<usize>,
+    /// The entry to reuse when all are taken.
+    evict: usize,
+}
+
+const MAX_KNOWN_NODES: usize = 32;
+const MAX_KNOWN_BYTES: usize = 16 * 1024;
+
+impl KnownValues {
+    /// Remembers values for `node` (its quoted id) from now on.
+    fn select(&mut self, node: &[u8]) {
+        if let Some(index) = self.nodes.iter().position(|(id, _)| id == node) {
+            self.current = Some(index);
+            return;
+        }
+        let fresh = (node.to_vec(), Default::default());
+        if self.nodes.len() < MAX_KNOWN_NODES {
+            self.nodes.push(fresh);
+            self.current = Some(self.nodes.len() - 1);
+        } else if let Some(entry) = self.nodes.get_mut(self.evict) {
+            *entry = fresh;
+            self.current = Some(self.evict);
+            self.evict = (self.evict + 1) % MAX_KNOWN_NODES;
+        }
+    }
+
+    fn slot(&mut self, value: Repeated) -> Option<&mut Vec<u8>> {
+        self.nodes.get_mut(self.current?)?.1.get_mut(value as usize)
+    }
+
+    /// Steps over the next value if it repeats the one remembered.
+    fn skip(&mut self, value: Repeated, scanner: &mut Scanner<'_>) -> Option<Range<usize>> {
+        scanner.skip_known(self.slot(value)?)
+    }
+
+    /// Remembers a value just validated.
+    fn remember(&mut self, value: Repeated, text: &[u8]) {
+        if text.len() <= MAX_KNOWN_BYTES
+            && let Some(slot) = self.slot(value)
+        {
+            slot.clear();
+            slot.extend_from_slice(text);
+        }
+    }
+
+    /// Validates the next value, stepping over it when it repeats the one remembered.
+    fn skip_value(&mut self, value: Repeated, scanner: &mut Scanner<'_>) -> Result<(), ScanError> {
+        if self.skip(value, scanner).is_none() {
+            let range = scanner.skip_span()?;
+            self.remember(value, scanner.text(range));
+        }
+        Ok(())
+    }
+
+    /// A canonical value, stepped over when it repeats the one remembered.
+    fn canonical_span(&mut self, value: Repeated, scanner: &mut Scanner<'_>) -> Result<Range<usize>, Fallback> {
+        if let Some(range) = self.skip(value, scanner) {
+            return Ok(range);
+        }
+        let range = canonical(scanner.span()?)?;
+        self.remember(value, scanner.text(range.clone()));
+        Ok(range)
+    }
 }
 
 impl RecordReader {
@@ -175,6 +282,7 @@ impl RecordReader {
     /// it over the same text.
     pub fn read_at(&mut self, scanner: &mut Scanner<'_>) -> Result<(), Fallback> {
         self.seen = Seen::default();
+        self.known.current = None;
         self.state_members.clear();
         self.batch_ids.clear();
         if scanner.peek_kind()? != ValueKind::Object {
@@ -206,7 +314,13 @@ impl RecordReader {
                     None
                 };
             }
-            b"id" => seen.id = string(scanner)?,
+            b"id" => {
+                seen.id = string(scanner)?;
+                match &seen.id {
+                    Some(id) => self.known.select(scanner.text(id.clone())),
+                    None => self.known.current = None,
+                }
+            }
             b"state" => {
                 seen.state = if scanner.peek_kind()? == ValueKind::Object {
                     let span = scanner.span_object(&mut self.state_members)?;
@@ -216,7 +330,10 @@ impl RecordReader {
                     None
                 };
             }
-            b"frame" => seen.frame_digest_nested = frame_digest(scanner)?,
+            b"frame" => {
+                let state = seen.state.clone().map(|range| scanner.text(range));
+                seen.frame_digest_nested = frame_digest(scanner, state, &mut self.known)?;
+            }
             b"frameDigest" => seen.frame_digest_flat = string(scanner)?,
             b"sentFrameDigest" => seen.sent_frame_digest = string(scanner)?,
             b"requestDigest" => seen.request_digest = string(scanner)?,
@@ -236,8 +353,13 @@ impl RecordReader {
                 }
             }
             b"questions" => {
+                // A single node sends exactly its own questions: the same text again.
+                let sent = seen.sent_questions.clone().map(|range| scanner.text(range));
                 seen.questions = match scanner.peek_kind()? {
-                    ValueKind::Object | ValueKind::Array => Some(canonical(scanner.span()?)?),
+                    ValueKind::Object | ValueKind::Array => match sent.and_then(|text| scanner.skip_known(text)) {
+                        Some(range) => Some(range),
+                        None => Some(self.known.canonical_span(Repeated::Questions, scanner)?),
+                    },
                     _ => {
                         scanner.skip_value()?;
                         None
@@ -249,11 +371,12 @@ impl RecordReader {
                     scanner.skip_value()?;
                     None
                 } else {
-                    Some(canonical(scanner.span()?)?)
+                    Some(self.known.canonical_span(Repeated::SentQuestions, scanner)?)
                 };
             }
-            // `answers`, `action`, `reason`, `provider`, `model` and the rest: the checks do
-            // not read them, but the event must still be JSON.
+            b"answers" => self.known.skip_value(Repeated::Answers, scanner)?,
+            // `action`, `reason`, `provider`, `model` and the rest: the checks do not read
+            // them, but the event must still be JSON.
             _ => scanner.skip_value()?,
         }
         Ok(())
@@ -316,8 +439,14 @@ fn string(scanner: &mut Scanner<'_>) -> Result<Option<Range<usize>>, Fallback> {
     canonical(scanner.span()?).map(Some)
 }
 
-/// `e.frame.digest` when `frame` is an object and `digest` a string.
-fn frame_digest(scanner: &mut Scanner<'_>) -> Result<Option<Range<usize>>, Fallback> {
+/// `e.frame.digest` when `frame` is an object and `digest` a string. The artifact's `state`
+/// is usually the event's own `state` again (`state`, already read), and most other members
+/// repeat from the node's previous record.
+fn frame_digest(
+    scanner: &mut Scanner<'_>,
+    state: Option<&[u8]>,
+    known: &mut KnownValues,
+) -> Result<Option<Range<usize>>, Fallback> {
     if scanner.peek_kind()? != ValueKind::Object {
         scanner.skip_value()?;
         return Ok(None);
@@ -325,8 +454,15 @@ fn frame_digest(scanner: &mut Scanner<'_>) -> Result<Option<Range<usize>>, Fallb
     let mut digest = None;
     if scanner.begin_object()? {
         loop {
-            if plain_key(scanner)? == b"digest" {
+            let key = plain_key(scanner)?;
+            if key == b"digest" {
                 digest = string(scanner)?;
+            } else if key == b"state" {
+                if state.and_then(|text| scanner.skip_known(text)).is_none() {
+                    scanner.skip_value()?;
+                }
+            } else if let Some(member) = Repeated::frame_member(key) {
+                known.skip_value(member, scanner)?;
             } else {
                 scanner.skip_value()?;
             }
@@ -344,11 +480,50 @@ mod tests {
     use super::*;
 
     fn in_place(text: &str) -> Result<String, Fallback> {
+        in_place_with(&mut RecordReader::new(), text)
+    }
+
+    /// Reads with a reader that may remember values from the texts it read before.
+    fn in_place_with(reader: &mut RecordReader, text: &str) -> Result<String, Fallback> {
         let mut scanner = Scanner::new(text.as_bytes())?;
-        let mut reader = RecordReader::new();
         reader.read_at(&mut scanner)?;
         scanner.finish()?;
         Ok(reader.event(text.as_bytes()).describe())
+    }
+
+    /// A node's repeated values are stepped over only when they repeat exactly: a value
+    /// that merely starts the same, or is followed by something else, is read again and
+    /// refused when it is not JSON.
+    #[test]
+    fn repeated_values_are_recognised_only_when_whole() {
+        let record = |answers: &str, frame_state: &str, excluded: &str, questions: &str| {
+            format!(
+                r#"{{"type":"decision","step":1,"id":"n","state":{{"a":[1,2]}},"frame":{{"node":"n","state":{frame_state},"digest":"d","excluded":{excluded}}},"sentFrameDigest":"d","sentQuestions":{{"q":{{"type":"noul"}}}},"questions":{questions},"answers":{answers},"action":"continue"}}"#
+            )
+        };
+        let first = record(r#"{"q":{"noul":0.2}}"#, r#"{"a":[1,2]}"#, r#"[["cwd","why"]]"#, r#"{"q":{"type":"noul"}}"#);
+        let mut reader = RecordReader::new();
+        assert_eq!(in_place_with(&mut reader, &first).unwrap(), careful(&first));
+        for text in [
+            first.clone(),
+            // Repeats exactly, then different text: read again.
+            record(r#"{"q":{"noul":0.3}}"#, r#"{"a":[1,2,3]}"#, r#"[["cwd","why"],["x","y"]]"#, r#"{"q":{}}"#),
+            record(r#"{"q":{"noul":0.2}}"#, r#"{"a":[1,2]}"#, r#"[["cwd","why"]]"#, r#"{"q":{"type":"noul"}}"#),
+        ] {
+            assert_eq!(in_place_with(&mut reader, &text).unwrap(), careful(&text), "{text}");
+        }
+        // A repeated prefix followed by text that is not JSON.
+        for text in [
+            record(r#"{"q":{"noul":0.2}}x"#, r#"{"a":[1,2]}"#, r#"[["cwd","why"]]"#, r#"{"q":{"type":"noul"}}"#),
+            record(r#"{"q":{"noul":0.2}}"#, r#"{"a":[1,2]}}"#, r#"[["cwd","why"]]"#, r#"{"q":{"type":"noul"}}"#),
+            record(r#"{"q":{"noul":0.2}}"#, r#"{"a":[1,2]}"#, r#"[["cwd","why"]],1"#, r#"{"q":{"type":"noul"}}"#),
+            record(r#"{"q":{"noul":0.2}}"#, r#"{"a":[1,2]}"#, r#"[["cwd","why"]]"#, r#"{"q":{"type":"noul"}}{"#),
+        ] {
+            assert!(matches!(in_place_with(&mut reader, &text), Err(Fallback::Syntax(_))), "{text}");
+        }
+        // Questions that repeat the sent questions but are not canonical never are.
+        let loose = record(r#"{}"#, r#"{}"#, "[]", r#"{"q": {"type":"noul"}}"#);
+        assert_eq!(in_place_with(&mut reader, &loose), Err(Fallback::NotCanonical));
     }
 
     fn careful(text: &str) -> String {

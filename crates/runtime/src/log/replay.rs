@@ -484,7 +484,8 @@ impl Verifier {
         });
         BatchOutcome {
             tally: std::mem::take(&mut self.tally),
-            results: std::mem::take(&mut self.results),
+            // Handed over every STREAM_RESULTS records: keep the room for the next ones.
+            results: std::mem::replace(&mut self.results, Vec::with_capacity(STREAM_RESULTS)),
             first: self.first.take(),
             last,
         }
