@@ -1,24 +1,6 @@
 //! The session-log writer: append-only JSON Lines in the reference's layout, each envelope
-//! chained to the previous line by `seq` and `prev`, whole lines per write.
-//!
-//! # When lines reach the file
-//!
-//! By default every line is written with its own `write` as it is appended. With group commit
-//! ([`SessionLog::set_group_commit`]) appended lines are kept in memory, each one complete and
-//! already chained, and [`SessionLog::commit`] writes all of them with one `write`. The host
-//! commits before every side effect (a tool call, a question to a person, generation), at the
-//! end of every step and at the end of the run; dropping the log commits too. So a decision is
-//! in the file before the action it led to takes effect, and a crash of the process loses at
-//! most the lines appended since the last commit — whole lines, never part of one — and what
-//! is left still verifies. (A `write` cut short by the operating system or the machine failing
-//! can leave a torn last line, with or without group commit; [`SessionLog::open`] refuses to
-//! append after one and replay reports it.)
-//!
-//! The fsync policy counts appended lines. A sync that falls due first writes the lines held
-//! in memory, so a synced line is always a written one: [`FsyncPolicy::EveryLine`] writes and
-//! syncs each line as it is appended (group commit then changes nothing),
-//! [`FsyncPolicy::Every`] writes and syncs when `n` lines have been appended since the last
-//! sync, and [`FsyncPolicy::Never`] leaves durability to the operating system.
+//! chained to the previous line by `seq` and `prev`, whole lines per write (see
+//! [`SessionLog`] for when lines reach the file).
 
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
@@ -82,6 +64,27 @@ pub fn now_ms() -> u64 {
 }
 
 /// An open session log.
+///
+/// # When lines reach the file
+///
+/// Every line is complete and chained (`seq`, `prev`) when it is appended, and lines reach the
+/// file only whole: each `write` carries one or more complete lines. By default each line is
+/// written as it is appended. With group commit ([`SessionLog::set_group_commit`]) appended
+/// lines are held in memory and [`SessionLog::commit`] writes all of them with one `write`;
+/// dropping the log commits too, and held lines past 1 MiB are written at once. The coding
+/// host commits before every side effect (a tool call, an audit record, a question to a
+/// person, generation), at every step boundary and at the end of the run, so a decision is in
+/// the file before the action it led to takes effect.
+///
+/// A crash of the process loses at most the lines appended since the last commit — whole
+/// lines, never part of one — and the rest still verifies and can be reopened and appended
+/// to. (A `write` cut short by the operating system or the machine failing can leave a torn
+/// last line with or without group commit: [`SessionLog::open`] refuses to append after it
+/// and replay reports it.) After a failed `write` nothing more is appended: how much of it
+/// reached the file is unknown.
+///
+/// The [`FsyncPolicy`] counts appended lines; a sync that falls due first writes the held
+/// lines, so a synced line is always a written one.
 pub struct SessionLog {
     file: File,
     path: PathBuf,
