@@ -3,6 +3,7 @@
 //! number formatting and V8's string escapes.
 
 use serde_json::{Map, Number, Value};
+use wide::u8x16;
 
 /// The largest integer-like property key: array indices run from 0 to 2³² − 2.
 const MAX_INTEGER_KEY: u64 = 4_294_967_294;
@@ -242,26 +243,19 @@ pub fn write_string_to<O: JsonOut + ?Sized>(s: &str, out: &mut O) {
     out.put("\"");
 }
 
-/// The index of the first byte of `bytes` that a JSON string must escape (`"`, `\`, or
-/// below U+0020), or its length: eight bytes at a time.
+/// The index of the first byte of `bytes` that a JSON string must escape (`"`, `\\`, or
+/// below U+0020), or its length: sixteen bytes per vector compare (SSE2 on x86-64).
 fn next_to_escape(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let (quote, backslash, last_control) = (u8x16::splat(b'"'), u8x16::splat(b'\\'), u8x16::splat(0x1f));
     let mut offset = 0;
-    while let Some(chunk) = bytes.get(offset..offset + 8).and_then(|c| <[u8; 8]>::try_from(c).ok()) {
-        let word = u64::from_le_bytes(chunk);
-        let quote = word ^ (ONES * u64::from(b'"'));
-        let backslash = word ^ (ONES * u64::from(b'\\'));
-        // Zero bytes of `quote`/`backslash`, and bytes below 0x20 of `word`; the lowest flag
-        // is always exact.
-        let found = ((quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash)
-            | (word.wrapping_sub(ONES * 0x20) & !word))
-            & HIGH;
+    while let Some(chunk) = bytes.get(offset..offset + 16).and_then(|c| <[u8; 16]>::try_from(c).ok()) {
+        let v = u8x16::new(chunk);
+        let control = v.min(last_control).simd_eq(v);
+        let found = (v.simd_eq(quote) | v.simd_eq(backslash) | control).to_bitmask();
         if found != 0 {
-            return offset + (found.trailing_zeros() / 8) as usize;
+            return offset + found.trailing_zeros() as usize;
         }
-        offset += 8;
+        offset += 16;
     }
     let tail = bytes.get(offset..).unwrap_or(&[]);
     offset + tail.iter().position(|&b| escape_of(b) != 0).unwrap_or(tail.len())
@@ -289,6 +283,26 @@ fn escape_into(byte: u8, letter: u8, buffer: &mut [u8; 6]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_the_first_byte_to_escape_at_every_offset() {
+        for len in 0..80 {
+            for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                for at in 0..=len {
+                    let mut bytes = vec![b'a'; len];
+                    // Bytes just outside the escaped set never match.
+                    if len > 0 {
+                        bytes[len / 2] = if len % 2 == 0 { 0x20 } else { 0x80 };
+                    }
+                    if at < len {
+                        bytes[at] = special;
+                    }
+                    let expected = bytes.iter().position(|&b| escape_of(b) != 0).unwrap_or(len);
+                    assert_eq!(next_to_escape(&bytes), expected, "len {len}, {special:#x} at {at}");
+                }
+            }
+        }
+    }
     use serde_json::json;
 
     #[test]
