@@ -273,8 +273,8 @@ fn decisions() -> Vec<NodeDecision> {
     full.sent_frame_digest = "fedcba9876543210".into();
     full.request_digest = "00ff00ff00ff00ff".into();
     full.state = json!({"task": "t", "3": "integer-like key first"});
-    full.sent_questions = json!({"tool": {"type": "choice", "criteria": {"read_file": "read it"}}});
-    full.questions = json!({"tool": {"type": "choice"}});
+    full.sent_questions = json!({"tool": {"type": "choice", "criteria": {"read_file": "read it"}}}).into();
+    full.questions = json!({"tool": {"type": "choice"}}).into();
     full.raw_answers = json!({"tool": {"type": "choice", "choice": "read_file", "probabilities": {"read_file": 0.9}}})
         .as_object()
         .unwrap()

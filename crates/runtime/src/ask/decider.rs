@@ -20,7 +20,7 @@ use thiserror::Error;
 use super::answer::{QuestionProblem, validate_answers};
 use super::wire::Questions;
 use crate::log::DecisionEvent;
-use crate::provider::{DEFAULT_TIMEOUT, DecisionProvider, Request, Usage};
+use crate::provider::{DEFAULT_TIMEOUT, DecisionProvider, Request, Response, Usage};
 
 /// The provider name on a decision host code made (the model was not asked).
 pub const CODE_PROVIDER: &str = "code";
@@ -36,6 +36,35 @@ pub struct NodeSpec {
     /// The digest of the node's frame artifact, when it has one.
     pub frame_digest: Option<String>,
     pub model: Option<String>,
+}
+
+impl NodeSpec {
+    /// The spec as [`Decider::decide_refs`] takes it (the questions are copied once).
+    pub fn borrowed(&self) -> NodeSpecRef<'_> {
+        NodeSpecRef {
+            id: &self.id,
+            state: &self.state,
+            questions: Arc::new(self.questions.clone()),
+            policy: &self.policy,
+            frame_digest: self.frame_digest.as_deref(),
+            model: self.model.as_deref(),
+        }
+    }
+}
+
+/// One node's part of a step, borrowed from where the host keeps it: a host that compiles
+/// its frames and questions every step lends them instead of copying them into a
+/// [`NodeSpec`]. The questions are shared, so a node alone in its request sends its own.
+#[derive(Debug, Clone)]
+pub struct NodeSpecRef<'a> {
+    pub id: &'a str,
+    /// The node's frame state.
+    pub state: &'a Map<String, Value>,
+    pub questions: Arc<Questions>,
+    pub policy: &'a CompiledPolicy,
+    /// The digest of the node's frame artifact, when it has one.
+    pub frame_digest: Option<&'a str>,
+    pub model: Option<&'a str>,
 }
 
 /// Wiring errors: nothing was sent.
@@ -60,10 +89,13 @@ pub struct NodeDecision {
     pub request_digest: String,
     /// The state actually sent (the merged one when batched).
     pub state: Value,
-    /// The questions actually sent (the merged set).
-    pub sent_questions: Value,
-    /// This node's own questions.
-    pub questions: Value,
+    /// The questions actually sent (the merged set), shared by every node of the request.
+    #[serde(serialize_with = "shared_value")]
+    pub sent_questions: Arc<Value>,
+    /// This node's own questions: for a node alone in its request, the same value as
+    /// `sent_questions`.
+    #[serde(serialize_with = "shared_value")]
+    pub questions: Arc<Value>,
     /// This node's answers exactly as received (for audit), whether valid or not.
     pub raw_answers: Map<String, Value>,
     /// The validated answers (empty when any answer was invalid).
@@ -99,12 +131,12 @@ impl NodeDecision {
             frame,
             request_digest: Some(self.request_digest.clone()),
             sent_frame_digest: Some(self.sent_frame_digest.clone()),
-            sent_questions: Some(self.sent_questions.clone()),
+            sent_questions: Some(Value::clone(&self.sent_questions)),
             batch_ids: Some(self.batch_ids.clone()),
             margin: self.margin.as_ref().map(|m| {
                 json!({"id": m.question, "kind": m.kind, "threshold": m.threshold, "value": m.value, "margin": m.margin})
             }),
-            questions: self.questions.clone(),
+            questions: Value::clone(&self.questions),
             answers: Value::Object(self.raw_answers.clone()),
             action: self.action.clone(),
             reason: self.reason.clone(),
@@ -126,8 +158,8 @@ impl NodeDecision {
             sent_frame_digest: String::new(),
             request_digest: String::new(),
             state: Value::Object(Map::new()),
-            sent_questions: Value::Object(Map::new()),
-            questions: Value::Object(Map::new()),
+            sent_questions: Arc::new(Value::Object(Map::new())),
+            questions: Arc::new(Value::Object(Map::new())),
             raw_answers: Map::new(),
             answers: Answers::new(),
             problems: Vec::new(),
@@ -145,6 +177,21 @@ impl NodeDecision {
             warnings: Vec::new(),
         }
     }
+}
+
+/// Serialises a shared JSON value as the value itself.
+fn shared_value<S: serde::Serializer>(value: &Arc<Value>, serializer: S) -> Result<S::Ok, S::Error> {
+    Value::serialize(value, serializer)
+}
+
+/// What every node of one request shares: the last node takes it, the others copy it.
+#[derive(Clone)]
+struct Shared {
+    state: Value,
+    sent_questions: Arc<Value>,
+    batch_ids: Vec<String>,
+    sent_frame_digest: String,
+    request_digest: String,
 }
 
 /// Asks a provider and applies policies.
@@ -189,61 +236,74 @@ impl Decider {
     /// Decide several nodes with one request: the state is the key union of their states
     /// (equal values required), the questions the union of their questions (no id twice).
     pub fn decide_many(&self, specs: &[NodeSpec]) -> Result<Vec<NodeDecision>, DecideError> {
+        let specs: Vec<NodeSpecRef<'_>> = specs.iter().map(NodeSpec::borrowed).collect();
+        self.decide_refs(&specs)
+    }
+
+    /// [`Decider::decide_many`] on borrowed specs.
+    pub fn decide_refs(&self, specs: &[NodeSpecRef<'_>]) -> Result<Vec<NodeDecision>, DecideError> {
         let (state, questions) = merge(specs)?;
-        let batch_ids: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
+        let batch_ids: Vec<String> = specs.iter().map(|s| s.id.to_owned()).collect();
         let sent_frame_digest = match specs {
-            [only] => only.frame_digest.clone().unwrap_or_else(|| frame_digest(&only.id, &state)),
+            [only] => only.frame_digest.map_or_else(|| frame_digest(only.id, &state), str::to_owned),
             _ => frame_digest(&batch_ids.join("+"), &state),
         };
-        let sent_questions = questions.to_json();
+        let sent_questions = Arc::new(questions.to_json());
         let request_digest = request_digest(&sent_frame_digest, &sent_questions);
-        let model = specs.first().and_then(|s| s.model.clone()).or_else(|| self.model.clone());
-        let request = Request {
-            state: Value::Object(state),
-            questions: Arc::new(questions),
-            model: model.clone(),
-            timeout: self.timeout,
-        };
+        let model = specs.first().and_then(|s| s.model.map(str::to_owned)).or_else(|| self.model.clone());
+        let request = Request { state: Value::Object(state), questions, model, timeout: self.timeout };
         let step = self.step.load(Ordering::Relaxed);
         let started = Instant::now();
         let outcome = self.provider.decide(&request);
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        // The sent state and questions are shared by every node of the request: the last node
-        // takes them, the others copy them (no copy for a single node).
-        let mut shared = Some((request.state, sent_questions));
+        let Request { state, model, .. } = request;
+        // What the nodes of the request share: the last node takes it, the others copy it
+        // (no copy for a single node).
+        let mut shared = Some(Shared { state, sent_questions, batch_ids, sent_frame_digest, request_digest });
         let last = specs.len().saturating_sub(1);
+        let single = specs.len() == 1;
         let mut shared_for = |index: usize| match index == last {
-            true => shared.take().unwrap_or_default(),
-            false => shared.clone().unwrap_or_default(),
+            true => shared.take(),
+            false => shared.clone(),
         };
-        let base = |spec: &NodeSpec, (state, sent_questions): (Value, Value)| NodeDecision {
-            id: spec.id.clone(),
-            step,
-            batch_ids: batch_ids.clone(),
-            sent_frame_digest: sent_frame_digest.clone(),
-            request_digest: request_digest.clone(),
-            state,
-            // A node alone in its request sent exactly its own questions.
-            questions: match specs.len() {
-                1 => sent_questions.clone(),
-                _ => spec.questions.to_json(),
-            },
-            sent_questions,
-            raw_answers: Map::new(),
-            answers: Answers::new(),
-            problems: Vec::new(),
-            valid: false,
-            action: "escalate".into(),
-            reason: String::new(),
-            rule: None,
-            margin: None,
-            escalate: true,
-            provider: self.provider.name().to_string(),
-            model: model.clone(),
-            latency_ms,
-            usage: None,
-            degraded: true,
-            warnings: Vec::new(),
+        let base = |spec: &NodeSpecRef<'_>, shared: Option<Shared>, provider: String, model: Option<String>| {
+            let Shared { state, sent_questions, batch_ids, sent_frame_digest, request_digest } =
+                shared.unwrap_or_else(|| Shared {
+                    state: Value::Null,
+                    sent_questions: Arc::new(Value::Null),
+                    batch_ids: Vec::new(),
+                    sent_frame_digest: String::new(),
+                    request_digest: String::new(),
+                });
+            NodeDecision {
+                id: spec.id.to_owned(),
+                step,
+                batch_ids,
+                sent_frame_digest,
+                request_digest,
+                state,
+                // A node alone in its request sent exactly its own questions.
+                questions: match single {
+                    true => Arc::clone(&sent_questions),
+                    false => Arc::new(spec.questions.to_json()),
+                },
+                sent_questions,
+                raw_answers: Map::new(),
+                answers: Answers::new(),
+                problems: Vec::new(),
+                valid: false,
+                action: String::new(),
+                reason: String::new(),
+                rule: None,
+                margin: None,
+                escalate: true,
+                provider,
+                model,
+                latency_ms,
+                usage: None,
+                degraded: true,
+                warnings: Vec::new(),
+            }
         };
         let response = match outcome {
             Ok(response) => response,
@@ -253,13 +313,18 @@ impl Decider {
                     .iter()
                     .enumerate()
                     .map(|(index, spec)| NodeDecision {
+                        action: "escalate".into(),
                         reason: reason.clone(),
                         warnings: vec![reason.clone()],
-                        ..base(spec, shared_for(index))
+                        ..base(spec, shared_for(index), self.provider.name().to_string(), model.clone())
                     })
                     .collect());
             }
         };
+        let Response { answers: response_answers, provider, model: response_model, usage, degraded, warnings, .. } =
+            response;
+        let model = response_model.or(model);
+        let mut owned = Some((provider, model, warnings));
         Ok(specs
             .iter()
             .enumerate()
@@ -267,19 +332,18 @@ impl Decider {
                 let raw: Map<String, Value> = spec
                     .questions
                     .ids()
-                    .filter_map(|id| Some((id.to_string(), response.answers.get(id)?.clone())))
+                    .filter_map(|id| Some((id.to_string(), response_answers.get(id)?.clone())))
                     .collect();
-                let mut node = NodeDecision {
-                    provider: response.provider.clone(),
-                    model: response.model.clone().or_else(|| model.clone()),
-                    usage: response.usage,
-                    degraded: response.degraded,
-                    warnings: response.warnings.clone(),
-                    ..base(spec, shared_for(index))
-                };
+                let (provider, model, warnings) = match index == last {
+                    true => owned.take(),
+                    false => owned.clone(),
+                }
+                .unwrap_or_default();
+                let mut node =
+                    NodeDecision { usage, degraded, warnings, ..base(spec, shared_for(index), provider, model) };
                 match validate_answers(&spec.questions, &raw) {
                     Ok(answers) => {
-                        let decision = evaluate(&spec.policy, &answers);
+                        let decision = evaluate(spec.policy, &answers);
                         node.valid = true;
                         node.escalate = decision.action == "escalate";
                         node.action = decision.action;
@@ -289,6 +353,7 @@ impl Decider {
                         node.answers = answers;
                     }
                     Err(problems) => {
+                        node.action = "escalate".into();
                         node.reason = invalid_reason(&problems);
                         node.problems = problems;
                     }
@@ -306,36 +371,39 @@ pub fn invalid_reason(problems: &[QuestionProblem]) -> String {
     format!("invalid answer ({}) → escalate; no action taken", listed.join("; "))
 }
 
-fn merge(specs: &[NodeSpec]) -> Result<(Map<String, Value>, Questions), DecideError> {
+fn merge(specs: &[NodeSpecRef<'_>]) -> Result<(Map<String, Value>, Arc<Questions>), DecideError> {
     let (first, rest) = specs.split_first().ok_or(DecideError::NoNodes)?;
     let mut state = first.state.clone();
-    let mut owner: Vec<(&str, &str)> = first.state.keys().map(|k| (k.as_str(), first.id.as_str())).collect();
-    let mut questions = first.questions.clone();
+    if rest.is_empty() {
+        return Ok((state, Arc::clone(&first.questions)));
+    }
+    let mut owner: Vec<(&str, &str)> = first.state.keys().map(|k| (k.as_str(), first.id)).collect();
+    let mut questions = Questions::clone(&first.questions);
     for spec in rest {
-        for (key, value) in &spec.state {
+        for (key, value) in spec.state {
             match state.get(key) {
                 Some(existing) if existing != value => {
                     let first = owner.iter().find(|(k, _)| k == key).map(|(_, n)| n.to_string()).unwrap_or_default();
-                    return Err(DecideError::StateConflict { key: key.clone(), first, second: spec.id.clone() });
+                    return Err(DecideError::StateConflict { key: key.clone(), first, second: spec.id.to_owned() });
                 }
                 Some(_) => {}
                 None => {
                     state.insert(key.clone(), value.clone());
-                    owner.push((key.as_str(), spec.id.as_str()));
+                    owner.push((key.as_str(), spec.id));
                 }
             }
         }
         for (id, question) in spec.questions.iter() {
             if !questions.insert(id, question.clone()) {
                 let first =
-                    specs.iter().find(|s| s.questions.get(id).is_some()).map(|s| s.id.clone()).unwrap_or_default();
+                    specs.iter().find(|s| s.questions.get(id).is_some()).map(|s| s.id.to_owned()).unwrap_or_default();
                 return Err(DecideError::DuplicateQuestion {
                     question: id.to_string(),
                     first,
-                    second: spec.id.clone(),
+                    second: spec.id.to_owned(),
                 });
             }
         }
     }
-    Ok((state, questions))
+    Ok((state, Arc::new(questions)))
 }

@@ -20,7 +20,7 @@ use super::adapter::{CodeDecision, GraphContext, HostAdapter};
 use super::check::{StartRefusal, decided_blocks, start_check};
 use super::model::{Graph, GraphShape, NodeKind};
 use super::sink::{EventSink, SinkError};
-use crate::ask::{CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpec, QuestionError, compile_questions};
+use crate::ask::{CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpecRef, QuestionError, compile_questions};
 use crate::frame::{FrameArtifact, FrameSpec, HostCells, Mode, compile_frame};
 use crate::log::DecisionRecord;
 use crate::provider::DecisionProvider;
@@ -374,13 +374,13 @@ impl<C: GraphContext> GraphHost<C> {
         if let Some(code) = ctx.code_decision(invocation) {
             return self.decide_by_code(ctx, invocation, blocks, evidence_name, code, stats);
         }
-        let mut specs = Vec::with_capacity(blocks.len());
         let mut artifacts: Vec<Option<FrameArtifact>> = Vec::with_capacity(blocks.len());
+        let mut compiled = Vec::with_capacity(blocks.len());
         for id in blocks {
             let prepared = self.prepared.get(id).ok_or_else(|| RunError::UnknownNode(id.clone()))?;
             let block =
                 self.contract.blocks.iter().find(|b| &b.id == id).ok_or_else(|| RunError::UnknownNode(id.clone()))?;
-            let mut artifact = prepared
+            let artifact = prepared
                 .spec
                 .as_ref()
                 .map(|spec| compile_frame(spec, ctx.cells(), &self.cells, &self.adapter.projections, self.mode));
@@ -389,53 +389,56 @@ impl<C: GraphContext> GraphHost<C> {
             if !questions.not_asked.is_empty() {
                 return Err(RunError::NoCandidates { node: node.to_owned(), questions: questions.not_asked });
             }
-            // The spec borrows the artifact's state for the request and gives it back below,
-            // so the frame is never copied on its way to the provider.
-            specs.push(NodeSpec {
-                id: prepared.node_id.clone(),
-                state: artifact.as_mut().map(|a| std::mem::take(&mut a.state)).unwrap_or_default(),
-                questions: questions.questions,
-                policy: prepared.policy.clone(),
-                frame_digest: artifact.as_ref().map(|a| a.digest.clone()),
-                model: None,
-            });
             artifacts.push(artifact);
+            compiled.push((prepared, Arc::new(questions.questions)));
         }
-        let phase_id = specs.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(" + ");
-        self.emit("phase", obj(json!({"step": invocation.step, "kind": "decide", "id": phase_id})))?;
+        // The specs borrow the artifacts' states, so the frames are never copied on their way
+        // to the provider.
+        let empty = Map::new();
+        let specs: Vec<NodeSpecRef<'_>> = compiled
+            .into_iter()
+            .zip(&artifacts)
+            .map(|((prepared, questions), artifact)| NodeSpecRef {
+                id: &prepared.node_id,
+                state: artifact.as_ref().map_or(&empty, |a| &a.state),
+                questions,
+                policy: &prepared.policy,
+                frame_digest: artifact.as_ref().map(|a| a.digest.as_str()),
+                model: None,
+            })
+            .collect();
+        let phase_id = specs.iter().map(|s| s.id).collect::<Vec<_>>().join(" + ");
+        // The sink is reached through its field: the specs borrow the prepared blocks.
+        if let Some(sink) = self.adapter.sink.as_mut() {
+            sink.emit("phase", obj(json!({"step": invocation.step, "kind": "decide", "id": phase_id})))?;
+        }
         self.decider.set_step(invocation.step);
-        let decided = match self.decider.decide_many(&specs) {
+        let decisions = match self.decider.decide_refs(&specs) {
             Ok(decisions) => {
                 stats.requests += 1;
                 stats.decision_ms += decisions.first().map_or(0, |d| d.latency_ms);
-                Ok(decisions)
+                decisions
             }
-            Err(error) => Err(error),
-        };
-        for (spec, artifact) in specs.iter_mut().zip(&mut artifacts) {
-            if let Some(artifact) = artifact {
-                artifact.state = std::mem::take(&mut spec.state);
-            }
-        }
-        let decisions = match decided {
-            Ok(decisions) => decisions,
             // Frames that share a key but bound it differently (e.g. a list cut at 15 in one
             // block and at 20 in the other) cannot share one state once the list is longer
             // than the smaller bound. The reference throws here; this runtime asks each block
             // in its own request instead, and records that it did.
             Err(DecideError::StateConflict { key, first, second }) => {
-                self.emit(
-                    "request:split",
-                    obj(json!({"step": invocation.step, "node": node, "key": key, "first": first, "second": second,
-                        "reason": "the blocks' frames disagree on a shared key, so each is asked in its own request"})),
-                )?;
+                if let Some(sink) = self.adapter.sink.as_mut() {
+                    sink.emit(
+                        "request:split",
+                        obj(json!({"step": invocation.step, "node": node, "key": key, "first": first, "second": second,
+                            "reason": "the blocks' frames disagree on a shared key, so each is asked in its own request"})),
+                    )?;
+                }
                 let mut out = Vec::with_capacity(specs.len());
-                for (spec, artifact) in specs.iter_mut().zip(&artifacts) {
-                    spec.state = artifact.as_ref().map(|a| a.state.clone()).unwrap_or_default();
+                for spec in &specs {
                     let decision = self
                         .decider
-                        .decide(spec)
-                        .map_err(|source| RunError::Wiring { node: node.to_owned(), source })?;
+                        .decide_refs(std::slice::from_ref(spec))
+                        .map_err(|source| RunError::Wiring { node: node.to_owned(), source })?
+                        .pop()
+                        .ok_or_else(|| RunError::Wiring { node: node.to_owned(), source: DecideError::NoNodes })?;
                     stats.requests += 1;
                     stats.decision_ms += decision.latency_ms;
                     out.push(decision);
@@ -444,6 +447,7 @@ impl<C: GraphContext> GraphHost<C> {
             }
             Err(source) => return Err(RunError::Wiring { node: node.to_owned(), source }),
         };
+        drop(specs);
         stats.decisions += decisions.len() as u64;
         let first = decisions.first().ok_or_else(|| RunError::UnknownNode(node.to_owned()))?;
         let action = first.action.clone();
