@@ -109,7 +109,7 @@ pub fn compile_questions(
     if block.questions.is_empty() {
         return Err(QuestionError::NoQuestions { block: block.id.clone() });
     }
-    let dynamic = match &block.dynamic {
+    let mut dynamic = match &block.dynamic {
         Some(dynamic) => {
             let provider = registry.get(&dynamic.provider).ok_or_else(|| QuestionError::UnregisteredProvider {
                 block: block.id.clone(),
@@ -126,19 +126,22 @@ pub fn compile_questions(
         }
         None => None,
     };
+    // The candidates move into the last question that receives them (there is one).
+    let last_target = dynamic.as_ref().and_then(|(target, _)| block.questions.iter().rposition(|q| q.id == *target));
     let mut out = BlockQuestions::default();
-    for question in &block.questions {
-        match &dynamic {
+    for (index, question) in block.questions.iter().enumerate() {
+        match &mut dynamic {
             Some((target, candidates)) if *target == question.id => {
                 if candidates.options.is_empty() {
                     out.not_asked.push(question.id.clone());
                     continue;
                 }
-                let instructions = candidates.instructions.clone().unwrap_or_else(|| question.ask.clone());
-                out.questions.insert(
-                    question.id.clone(),
-                    WireQuestion::Choice { instructions, criteria: candidates.options.clone() },
-                );
+                let (instructions, criteria) = match last_target == Some(index) {
+                    true => (candidates.instructions.take(), std::mem::take(&mut candidates.options)),
+                    false => (candidates.instructions.clone(), candidates.options.clone()),
+                };
+                let instructions = instructions.unwrap_or_else(|| question.ask.clone());
+                out.questions.insert(question.id.clone(), WireQuestion::Choice { instructions, criteria });
             }
             _ => {
                 out.questions.insert(question.id.clone(), wire_question(question));

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use decision_core::digest::frame_digest;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use thiserror::Error;
 
 use super::projections::{HostState, Projections};
@@ -317,7 +317,7 @@ pub fn compile_frame(
 fn provenance(value: Value, is_untrusted: bool, mode: Mode) -> Value {
     let empty = matches!(&value, Value::Array(a) if a.is_empty());
     if mode == Mode::Provenance && is_untrusted && !empty {
-        json!({"provenance": UNTRUSTED_PROVENANCE, "value": value})
+        object([("provenance", Value::from(UNTRUSTED_PROVENANCE)), ("value", value)])
     } else {
         value
     }

@@ -20,7 +20,9 @@ use super::adapter::{CodeDecision, GraphContext, HostAdapter};
 use super::check::{StartRefusal, decided_blocks, start_check};
 use super::model::{Graph, GraphShape, NodeKind};
 use super::sink::{EventSink, SinkError};
-use crate::ask::{CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpecRef, QuestionError, compile_questions};
+use crate::ask::{
+    CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpecRef, QuestionError, Questions, compile_questions,
+};
 use crate::frame::{FrameArtifact, FrameSpec, HostCells, Mode, compile_frame};
 use crate::log::DecisionRecord;
 use crate::provider::DecisionProvider;
@@ -166,6 +168,9 @@ struct Prepared {
     position: String,
     spec: Option<FrameSpec>,
     policy: CompiledPolicy,
+    /// The questions of a block without `dynamic:`, compiled once: they depend on nothing
+    /// that changes from step to step.
+    questions: Option<Arc<Questions>>,
 }
 
 /// A host that passed its start check and may dispatch.
@@ -209,7 +214,15 @@ impl<C: GraphContext> GraphHost<C> {
                 None => None,
             };
             let policy = report.policies.get(index).cloned().unwrap_or_default();
-            prepared.insert(id.clone(), Prepared { node_id, position: block.position.clone(), spec, policy });
+            let questions = match block.dynamic {
+                Some(_) => None,
+                None => compile_questions(block, &Map::new(), &adapter.candidates)
+                    .ok()
+                    .filter(|q| q.not_asked.is_empty())
+                    .map(|q| Arc::new(q.questions)),
+            };
+            prepared
+                .insert(id.clone(), Prepared { node_id, position: block.position.clone(), spec, policy, questions });
         }
         let warnings = report.diagnostics.iter().filter(|d| !d.is_error()).cloned().collect();
         Ok(GraphHost {
@@ -333,7 +346,7 @@ impl<C: GraphContext> GraphHost<C> {
             };
             version += 1;
             let to = node.edges.iter().find(|(l, _)| *l == label).map(|(_, t)| t.clone());
-            let mut payload = Map::new();
+            let mut payload = Map::with_capacity(8);
             payload.insert("node".into(), json!(invocation.node));
             payload.insert("step".into(), json!(invocation.step));
             payload.insert("stateVersion".into(), json!(invocation.state_version));
@@ -384,13 +397,19 @@ impl<C: GraphContext> GraphHost<C> {
                 .spec
                 .as_ref()
                 .map(|spec| compile_frame(spec, ctx.cells(), &self.cells, &self.adapter.projections, self.mode));
-            let questions = compile_questions(block, ctx.cells(), &self.adapter.candidates)
-                .map_err(|source| RunError::Questions { node: node.to_owned(), source })?;
-            if !questions.not_asked.is_empty() {
-                return Err(RunError::NoCandidates { node: node.to_owned(), questions: questions.not_asked });
-            }
+            let questions = match &prepared.questions {
+                Some(questions) => Arc::clone(questions),
+                None => {
+                    let questions = compile_questions(block, ctx.cells(), &self.adapter.candidates)
+                        .map_err(|source| RunError::Questions { node: node.to_owned(), source })?;
+                    if !questions.not_asked.is_empty() {
+                        return Err(RunError::NoCandidates { node: node.to_owned(), questions: questions.not_asked });
+                    }
+                    Arc::new(questions.questions)
+                }
+            };
             artifacts.push(artifact);
-            compiled.push((prepared, Arc::new(questions.questions)));
+            compiled.push((prepared, questions));
         }
         // The specs borrow the artifacts' states, so the frames are never copied on their way
         // to the provider.
