@@ -48,6 +48,7 @@ impl NodeSpec {
             policy: &self.policy,
             frame_digest: self.frame_digest.as_deref(),
             model: self.model.as_deref(),
+            questions_json: None,
         }
     }
 }
@@ -65,6 +66,18 @@ pub struct NodeSpecRef<'a> {
     /// The digest of the node's frame artifact, when it has one.
     pub frame_digest: Option<&'a str>,
     pub model: Option<&'a str>,
+    /// `questions.to_json()`, when the host keeps it built.
+    pub questions_json: Option<Arc<Value>>,
+}
+
+impl NodeSpecRef<'_> {
+    /// The node's questions as JSON: the one kept, or built now.
+    fn questions_json(&self) -> Arc<Value> {
+        match &self.questions_json {
+            Some(json) => Arc::clone(json),
+            None => Arc::new(self.questions.to_json()),
+        }
+    }
 }
 
 /// Wiring errors: nothing was sent.
@@ -248,7 +261,10 @@ impl Decider {
             [only] => only.frame_digest.map_or_else(|| frame_digest(only.id, &state), str::to_owned),
             _ => frame_digest(&batch_ids.join("+"), &state),
         };
-        let sent_questions = Arc::new(questions.to_json());
+        let sent_questions = match specs {
+            [only] => only.questions_json(),
+            _ => Arc::new(questions.to_json()),
+        };
         let request_digest = request_digest(&sent_frame_digest, &sent_questions);
         let model = specs.first().and_then(|s| s.model.map(str::to_owned)).or_else(|| self.model.clone());
         let request = Request { state: Value::Object(state), questions, model, timeout: self.timeout };
@@ -285,7 +301,7 @@ impl Decider {
                 // A node alone in its request sent exactly its own questions.
                 questions: match single {
                     true => Arc::clone(&sent_questions),
-                    false => Arc::new(spec.questions.to_json()),
+                    false => spec.questions_json(),
                 },
                 sent_questions,
                 raw_answers: Map::new(),

@@ -170,7 +170,7 @@ struct Prepared {
     policy: CompiledPolicy,
     /// The questions of a block without `dynamic:`, compiled once: they depend on nothing
     /// that changes from step to step.
-    questions: Option<Arc<Questions>>,
+    questions: Option<(Arc<Questions>, Arc<Value>)>,
 }
 
 /// A host that passed its start check and may dispatch.
@@ -219,7 +219,10 @@ impl<C: GraphContext> GraphHost<C> {
                 None => compile_questions(block, &Map::new(), &adapter.candidates)
                     .ok()
                     .filter(|q| q.not_asked.is_empty())
-                    .map(|q| Arc::new(q.questions)),
+                    .map(|q| {
+                        let json = Arc::new(q.questions.to_json());
+                        (Arc::new(q.questions), json)
+                    }),
             };
             prepared
                 .insert(id.clone(), Prepared { node_id, position: block.position.clone(), spec, policy, questions });
@@ -397,19 +400,19 @@ impl<C: GraphContext> GraphHost<C> {
                 .spec
                 .as_ref()
                 .map(|spec| compile_frame(spec, ctx.cells(), &self.cells, &self.adapter.projections, self.mode));
-            let questions = match &prepared.questions {
-                Some(questions) => Arc::clone(questions),
+            let (questions, questions_json) = match &prepared.questions {
+                Some((questions, json)) => (Arc::clone(questions), Some(Arc::clone(json))),
                 None => {
                     let questions = compile_questions(block, ctx.cells(), &self.adapter.candidates)
                         .map_err(|source| RunError::Questions { node: node.to_owned(), source })?;
                     if !questions.not_asked.is_empty() {
                         return Err(RunError::NoCandidates { node: node.to_owned(), questions: questions.not_asked });
                     }
-                    Arc::new(questions.questions)
+                    (Arc::new(questions.questions), None)
                 }
             };
             artifacts.push(artifact);
-            compiled.push((prepared, questions));
+            compiled.push((prepared, questions, questions_json));
         }
         // The specs borrow the artifacts' states, so the frames are never copied on their way
         // to the provider.
@@ -417,13 +420,14 @@ impl<C: GraphContext> GraphHost<C> {
         let specs: Vec<NodeSpecRef<'_>> = compiled
             .into_iter()
             .zip(&artifacts)
-            .map(|((prepared, questions), artifact)| NodeSpecRef {
+            .map(|((prepared, questions, questions_json), artifact)| NodeSpecRef {
                 id: &prepared.node_id,
                 state: artifact.as_ref().map_or(&empty, |a| &a.state),
                 questions,
                 policy: &prepared.policy,
                 frame_digest: artifact.as_ref().map(|a| a.digest.as_str()),
                 model: None,
+                questions_json,
             })
             .collect();
         let phase_id = specs.iter().map(|s| s.id).collect::<Vec<_>>().join(" + ");
