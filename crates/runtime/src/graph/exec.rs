@@ -163,6 +163,14 @@ pub enum RunError {
     Sink(#[from] SinkError),
 }
 
+/// The parts of a graph node one visit uses.
+struct Visit {
+    id: String,
+    kind: NodeKind,
+    starts_step: bool,
+    evidence: Option<String>,
+}
+
 struct Prepared {
     node_id: String,
     position: String,
@@ -323,8 +331,22 @@ impl<C: GraphContext> GraphHost<C> {
             if transitions.len() as u64 >= self.max_transitions {
                 return Err(RunError::TooManyTransitions(self.max_transitions));
             }
-            let node =
-                self.graph.shape.node(&current).cloned().ok_or_else(|| RunError::UnknownNode(current.clone()))?;
+            // Only what the node's run needs is copied out of the graph; its edges are read
+            // in place once its outcome is known.
+            let index = self
+                .graph
+                .shape
+                .nodes
+                .iter()
+                .position(|n| n.id == current)
+                .ok_or_else(|| RunError::UnknownNode(current.clone()))?;
+            let node = self.graph.shape.nodes.get(index).ok_or_else(|| RunError::UnknownNode(current.clone()))?;
+            let node = Visit {
+                id: node.id.clone(),
+                kind: node.kind.clone(),
+                starts_step: node.starts_step,
+                evidence: node.evidence.clone(),
+            };
             if node.starts_step {
                 // The step boundary: the finished step's events are committed together.
                 self.commit()?;
@@ -348,7 +370,13 @@ impl<C: GraphContext> GraphHost<C> {
                 }
             };
             version += 1;
-            let to = node.edges.iter().find(|(l, _)| *l == label).map(|(_, t)| t.clone());
+            let to = self
+                .graph
+                .shape
+                .nodes
+                .get(index)
+                .and_then(|n| n.edges.iter().find(|(l, _)| *l == label))
+                .map(|(_, t)| t.clone());
             let mut payload = Map::with_capacity(8);
             payload.insert("node".into(), json!(invocation.node));
             payload.insert("step".into(), json!(invocation.step));
