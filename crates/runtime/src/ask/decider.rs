@@ -337,8 +337,9 @@ impl Decider {
                     .collect());
             }
         };
-        let Response { answers: response_answers, provider, model: response_model, usage, degraded, warnings, .. } =
-            response;
+        let Response {
+            answers: mut response_answers, provider, model: response_model, usage, degraded, warnings, ..
+        } = response;
         let model = response_model.or(model);
         let mut owned = Some((provider, model, warnings));
         Ok(specs
@@ -348,7 +349,9 @@ impl Decider {
                 let raw: Map<String, Value> = spec
                     .questions
                     .ids()
-                    .filter_map(|id| Some((id.to_string(), response_answers.get(id)?.clone())))
+                    // No question id is asked twice in one request, so each answer moves
+                    // to the one node that asked it.
+                    .filter_map(|id| Some((id.to_string(), response_answers.remove(id)?)))
                     .collect();
                 let (provider, model, warnings) = match index == last {
                     true => owned.take(),
