@@ -422,8 +422,6 @@ impl<C: GraphContext> GraphHost<C> {
         let mut compiled = Vec::with_capacity(blocks.len());
         for id in blocks {
             let prepared = self.prepared.get(id).ok_or_else(|| RunError::UnknownNode(id.clone()))?;
-            let block =
-                self.contract.blocks.iter().find(|b| &b.id == id).ok_or_else(|| RunError::UnknownNode(id.clone()))?;
             let artifact = prepared
                 .spec
                 .as_ref()
@@ -431,6 +429,12 @@ impl<C: GraphContext> GraphHost<C> {
             let (questions, questions_json) = match &prepared.questions {
                 Some((questions, json)) => (Arc::clone(questions), Some(Arc::clone(json))),
                 None => {
+                    let block = self
+                        .contract
+                        .blocks
+                        .iter()
+                        .find(|b| &b.id == id)
+                        .ok_or_else(|| RunError::UnknownNode(id.clone()))?;
                     let questions = compile_questions(block, ctx.cells(), &self.adapter.candidates)
                         .map_err(|source| RunError::Questions { node: node.to_owned(), source })?;
                     if !questions.not_asked.is_empty() {
