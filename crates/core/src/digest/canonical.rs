@@ -184,18 +184,7 @@ impl<'a> Scanner<'a> {
     /// After a member's value: consumes `,` (more members follow) or `}` (the end).
     pub fn next_member(&mut self) -> Result<bool, ScanError> {
         self.skip_ws();
-        match self.byte() {
-            Some(b',') => {
-                self.pos += 1;
-                Ok(true)
-            }
-            Some(b'}') => {
-                self.pos += 1;
-                Ok(false)
-            }
-            Some(_) => Err(self.error(ScanErrorKind::UnexpectedByte)),
-            None => Err(self.error(ScanErrorKind::UnexpectedEnd)),
-        }
+        self.comma_or(b'}')
     }
 
     /// Consumes `[` and reports whether the array has items.
@@ -212,12 +201,17 @@ impl<'a> Scanner<'a> {
     /// After an array item: consumes `,` (more items follow) or `]` (the end).
     pub fn next_item(&mut self) -> Result<bool, ScanError> {
         self.skip_ws();
+        self.comma_or(b']')
+    }
+
+    /// At a separator: consumes `,` (more follow: `true`) or `close` (the end: `false`).
+    fn comma_or(&mut self, close: u8) -> Result<bool, ScanError> {
         match self.byte() {
             Some(b',') => {
                 self.pos += 1;
                 Ok(true)
             }
-            Some(b']') => {
+            Some(b) if b == close => {
                 self.pos += 1;
                 Ok(false)
             }

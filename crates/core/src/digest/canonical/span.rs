@@ -146,18 +146,7 @@ impl<'a> Scanner<'a> {
 
     fn next_item_in_span(&mut self) -> Result<bool, ScanError> {
         self.gap();
-        match self.byte() {
-            Some(b',') => {
-                self.pos += 1;
-                Ok(true)
-            }
-            Some(b']') => {
-                self.pos += 1;
-                Ok(false)
-            }
-            Some(_) => Err(self.error(ScanErrorKind::UnexpectedByte)),
-            None => Err(self.error(ScanErrorKind::UnexpectedEnd)),
-        }
+        self.comma_or(b']')
     }
 
     fn span_object_at(&mut self, depth: usize, mut listing: Option<&mut Vec<Member>>) -> Result<(), ScanError> {
@@ -234,14 +223,8 @@ impl<'a> Scanner<'a> {
                 }
             }
             self.gap();
-            match self.byte() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                Some(_) => return Err(self.error(ScanErrorKind::UnexpectedByte)),
-                None => return Err(self.error(ScanErrorKind::UnexpectedEnd)),
+            if !self.comma_or(b'}')? {
+                return Ok(());
             }
         }
     }
