@@ -100,16 +100,9 @@ fn workspace(scratch: &Scratch, files: usize) -> PathBuf {
 
 fn config(workdir: &Path, task: &str, max_steps: u64) -> RunConfig {
     RunConfig {
-        task: task.into(),
-        workdir: workdir.to_path_buf(),
         max_steps,
-        time_budget: None,
-        allow_write: false,
-        allow_delete: false,
-        earlier: None,
-        audit_path: workdir.join(".audit.jsonl"),
         contract_label: "bench".into(),
-        outcome_contracts: None,
+        ..RunConfig::new(task, workdir, workdir.join(".audit.jsonl"))
     }
 }
 

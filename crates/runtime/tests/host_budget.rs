@@ -56,16 +56,10 @@ fn run_with(tag: &str, max_steps: u64, time_budget: Option<Duration>) -> Budgete
     let sinks: Vec<Box<dyn EventSink>> =
         vec![Box::new(SessionLog::create(&log, &header, FsyncPolicy::Never).unwrap()), Box::new(memory.clone())];
     let config = RunConfig {
-        task: TASK.into(),
-        workdir: ws,
         max_steps,
         time_budget,
-        allow_write: false,
-        allow_delete: false,
-        earlier: None,
-        audit_path: dir.path().join("audit.jsonl"),
         contract_label: "test".into(),
-        outcome_contracts: None,
+        ..RunConfig::new(TASK, ws, dir.path().join("audit.jsonl"))
     };
     let with = Collaborators {
         provider: Arc::new(HeuristicProvider),

@@ -247,16 +247,9 @@ fn run_with(dir: &TempDir, task: &str, workdir: &Path, generator: Box<dyn Genera
     let sinks: Vec<Box<dyn EventSink>> =
         vec![Box::new(SessionLog::create(&log, &header, FsyncPolicy::Never).unwrap()), Box::new(memory.clone())];
     let config = RunConfig {
-        task: task.into(),
-        workdir: workdir.to_path_buf(),
         max_steps: 12,
-        time_budget: None,
-        allow_write: false,
-        allow_delete: false,
-        earlier: None,
-        audit_path: dir.path().join("audit.jsonl"),
         contract_label: "test".into(),
-        outcome_contracts: None,
+        ..RunConfig::new(task, workdir, dir.path().join("audit.jsonl"))
     };
     let with = Collaborators {
         provider: Arc::new(HeuristicProvider),

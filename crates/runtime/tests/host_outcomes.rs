@@ -65,16 +65,10 @@ fn run_with(dir: &TempDir, files: &[(&str, &str)], task: &str, contracts: Option
     let sinks: Vec<Box<dyn EventSink>> =
         vec![Box::new(SessionLog::create(&log, &header, FsyncPolicy::Never).unwrap()), Box::new(memory.clone())];
     let config = RunConfig {
-        task: task.into(),
-        workdir: ws,
         max_steps: 4,
-        time_budget: None,
-        allow_write: false,
-        allow_delete: false,
-        earlier: None,
-        audit_path: dir.path().join("audit.jsonl"),
         contract_label: "test".into(),
         outcome_contracts: contracts.map(Arc::new),
+        ..RunConfig::new(task, ws, dir.path().join("audit.jsonl"))
     };
     let with = Collaborators {
         provider: Arc::new(provider),

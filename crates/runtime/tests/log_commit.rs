@@ -333,18 +333,7 @@ fn a_decision_event_is_written_as_its_value() {
 }
 
 fn config(workdir: &Path, audit: PathBuf, task: &str, allow_delete: bool) -> RunConfig {
-    RunConfig {
-        task: task.into(),
-        workdir: workdir.to_path_buf(),
-        max_steps: 12,
-        time_budget: None,
-        allow_write: false,
-        allow_delete,
-        earlier: None,
-        audit_path: audit,
-        contract_label: "test".into(),
-        outcome_contracts: None,
-    }
+    RunConfig { max_steps: 12, allow_delete, contract_label: "test".into(), ..RunConfig::new(task, workdir, audit) }
 }
 
 /// Counts the events recorded so far; it follows the log in a tee, so at any moment the log

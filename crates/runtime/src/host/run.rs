@@ -83,6 +83,26 @@ pub struct RunConfig {
     pub outcome_contracts: Option<Arc<ContractSet>>,
 }
 
+impl RunConfig {
+    /// A run of `task` in `workdir`, auditing to `audit_path`, with the defaults `decision
+    /// run` uses: [`DEFAULT_MAX_STEPS`], no time budget, no writes or deletes, no earlier
+    /// turns, the bundled contract, the bundled outcome contracts only.
+    pub fn new(task: impl Into<String>, workdir: impl Into<PathBuf>, audit_path: impl Into<PathBuf>) -> Self {
+        RunConfig {
+            task: task.into(),
+            workdir: workdir.into(),
+            max_steps: DEFAULT_MAX_STEPS,
+            time_budget: None,
+            allow_write: false,
+            allow_delete: false,
+            earlier: None,
+            audit_path: audit_path.into(),
+            contract_label: "DECISION.md".into(),
+            outcome_contracts: None,
+        }
+    }
+}
+
 /// Who the host works with.
 pub struct Collaborators {
     pub provider: Arc<dyn DecisionProvider>,

@@ -213,16 +213,11 @@ pub fn run(
     let memory = MemorySink::new();
     let sinks: Vec<Box<dyn EventSink>> = vec![Box::new(log), Box::new(memory.clone())];
     let config = RunConfig {
-        task: task.into(),
-        workdir: workdir.to_path_buf(),
         max_steps: options.max_steps,
-        time_budget: None,
         allow_write: options.allow_write,
         allow_delete: options.allow_delete,
-        earlier: None,
-        audit_path: audit.clone(),
         contract_label: "test".into(),
-        outcome_contracts: None,
+        ..RunConfig::new(task, workdir, audit.clone())
     };
     let with = Collaborators {
         provider,
