@@ -4,12 +4,20 @@
 //! - replay of a generated 100,000-record log, parsing included (target ≥ 250,000
 //!   records/s on one core), on one thread and on every core. The log holds the decisions
 //!   of reference runs in the order the loop writes them (merged needsTool + pickTool,
-//!   pickInput, gradeRisk, stepOk, isDone, canDeliver), about 2.8 KB a record; a second
-//!   log repeats the largest record the loop writes (a merged pickTool, about 4.5 KB).
+//!   pickInput, gradeRisk, stepOk, isDone, canDeliver): about 2.8 K characters (JavaScript
+//!   string length) a record, 3.4 KB as UTF-8, since the contract's text is largely Chinese.
+//!   The same decisions are replayed twice:
+//!   - `reference-written`: lines as the reference writes them (`{"kind":"event","run",
+//!     "at","e"}`, no chain), so replay verifies the records and nothing else;
+//!   - `chained`: lines as `decision` writes them, with `seq` and `prev`, so replay also
+//!     hashes every byte of every line for the chain (SHA-256, about 2.5 µs a line here).
+//! - a third log repeats the largest record the loop writes (a merged pickTool, about
+//!   4.5 KB), chained.
 //!
 //! The generated logs are written to the temporary directory as
-//! `decision-bench-100k.jsonl` and `decision-bench-100k-large.jsonl` and left there for
-//! measurements with the CLI; `DECISION_BENCH_RECORDS=n` changes the size of the first.
+//! `decision-bench-100k.jsonl` (chained), `decision-bench-100k-reference.jsonl` and
+//! `decision-bench-100k-large.jsonl` and left there for measurements with the CLI;
+//! `DECISION_BENCH_RECORDS=n` changes the size of the first two.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 #![allow(clippy::disallowed_methods)]
 
@@ -266,18 +274,43 @@ fn large_event(r: &Reference) -> DecisionEvent {
     request_events(r, &ctx, &[0, 1], 3, "call").remove(1)
 }
 
-/// Writes `records` decision events to a fresh chained log in the temporary directory.
-fn write_log(name: &str, records: u64, mut next: impl FnMut(u64) -> DecisionEvent) -> (PathBuf, Vec<u8>) {
+/// A generated log: where it was written, and its bytes.
+struct Generated {
+    path: PathBuf,
+    bytes: Vec<u8>,
+}
+
+/// Writes `records` decision events to a fresh chained log in the temporary directory, and
+/// the same events as the reference writes them (no `seq`, no `prev`) to `reference`.
+fn write_logs(
+    name: &str,
+    reference: Option<&str>,
+    records: u64,
+    mut next: impl FnMut(u64) -> DecisionEvent,
+) -> (Generated, Option<Generated>) {
     let path = std::env::temp_dir().join(name);
     let _ = std::fs::remove_file(&path);
     let header = LogHeader { id: "bench".into(), created_at_ms: 1_700_000_000_000, cwd: Some("/w".into()) };
     let mut log = SessionLog::create(&path, &header, FsyncPolicy::Never).unwrap();
+    let mut unchained =
+        String::from("{\"kind\":\"header\",\"v\":2,\"id\":\"bench\",\"createdAt\":1700000000000,\"cwd\":\"/w\"}\n");
     for index in 0..records {
-        log.append_decision(&next(index)).unwrap();
+        let event = next(index);
+        log.append_decision(&event).unwrap();
+        if reference.is_some() {
+            unchained.push_str(&format!("{{\"kind\":\"event\",\"run\":0,\"at\":{},\"e\":", 1_700_000_000_000 + index));
+            event.write_to(&mut unchained);
+            unchained.push_str("}\n");
+        }
     }
     drop(log);
     let bytes = std::fs::read(&path).unwrap();
-    (path, bytes)
+    let reference = reference.map(|name| {
+        let path = std::env::temp_dir().join(name);
+        std::fs::write(&path, &unchained).unwrap();
+        Generated { path, bytes: unchained.into_bytes() }
+    });
+    (Generated { path, bytes }, reference)
 }
 
 /// The number of records to generate (`DECISION_BENCH_RECORDS`, for memory measurements on
@@ -291,24 +324,31 @@ fn replay(c: &mut Criterion) {
     let records = record_count();
     let mut pending = Vec::new().into_iter();
     let mut run = 0;
-    let mix = write_log("decision-bench-100k.jsonl", records, |_| {
-        loop {
-            if let Some(event) = pending.next() {
-                return event;
+    let (mix, reference) =
+        write_logs("decision-bench-100k.jsonl", Some("decision-bench-100k-reference.jsonl"), records, |_| {
+            loop {
+                if let Some(event) = pending.next() {
+                    return event;
+                }
+                pending = reference_run(&r, run).into_iter();
+                run += 1;
             }
-            pending = reference_run(&r, run).into_iter();
-            run += 1;
-        }
-    });
+        });
+    let reference = reference.unwrap();
     let large_event = large_event(&r);
-    let large = write_log("decision-bench-100k-large.jsonl", RECORDS.min(records), |index| DecisionEvent {
+    let (large, _) = write_logs("decision-bench-100k-large.jsonl", None, RECORDS.min(records), |index| DecisionEvent {
         step: index,
         ..large_event.clone()
     });
     let mut group = c.benchmark_group("replay");
     group.sample_size(10).measurement_time(Duration::from_secs(10));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for (label, (path, bytes)) in [("reference mix", &mix), ("large records", &large)] {
+    let logs = [
+        ("reference-written mix", &reference, ChainStatus::Absent),
+        ("chained mix", &mix, ChainStatus::Intact),
+        ("chained large records", &large, ChainStatus::Intact),
+    ];
+    for (label, Generated { path, bytes }, chain) in logs {
         let count = bytes.iter().filter(|&&b| b == b'\n').count() as u64 - 1;
         let average = bytes.len() as f64 / count as f64;
         eprintln!(
@@ -323,7 +363,7 @@ fn replay(c: &mut Criterion) {
                 b.iter(|| {
                     let report = replay_reader(black_box(&bytes[..]), &options, &mut |_| {}).unwrap();
                     assert_eq!((report.records, report.mismatch, report.unverifiable), (count, 0, 0));
-                    assert_eq!(report.chain_status(), ChainStatus::Intact);
+                    assert_eq!(report.chain_status(), chain);
                     report
                 });
             });
