@@ -240,7 +240,7 @@ fn event_bytes(line: &str) -> &str {
 fn frame(mode: Mode) -> FrameArtifact {
     let state = json!({
         "task": "Find \"it\"", "files": ["a.py", "b\tc.py"], "last": "", "items": [], "count": 3,
-        "nested": {"7": "seven", "k": [1, 2.25, -0.0, 1e21]},
+        "nested": {"7": "seven", "k": [1, 2.25, -0.0, 1e21], "m": {"x": 1, "y": [{"p": 1, "q": 2}]}},
     });
     FrameArtifact {
         node: "loop.step".into(),
@@ -290,7 +290,20 @@ fn decisions() -> Vec<NodeDecision> {
     not_a_number.margin =
         Some(Margin { question: "tool".into(), kind: "probGte", threshold: f64::NAN, value: 1e-7, margin: -0.0 });
     not_a_number.state = json!("not an object");
-    vec![plain, full, not_a_number]
+    // A node asked alone: it sent its own frame's state and its own questions, whose text the
+    // record copies instead of writing it again.
+    let mut alone = full.clone();
+    alone.state = Value::Object(frame(Mode::Reference).state);
+    alone.questions = Arc::clone(&alone.sent_questions);
+    // Equal as values to the frame's state, but with its members in another order (at the
+    // top, or inside a value): each is written as it is ordered.
+    let mut reordered = alone.clone();
+    let mut members: Vec<(String, Value)> = frame(Mode::Reference).state.into_iter().collect();
+    members.reverse();
+    reordered.state = Value::Object(members.into_iter().collect());
+    let mut nested = alone.clone();
+    nested.state["nested"]["m"]["y"][0] = json!({"q": 2, "p": 1});
+    vec![plain, full, not_a_number, alone, reordered, nested]
 }
 
 #[test]
@@ -317,7 +330,7 @@ fn a_decision_record_is_written_as_its_event_object() {
             }
         }
     }
-    assert_eq!(seen, 18);
+    assert_eq!(seen, 36);
 }
 
 #[test]

@@ -4,6 +4,9 @@
 //! ([`DecisionRecord`]). Both are written straight into a log line, byte for byte what
 //! `JSON.stringify` writes for their event objects, without building those objects.
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use decision_core::digest::{integer_key, write_f64, write_number, write_string, write_value};
 use serde_json::{Map, Number, Value, json};
 
@@ -180,16 +183,28 @@ impl DecisionRecord<'_> {
         o.key("type").push_str("\"decision\"");
         o.number("step", d.step);
         write_string(&d.id, o.key("id"));
-        match &d.state {
-            Value::Object(state) => write_map(state, o.key("state")),
-            _ => o.key("state").push_str("{}"),
-        }
+        let state_text = {
+            let out = o.key("state");
+            let start = out.len();
+            match &d.state {
+                Value::Object(state) => write_map(state, out),
+                _ => out.push_str("{}"),
+            }
+            start..out.len()
+        };
         if let Some(frame) = &self.frame {
-            write_frame(frame, o.key("frame"));
+            // A node asked alone sent its own frame's state: its text is copied, not rewritten.
+            let same = matches!(&d.state, Value::Object(state) if same_text(state, &frame.state));
+            write_frame(frame, same.then_some(state_text), o.key("frame"));
         }
         write_string(&d.request_digest, o.key("requestDigest"));
         write_string(&d.sent_frame_digest, o.key("sentFrameDigest"));
-        write_value(&d.sent_questions, o.key("sentQuestions"));
+        let sent_questions_text = {
+            let out = o.key("sentQuestions");
+            let start = out.len();
+            write_value(&d.sent_questions, out);
+            start..out.len()
+        };
         write_strings(&d.batch_ids, o.key("batchIds"));
         if let Some(m) = &d.margin {
             let mut margin = Members::open(o.key("margin"));
@@ -200,7 +215,13 @@ impl DecisionRecord<'_> {
             write_f64(m.margin, margin.key("margin"));
             margin.close();
         }
-        write_value(&d.questions, o.key("questions"));
+        let out = o.key("questions");
+        if Arc::ptr_eq(&d.questions, &d.sent_questions) {
+            // A node alone in its request sent exactly its own questions.
+            out.extend_from_within(sent_questions_text);
+        } else {
+            write_value(&d.questions, out);
+        }
         write_map(&d.raw_answers, o.key("answers"));
         write_string(&d.action, o.key("action"));
         write_string(&d.reason, o.key("reason"));
@@ -227,11 +248,15 @@ impl DecisionRecord<'_> {
 
 /// `JSON.stringify` of [`FrameArtifact::into_value`]: `node`, `state`, `digest`, `fields`,
 /// `untrusted`, `truncated`, `unfilled`, `absent`, `excluded`, and in provenance mode
-/// `provenance`.
-fn write_frame(frame: &FrameArtifact, out: &mut String) {
+/// `provenance`. `state_text`, when given, is where `out` already holds the state's text.
+fn write_frame(frame: &FrameArtifact, state_text: Option<Range<usize>>, out: &mut String) {
     let mut o = Members::open(out);
     write_string(&frame.node, o.key("node"));
-    write_map(&frame.state, o.key("state"));
+    let out = o.key("state");
+    match state_text {
+        Some(text) => out.extend_from_within(text),
+        None => write_map(&frame.state, out),
+    }
     write_string(&frame.digest, o.key("digest"));
     let mut fields = Items::open(o.key("fields"));
     for f in &frame.fields {
@@ -318,6 +343,21 @@ fn write_map(map: &Map<String, Value>, out: &mut String) {
         write_value(value, slot);
     }
     o.close();
+}
+
+/// Whether two objects are written as the same text: the same members in the same order,
+/// with values that are too (`Value`'s own equality ignores member order).
+fn same_text(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|((ka, va), (kb, vb))| ka == kb && same_value_text(va, vb))
+}
+
+fn same_value_text(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => same_text(a, b),
+        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_value_text(a, b)),
+        // Equal numbers have the same representation, so the same text.
+        _ => a == b,
+    }
 }
 
 fn write_strings(items: &[String], out: &mut String) {
