@@ -1,8 +1,11 @@
 //! `decision check` and `decision explain` as a user runs them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::{Command, Output};
+
+use common::TempDir;
 
 fn decision(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_decision")).args(args).output().unwrap()
@@ -16,14 +19,6 @@ fn example() -> String {
     format!("{}/../../examples/coding-agent/DECISION.md", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("decision-check-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
 #[test]
 fn the_bundled_example_and_the_reference_file_pass_with_the_reference_profile() {
     let out = decision(&["check", "--profile", "reference", &example(), &shared("DECISION.md")]);
@@ -34,7 +29,8 @@ fn the_bundled_example_and_the_reference_file_pass_with_the_reference_profile() 
 
 #[test]
 fn json_output_is_one_document_with_located_diagnostics() {
-    let bad = temp_file(
+    let dir = TempDir::new("check-json");
+    let bad = dir.file(
         "bad.md",
         "## foo\nkind: choise\nwhen: after-tool\nask: q\n- a — x\n- b — y\npolicy:\n  - top >= 0.6 → ask_humam\n",
     );
@@ -64,7 +60,8 @@ fn json_output_is_one_document_with_located_diagnostics() {
 #[test]
 fn deny_warnings_turns_warnings_into_errors() {
     let text = "schema: decision-contract/v1\n\n## done\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\npolicy:\n  - prob:done >= 0.6 → finish\n";
-    let file = temp_file("warn.md", text);
+    let dir = TempDir::new("check-deny");
+    let file = dir.file("warn.md", text);
     let path = file.to_str().unwrap();
     assert_eq!(decision(&["check", path]).status.code(), Some(0));
     let denied = decision(&["check", "--deny", "warnings", "--format", "json", path]);
@@ -75,7 +72,8 @@ fn deny_warnings_turns_warnings_into_errors() {
 
 #[test]
 fn human_output_shows_the_source_line_and_help() {
-    let bad = temp_file(
+    let dir = TempDir::new("check-human");
+    let bad = dir.file(
         "human.md",
         "schema: decision-contract/v1\n\n## foo\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\npolicy:\n  - prob:foo >= 0.6 → ask_humam\n  - else → stop\n",
     );
@@ -109,7 +107,8 @@ fn usage_and_io_problems_exit_2() {
     assert_eq!(decision(&["check"]).status.code(), Some(2));
     assert_eq!(decision(&["check", "--profile", "nope", &example()]).status.code(), Some(2));
     assert_eq!(decision(&["check", "--capabilities", "/nope.json", &example()]).status.code(), Some(2));
-    let malformed = temp_file("caps.json", "{\"positions\": 3}");
+    let dir = TempDir::new("check-usage");
+    let malformed = dir.file("caps.json", "{\"positions\": 3}");
     let out = decision(&["check", "--capabilities", malformed.to_str().unwrap(), &example()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 1"));

@@ -2,12 +2,14 @@
 //! System One, a real HTTP server on 127.0.0.1.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
+mod common;
 #[path = "../../runtime/tests/support/mod.rs"]
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
+use common::TempDir;
 use serde_json::{Value, json};
 use support::{Reply, Server};
 
@@ -22,28 +24,17 @@ fn json_of(output: &Output) -> Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
-struct Dir(PathBuf);
+struct Dir(TempDir);
 
 impl Dir {
     fn new(name: &str) -> Dir {
-        let dir = std::env::temp_dir().join(format!("decision-eval-cli-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Dir(dir)
+        Dir(TempDir::new(&format!("eval-{name}")))
     }
     fn file(&self, name: &str, value: &Value) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, value.to_string()).unwrap();
-        path.display().to_string()
+        self.0.file(name, &value.to_string()).display().to_string()
     }
     fn path(&self, name: &str) -> String {
-        self.0.join(name).display().to_string()
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path().join(name).display().to_string()
     }
 }
 

@@ -2,9 +2,12 @@
 //! reference digests; the default marking adds provenance; errors exit 1 or 2.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
+use common::TempDir;
 use serde_json::Value;
 
 fn decision(args: &[&str]) -> Output {
@@ -13,14 +16,6 @@ fn decision(args: &[&str]) -> Output {
 
 fn fixture() -> String {
     format!("{}/../../../shared/fixtures/jevloop/DECISION.md", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn state_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("decision-frame-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 fn json_frame(block: &str, state: &Path, extra: &[&str]) -> Value {
@@ -35,7 +30,8 @@ fn json_frame(block: &str, state: &Path, extra: &[&str]) -> Value {
 
 #[test]
 fn reference_marking_reproduces_the_reference_digests() {
-    let bare = state_file("bare.json", r#"{"task":"t","cwd":"/w"}"#);
+    let dir = TempDir::new("frame-reference");
+    let bare = dir.file("bare.json", r#"{"task":"t","cwd":"/w"}"#);
     let doc = json_frame("pick_tool", &bare, &["--profile", "reference", "--marking", "reference"]);
     assert_eq!(doc["frame"]["node"], "loop.pickTool");
     assert_eq!(doc["frame"]["digest"], "37beaaf426522254", "vector V5");
@@ -48,7 +44,8 @@ fn reference_marking_reproduces_the_reference_digests() {
 
 #[test]
 fn default_marking_adds_provenance_to_untrusted_lists() {
-    let full = state_file("full.json", r#"{"task":"t","cwd":"/w","files":["a.ts"],"readFiles":[]}"#);
+    let dir = TempDir::new("frame-default");
+    let full = dir.file("full.json", r#"{"task":"t","cwd":"/w","files":["a.ts"],"readFiles":[]}"#);
     let doc = json_frame("pick_tool", &full, &["--profile", "reference"]);
     assert_eq!(doc["frame"]["state"]["files_known"]["value"][0], "a.ts");
     assert!(doc["frame"]["provenance"].as_array().unwrap().iter().any(|p| p["key"] == "files_known"));
@@ -57,7 +54,8 @@ fn default_marking_adds_provenance_to_untrusted_lists() {
 
 #[test]
 fn human_output_names_the_digests() {
-    let bare = state_file("bare2.json", r#"{"task":"t"}"#);
+    let dir = TempDir::new("frame-human");
+    let bare = dir.file("bare2.json", r#"{"task":"t"}"#);
     let out = decision(&[
         "frame",
         &fixture(),
@@ -77,10 +75,11 @@ fn human_output_names_the_digests() {
 
 #[test]
 fn bad_inputs_exit_2_and_unusable_contracts_exit_1() {
-    let bare = state_file("bare3.json", r#"{"task":"t"}"#);
+    let dir = TempDir::new("frame-bad");
+    let bare = dir.file("bare3.json", r#"{"task":"t"}"#);
     let state = bare.to_str().unwrap();
     assert_eq!(decision(&["frame", &fixture(), "--block", "nope", "--state", state]).status.code(), Some(2));
-    let list = state_file("list.json", "[1]");
+    let list = dir.file("list.json", "[1]");
     assert_eq!(
         decision(&["frame", &fixture(), "--block", "step_ok", "--state", list.to_str().unwrap()]).status.code(),
         Some(2)

@@ -1,9 +1,12 @@
 //! `decision outcomes check|validate|report`: output and exit codes, run on the built binary.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use common::TempDir;
 use serde_json::{Value, json};
 
 fn example(name: &str) -> String {
@@ -24,12 +27,8 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-fn temp_file(name: &str, contents: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("decision-outcomes-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path.to_string_lossy().into_owned()
+fn temp_file(dir: &TempDir, name: &str, contents: &str) -> String {
+    dir.file(name, contents).to_string_lossy().into_owned()
 }
 
 #[test]
@@ -153,7 +152,8 @@ fn validate_human_format_summarises_on_stderr() {
 fn validate_exits_2_on_usage_and_input_errors() {
     let contracts = example("contracts.json");
     let ok = example("outcomes/movies-ok.json");
-    let not_json = temp_file("not-json.json", "{\"status\": ");
+    let dir = TempDir::new("outcomes-validate");
+    let not_json = temp_file(&dir, "not-json.json", "{\"status\": ");
     let bad_contracts = example("bad-contracts.json");
     let domain_object = example("outcomes/domain-object.json");
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -217,7 +217,9 @@ fn report_gives_the_documented_recommendations() {
 
 #[test]
 fn report_exits_2_on_a_malformed_log() {
+    let dir = TempDir::new("outcomes-report");
     let log = temp_file(
+        &dir,
         "bad-log.jsonl",
         "{\"tool\":\"t\",\"method\":\"m\",\"outcome\":{\"status\":\"ok\",\"value\":1}}\nnope\n{}\n",
     );

@@ -1,22 +1,18 @@
 //! `decision replay` as a user runs it: the JSON document, the notes, and the exit codes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
+use common::TempDir;
 use decision_core::digest::{frame_digest, request_digest};
 use decision_runtime::log::{DecisionEvent, FsyncPolicy, LogHeader, SessionLog};
 use serde_json::{Map, Value, json};
 
 fn decision(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_decision")).args(args).output().unwrap()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("decision-replay-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn object(v: Value) -> Map<String, Value> {
@@ -58,7 +54,8 @@ fn json_of(out: &Output) -> Value {
 
 #[test]
 fn a_clean_log_exits_0_with_the_documented_json_shape() {
-    let dir = temp_dir("clean");
+    let tmp = TempDir::new("replay-clean");
+    let dir = tmp.path();
     let path = dir.join("s.jsonl");
     write_log(&path);
     let out = decision(&["replay", "--format", "json", path.to_str().unwrap()]);
@@ -102,7 +99,8 @@ fn a_clean_log_exits_0_with_the_documented_json_shape() {
 
 #[test]
 fn human_output_always_prints_the_three_notes() {
-    let dir = temp_dir("human");
+    let tmp = TempDir::new("replay-human");
+    let dir = tmp.path();
     let path = dir.join("s.jsonl");
     write_log(&path);
     let out = decision(&["replay", path.to_str().unwrap()]);
@@ -118,7 +116,8 @@ fn human_output_always_prints_the_three_notes() {
 
 #[test]
 fn a_mismatch_or_a_broken_chain_exits_1() {
-    let dir = temp_dir("broken");
+    let tmp = TempDir::new("replay-broken");
+    let dir = tmp.path();
     let path = dir.join("s.jsonl");
     write_log(&path);
     let text = std::fs::read_to_string(&path).unwrap();
@@ -153,7 +152,8 @@ fn a_mismatch_or_a_broken_chain_exits_1() {
 
 #[test]
 fn a_torn_last_line_is_counted_not_fatal() {
-    let dir = temp_dir("torn");
+    let tmp = TempDir::new("replay-torn");
+    let dir = tmp.path();
     let path = dir.join("s.jsonl");
     write_log(&path);
     let text = std::fs::read_to_string(&path).unwrap();

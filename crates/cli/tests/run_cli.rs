@@ -1,21 +1,18 @@
 //! `decision run`, `decision resume` and `decision adapter-report` as a user runs them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
+
+use common::TempDir;
 
 const WORKSPACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/workspace");
 const README_TASK: &str = "Which file defines the function `apply_discount`, and what does it return?";
 
 fn decision(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_decision")).args(args).output().unwrap()
-}
-
-fn temp(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("decision-run-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -28,7 +25,8 @@ fn s(p: &Path) -> &str {
 
 #[test]
 fn the_readme_command_delivers_offline_and_its_log_replays() {
-    let dir = temp("readme");
+    let tmp = TempDir::new("run-readme");
+    let dir = tmp.path();
     let log = dir.join("run.jsonl");
     let out =
         decision(&["run", "--task", README_TASK, "--workdir", WORKSPACE, "--provider", "heuristic", "--log", s(&log)]);
@@ -45,12 +43,12 @@ fn the_readme_command_delivers_offline_and_its_log_replays() {
     let replay = decision(&["replay", s(&log)]);
     assert_eq!(replay.status.code(), Some(0), "{}", text(&replay.stdout));
     assert!(text(&replay.stdout).contains("chain: intact"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn usage_problems_exit_2_and_refused_contracts_exit_1() {
-    let dir = temp("usage");
+    let tmp = TempDir::new("run-usage");
+    let dir = tmp.path();
     let out = decision(&[
         "run",
         "--task",
@@ -79,12 +77,12 @@ fn usage_problems_exit_2_and_refused_contracts_exit_1() {
     assert!(stderr.contains("the host refuses to start"), "{stderr}");
     assert!(stderr.contains("`is_done`"), "{stderr}");
     assert!(stderr.contains("(block `is_finished`)"), "the uninvoked block is located: {stderr}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn resume_continues_an_unfinished_run_in_the_same_log() {
-    let dir = temp("resume");
+    let tmp = TempDir::new("run-resume");
+    let dir = tmp.path();
     let ws = dir.join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     for (name, body) in [("a.txt", "alpha"), ("b.txt", "beta"), ("c.txt", "gamma")] {
@@ -107,12 +105,12 @@ fn resume_continues_an_unfinished_run_in_the_same_log() {
     assert!(text(&replay.stdout).contains("chain: intact"), "{}", text(&replay.stdout));
     // A run that ended with agent_done is not resumable; neither is a missing log.
     assert_eq!(decision(&["resume", s(&dir.join("none.jsonl"))]).status.code(), Some(2));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn the_adapter_report_is_generated_and_checked() {
-    let dir = temp("report");
+    let tmp = TempDir::new("run-report");
+    let dir = tmp.path();
     let out = decision(&["adapter-report"]);
     assert_eq!(out.status.code(), Some(0));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -135,5 +133,4 @@ fn the_adapter_report_is_generated_and_checked() {
     let other = decision(&["adapter-report", "--check", fixture]);
     assert_eq!(other.status.code(), Some(1));
     assert!(text(&other.stdout).contains("hostPositions lists `host:review`"), "{}", text(&other.stdout));
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -2,12 +2,14 @@
 //! cap) on a loopback server, and a gated call with nobody at a terminal to approve it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
+mod common;
 #[path = "../../runtime/tests/support/mod.rs"]
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use common::TempDir;
 use serde_json::{Value, json};
 use support::{Reply, Server};
 
@@ -34,31 +36,24 @@ fn decision(args: &[&str]) -> Output {
     decision_with(args, &[])
 }
 
-struct Temp(PathBuf);
+struct Temp(TempDir);
 
 impl Temp {
     fn new(tag: &str) -> Temp {
-        let dir = std::env::temp_dir().join(format!("decision-run-host-cli-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("ws")).unwrap();
+        let dir = TempDir::new(&format!("run-host-{tag}"));
+        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
         for (name, body) in [("a.txt", "alpha"), ("b.txt", "beta"), ("c.txt", "gamma")] {
-            std::fs::write(dir.join("ws").join(name), body).unwrap();
+            std::fs::write(dir.path().join("ws").join(name), body).unwrap();
         }
         Temp(dir)
     }
 
     fn ws(&self) -> String {
-        s(&self.0.join("ws")).to_owned()
+        s(&self.0.path().join("ws")).to_owned()
     }
 
     fn log(&self) -> PathBuf {
-        self.0.join("run.jsonl")
-    }
-}
-
-impl Drop for Temp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path().join("run.jsonl")
     }
 }
 
@@ -164,7 +159,7 @@ fn resume_keeps_the_recorded_budget_on_a_fresh_clock_unless_given_another() {
     // A recorded budget that is not a duration is refused, not ignored.
     let tampered =
         std::fs::read_to_string(&log).unwrap().replace("\"timeBudgetSeconds\":0.000001", "\"timeBudgetSeconds\":-5");
-    let bad_log = dir.0.join("tampered.jsonl");
+    let bad_log = dir.0.path().join("tampered.jsonl");
     std::fs::write(&bad_log, tampered).unwrap();
     let refused = decision(&["resume", s(&bad_log)]);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
@@ -275,7 +270,7 @@ fn a_failing_generator_exits_1_with_the_status_and_never_the_key() {
 #[test]
 fn with_no_terminal_to_ask_a_gated_call_is_denied() {
     let dir = Temp::new("no-terminal");
-    std::fs::write(dir.0.join("ws").join("keep.txt"), "precious").unwrap();
+    std::fs::write(dir.0.path().join("ws").join("keep.txt"), "precious").unwrap();
     // stdin is not a terminal: there is nobody to ask, so the delete the gate sends to a person is refused.
     let out = decision(&[
         "run",
@@ -291,5 +286,5 @@ fn with_no_terminal_to_ask_a_gated_call_is_denied() {
     assert!(stdout.contains("halt: denied"), "{stdout}\n{stderr}");
     assert!(stderr.contains("authorisation for delete_file: denied"), "{stderr}");
     assert!(!stderr.contains("[y/N]"), "no prompt was shown: {stderr}");
-    assert_eq!(std::fs::read_to_string(dir.0.join("ws").join("keep.txt")).unwrap(), "precious");
+    assert_eq!(std::fs::read_to_string(dir.0.path().join("ws").join("keep.txt")).unwrap(), "precious");
 }

@@ -1,6 +1,8 @@
 //! The deterministic providers (`mock`, `script:FILE`) and the fallback chain.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
+mod host_common;
+
 use std::time::Duration;
 
 use decision_runtime::ask::{Questions, WireQuestion, validate_answers};
@@ -8,6 +10,7 @@ use decision_runtime::provider::{
     DecisionProvider, ErrorCode, FallbackChain, MOCK_WARNING, MockProvider, ProviderError, Request, Response,
     ScriptError, ScriptProvider,
 };
+use host_common::TempDir;
 use serde_json::json;
 
 fn questions() -> Questions {
@@ -77,8 +80,8 @@ fn a_script_is_consumed_in_order_per_question() {
 
 #[test]
 fn script_files_are_read_and_bad_ones_refused() {
-    let dir = std::env::temp_dir().join(format!("decision-script-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("script");
+    let dir = tmp.path();
     let good = dir.join("good.json");
     std::fs::write(&good, r#"{"ok": [{"noul": 0.7}]}"#).unwrap();
     let p = ScriptProvider::from_file(&good).unwrap();
@@ -92,7 +95,6 @@ fn script_files_are_read_and_bad_ones_refused() {
     let err = ScriptProvider::from_file(&wrong).unwrap_err();
     assert!(err.to_string().contains("`ok` is not an array"), "{err}");
     assert!(matches!(ScriptProvider::from_file(&dir.join("none.json")), Err(ScriptError::Read { .. })));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 struct Failing(&'static str, ErrorCode);

@@ -2,7 +2,9 @@
 //! tampered, truncated, deleted and reordered lines are each caught or reported.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod host_common;
+
+use std::path::Path;
 
 use decision_core::digest::{frame_digest, request_digest};
 use decision_core::record::{Outcome, Rules};
@@ -10,14 +12,8 @@ use decision_runtime::log::{
     ChainStatus, DecisionEvent, FsyncPolicy, LogHeader, LogReport, RecordResult, ReplayOptions, SessionLog,
     replay_file, replay_reader,
 };
+use host_common::TempDir;
 use serde_json::{Map, Value, json};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("decision-replay-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn object(v: Value) -> Map<String, Value> {
     v.as_object().unwrap().clone()
@@ -115,7 +111,8 @@ fn write_lines(path: &Path, lines: &[String]) {
 
 #[test]
 fn a_log_written_here_verifies_with_an_intact_chain() {
-    let dir = temp_dir("ours");
+    let tmp = TempDir::new("replay-ours");
+    let dir = tmp.path();
     let path = dir.join("s1.jsonl");
     write_log(&path);
     let (report, results) = replay(&path);
@@ -133,7 +130,8 @@ fn a_log_written_here_verifies_with_an_intact_chain() {
 
 #[test]
 fn a_log_written_here_keeps_the_reference_layout_and_verifies_under_its_rules() {
-    let dir = temp_dir("layout");
+    let tmp = TempDir::new("replay-layout");
+    let dir = tmp.path();
     let path = dir.join("s1.jsonl");
     write_log(&path);
     let all = lines(&path);
@@ -179,7 +177,8 @@ fn a_log_written_here_keeps_the_reference_layout_and_verifies_under_its_rules() 
 
 #[test]
 fn a_log_as_the_reference_writes_it_verifies_without_a_chain() {
-    let dir = temp_dir("reference");
+    let tmp = TempDir::new("replay-reference");
+    let dir = tmp.path();
     let path = dir.join("ref.jsonl");
     // Vector V7's pickTool record inside the reference's envelope; no seq, no prev.
     let mark = |s: &str| {
@@ -217,7 +216,8 @@ fn a_log_as_the_reference_writes_it_verifies_without_a_chain() {
 
 #[test]
 fn a_tampered_record_is_a_mismatch_and_breaks_the_chain() {
-    let dir = temp_dir("tamper");
+    let tmp = TempDir::new("replay-tamper");
+    let dir = tmp.path();
     let path = dir.join("s.jsonl");
     write_log(&path);
     let mut all = lines(&path);
@@ -234,7 +234,8 @@ fn a_tampered_record_is_a_mismatch_and_breaks_the_chain() {
 #[test]
 fn a_tampered_last_record_is_still_a_mismatch() {
     // The chain cannot protect the last line, but the record's own digests do.
-    let dir = temp_dir("tamper-last");
+    let tmp = TempDir::new("replay-tamper-last");
+    let dir = tmp.path();
     let path = dir.join("s.jsonl");
     write_log(&path);
     let mut all = lines(&path);
@@ -248,7 +249,8 @@ fn a_tampered_last_record_is_still_a_mismatch() {
 
 #[test]
 fn a_deleted_line_breaks_the_chain() {
-    let dir = temp_dir("delete");
+    let tmp = TempDir::new("replay-delete");
+    let dir = tmp.path();
     let path = dir.join("s.jsonl");
     write_log(&path);
     let mut all = lines(&path);
@@ -264,7 +266,8 @@ fn a_deleted_line_breaks_the_chain() {
 
 #[test]
 fn deleted_leading_lines_break_the_chain() {
-    let dir = temp_dir("delete-head");
+    let tmp = TempDir::new("replay-delete-head");
+    let dir = tmp.path();
     let path = dir.join("s.jsonl");
     write_log(&path);
     let all = lines(&path);
@@ -276,7 +279,8 @@ fn deleted_leading_lines_break_the_chain() {
 
 #[test]
 fn a_reordered_line_breaks_the_chain() {
-    let dir = temp_dir("reorder");
+    let tmp = TempDir::new("replay-reorder");
+    let dir = tmp.path();
     let path = dir.join("s.jsonl");
     write_log(&path);
     let mut all = lines(&path);
@@ -289,7 +293,8 @@ fn a_reordered_line_breaks_the_chain() {
 
 #[test]
 fn an_inserted_line_breaks_the_chain() {
-    let dir = temp_dir("insert");
+    let tmp = TempDir::new("replay-insert");
+    let dir = tmp.path();
     let path = dir.join("s.jsonl");
     write_log(&path);
     let mut all = lines(&path);
@@ -302,7 +307,8 @@ fn an_inserted_line_breaks_the_chain() {
 
 #[test]
 fn a_truncated_last_line_is_tolerated_and_counted() {
-    let dir = temp_dir("torn");
+    let tmp = TempDir::new("replay-torn");
+    let dir = tmp.path();
     let path = dir.join("s.jsonl");
     write_log(&path);
     let text = std::fs::read_to_string(&path).unwrap();
@@ -345,7 +351,8 @@ fn malformed_and_overlong_lines_are_skipped_and_reported() {
 
 #[test]
 fn parallel_replay_matches_sequential_replay() {
-    let dir = temp_dir("parallel");
+    let tmp = TempDir::new("replay-parallel");
+    let dir = tmp.path();
     let path = dir.join("big.jsonl");
     let header = LogHeader { id: "big".into(), created_at_ms: 0, cwd: None };
     let mut log = SessionLog::create(&path, &header, FsyncPolicy::Never).unwrap();
@@ -376,7 +383,8 @@ fn parallel_replay_matches_sequential_replay() {
 
 #[test]
 fn reopening_continues_the_chain() {
-    let dir = temp_dir("reopen");
+    let tmp = TempDir::new("replay-reopen");
+    let dir = tmp.path();
     let path = dir.join("s.jsonl");
     write_log(&path);
     let mut log = SessionLog::open(&path, FsyncPolicy::Every(2)).unwrap();
@@ -407,7 +415,8 @@ fn reopening_continues_the_chain() {
 /// side of that point is still caught exactly once.
 #[test]
 fn breaks_around_the_hand_over_point_are_caught_once() {
-    let dir = temp_dir("handover");
+    let tmp = TempDir::new("replay-handover");
+    let dir = tmp.path();
     let path = dir.join("h.jsonl");
     let header = LogHeader { id: "h".into(), created_at_ms: 0, cwd: None };
     let mut log = SessionLog::create(&path, &header, FsyncPolicy::Never).unwrap();
