@@ -280,3 +280,26 @@ fn host_projections_and_unknown_names() {
     block.frame.as_mut().unwrap().fields[0].key = "not_a_cell".into();
     assert!(FrameSpec::from_block("n", &block, &r.cells, &r.projections).is_err());
 }
+
+#[test]
+fn the_lists_a_spec_fixes_are_shared_and_written_as_their_items() {
+    let r = Reference::load();
+    let spec = r.spec("pick_tool");
+    let a = compile_frame(&spec, &state(full_ctx()), &r.cells, &r.projections, Mode::Reference);
+    let b = compile_frame(&spec, &state(bare_ctx()), &r.cells, &r.projections, Mode::Reference);
+    // Every frame of one spec shares its lists instead of copying them.
+    assert!(std::sync::Arc::ptr_eq(&a.fields, &b.fields));
+    assert!(std::sync::Arc::ptr_eq(&a.excluded, &b.excluded));
+    let value = a.to_value();
+    assert_eq!(a.fields.json(), decision_core::digest::stringify(&value["fields"]));
+    assert_eq!(a.excluded.json(), decision_core::digest::stringify(&value["excluded"]));
+    assert!(!a.excluded.is_empty());
+    // A spec whose fields were changed after it was made gives frames its fields as they are now.
+    let mut changed = spec.clone();
+    changed.fields[0].key = "renamed".into();
+    let c = compile_frame(&changed, &state(full_ctx()), &r.cells, &r.projections, Mode::Reference);
+    assert_eq!(c.fields[0].key, "renamed");
+    assert!(c.fields.json().starts_with(r#"[{"key":"renamed","from":"#));
+    assert!(!std::sync::Arc::ptr_eq(&a.fields, &c.fields));
+    assert_eq!(c.fields.json(), decision_core::digest::stringify(&c.to_value()["fields"]));
+}

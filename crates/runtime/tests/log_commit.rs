@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use decision_core::digest::stringify;
 use decision_core::policy::Margin;
 use decision_runtime::ask::NodeDecision;
-use decision_runtime::frame::{Absent, FieldRef, FrameArtifact, Mode, Truncation, Unfilled};
+use decision_runtime::frame::{Absent, FieldRef, FixedList, FrameArtifact, Mode, Truncation, Unfilled};
 use decision_runtime::graph::{EventSink, FnSink, MemorySink, Tee};
 use decision_runtime::host::generate::{EvidenceReport, GenerateError, GenerateRequest, Generated, Generator};
 use decision_runtime::host::heuristic::HeuristicProvider;
@@ -246,10 +246,12 @@ fn frame(mode: Mode) -> FrameArtifact {
         node: "loop.step".into(),
         state: state.as_object().unwrap().clone(),
         digest: "0123456789abcdef".into(),
-        fields: ["task", "files", "last", "items", "count", "nested"]
-            .iter()
-            .map(|k| FieldRef { key: (*k).into(), from: format!("cell_{k}") })
-            .collect(),
+        fields: Arc::new(FixedList::new(
+            ["task", "files", "last", "items", "count", "nested"]
+                .iter()
+                .map(|k| FieldRef { key: (*k).into(), from: format!("cell_{k}\u{7f}\"") })
+                .collect(),
+        )),
         untrusted: vec![
             "files".into(),
             "last".into(),
@@ -261,7 +263,10 @@ fn frame(mode: Mode) -> FrameArtifact {
         truncated: vec![Truncation { key: "files".into(), from: 40, to: 15 }],
         unfilled: vec![Unfilled { key: "gone".into(), from: "gone_cell".into(), why: "no such cell".into() }],
         absent: vec![Absent { key: "other".into(), why: "not applicable".into() }],
-        excluded: vec![("secret".into(), "never shown".into())],
+        excluded: Arc::new(FixedList::new(vec![
+            ("secret".into(), "never shown".into()),
+            ("cwd".into(), "路径不进判定\n\u{2028}".into()),
+        ])),
         mode,
     }
 }

@@ -1,8 +1,9 @@
 //! `compileFrame` (`runtime.md` §2.3) and the frame artifact (§2.11).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
-use decision_core::digest::frame_digest;
+use decision_core::digest::{frame_digest, write_string};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
@@ -41,8 +42,86 @@ pub struct FrameSpec {
     /// The node id that goes into the digest.
     pub node: String,
     pub fields: Vec<FieldSpec>,
-    /// `[cell, why]` pairs.
-    pub excluded: Vec<(String, String)>,
+    /// `[cell, why]` pairs, shared with every frame compiled from this spec.
+    pub excluded: Arc<FixedList<(String, String)>>,
+    /// `{key, from}` of every field, shared with every frame compiled from this spec (made
+    /// again by [`compile_frame`] if `fields` was changed since).
+    field_refs: Arc<FixedList<FieldRef>>,
+}
+
+/// A list a frame spec fixes, shared by every frame compiled from it, together with its
+/// `JSON.stringify` text, so that the text is written once per spec instead of once per
+/// record. It cannot change after it is made, so the text always matches the items.
+#[derive(Debug, PartialEq, Eq)]
+pub struct FixedList<T> {
+    items: Vec<T>,
+    json: String,
+}
+
+/// How an item of a [`FixedList`] is written.
+pub trait JsonItem {
+    fn write_json(&self, out: &mut String);
+}
+
+impl JsonItem for FieldRef {
+    /// `{"key":…,"from":…}`.
+    fn write_json(&self, out: &mut String) {
+        out.push_str("{\"key\":");
+        write_string(&self.key, out);
+        out.push_str(",\"from\":");
+        write_string(&self.from, out);
+        out.push('}');
+    }
+}
+
+impl JsonItem for (String, String) {
+    /// `[cell,why]`.
+    fn write_json(&self, out: &mut String) {
+        out.push('[');
+        write_string(&self.0, out);
+        out.push(',');
+        write_string(&self.1, out);
+        out.push(']');
+    }
+}
+
+impl<T: JsonItem> FixedList<T> {
+    pub fn new(items: Vec<T>) -> Self {
+        let mut json = String::from("[");
+        for (index, item) in items.iter().enumerate() {
+            if index > 0 {
+                json.push(',');
+            }
+            item.write_json(&mut json);
+        }
+        json.push(']');
+        FixedList { items, json }
+    }
+}
+
+impl<T> FixedList<T> {
+    /// `JSON.stringify` of the list.
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+}
+
+impl<T> std::ops::Deref for FixedList<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.items
+    }
+}
+
+impl<T: JsonItem> From<Vec<T>> for FixedList<T> {
+    fn from(items: Vec<T>) -> Self {
+        FixedList::new(items)
+    }
+}
+
+/// The `{key, from}` list of a spec's fields.
+fn field_refs(fields: &[FieldSpec]) -> FixedList<FieldRef> {
+    FixedList::new(fields.iter().map(|f| FieldRef { key: f.key.clone(), from: f.from.clone() }).collect())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -110,7 +189,8 @@ impl FrameSpec {
             }
             excluded.push((e.field.clone(), e.why.clone()));
         }
-        Ok(FrameSpec { node: node.to_owned(), fields, excluded })
+        let field_refs = Arc::new(field_refs(&fields));
+        Ok(FrameSpec { node: node.to_owned(), fields, excluded: Arc::new(excluded.into()), field_refs })
     }
 }
 
@@ -150,12 +230,12 @@ pub struct FrameArtifact {
     pub node: String,
     pub state: Map<String, Value>,
     pub digest: String,
-    pub fields: Vec<FieldRef>,
+    pub fields: Arc<FixedList<FieldRef>>,
     pub untrusted: Vec<String>,
     pub truncated: Vec<Truncation>,
     pub unfilled: Vec<Unfilled>,
     pub absent: Vec<Absent>,
-    pub excluded: Vec<(String, String)>,
+    pub excluded: Arc<FixedList<(String, String)>>,
     pub mode: Mode,
 }
 
@@ -173,7 +253,8 @@ impl FrameArtifact {
         v.insert("node".into(), Value::String(self.node));
         v.insert("state".into(), Value::Object(self.state));
         v.insert("digest".into(), Value::String(self.digest));
-        let fields = self.fields.into_iter().map(|f| object([("key", f.key.into()), ("from", f.from.into())]));
+        let fields =
+            self.fields.iter().map(|f| object([("key", f.key.as_str().into()), ("from", f.from.as_str().into())]));
         v.insert("fields".into(), fields.collect());
         v.insert("untrusted".into(), self.untrusted.into_iter().map(Value::String).collect());
         let truncated = self
@@ -188,7 +269,7 @@ impl FrameArtifact {
         v.insert("unfilled".into(), unfilled.collect());
         let absent = self.absent.into_iter().map(|a| object([("key", a.key.into()), ("why", a.why.into())]));
         v.insert("absent".into(), absent.collect());
-        let excluded = self.excluded.into_iter().map(|(c, w)| Value::Array(vec![c.into(), w.into()]));
+        let excluded = self.excluded.iter().map(|(c, w)| Value::Array(vec![c.as_str().into(), w.as_str().into()]));
         v.insert("excluded".into(), excluded.collect());
         if let Some(provenance) = provenance {
             v.insert("provenance".into(), Value::Array(provenance));
@@ -302,13 +383,24 @@ pub fn compile_frame(
         node: spec.node.clone(),
         state: out,
         digest,
-        fields: spec.fields.iter().map(|f| FieldRef { key: f.key.clone(), from: f.from.clone() }).collect(),
+        fields: shared_field_refs(spec),
         untrusted,
         truncated,
         unfilled,
         absent,
-        excluded: spec.excluded.clone(),
+        excluded: Arc::clone(&spec.excluded),
         mode,
+    }
+}
+
+/// The spec's `{key, from}` list: the shared one, unless `fields` was changed after the spec
+/// was made.
+fn shared_field_refs(spec: &FrameSpec) -> Arc<FixedList<FieldRef>> {
+    let current = spec.field_refs.len() == spec.fields.len()
+        && spec.field_refs.iter().zip(&spec.fields).all(|(r, f)| r.key == f.key && r.from == f.from);
+    match current {
+        true => Arc::clone(&spec.field_refs),
+        false => Arc::new(field_refs(&spec.fields)),
     }
 }
 

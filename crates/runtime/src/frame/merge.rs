@@ -51,7 +51,7 @@ pub fn merge_conflicts(frames: &[&FrameArtifact]) -> Vec<MergeConflict> {
     let reads = |frame: &FrameArtifact, cell: &str| frame.fields.iter().any(|f| f.from == cell);
     let mut conflicts = Vec::new();
     for (i, excluder) in frames.iter().enumerate() {
-        for (cell, why) in &excluder.excluded {
+        for (cell, why) in excluder.excluded.iter() {
             if reads(excluder, cell) {
                 continue;
             }

@@ -258,14 +258,7 @@ fn write_frame(frame: &FrameArtifact, state_text: Option<Range<usize>>, out: &mu
         None => write_map(&frame.state, out),
     }
     write_string(&frame.digest, o.key("digest"));
-    let mut fields = Items::open(o.key("fields"));
-    for f in &frame.fields {
-        let mut item = Members::open(fields.next());
-        write_string(&f.key, item.key("key"));
-        write_string(&f.from, item.key("from"));
-        item.close();
-    }
-    fields.close();
+    o.key("fields").push_str(frame.fields.json());
     write_strings(&frame.untrusted, o.key("untrusted"));
     let mut truncated = Items::open(o.key("truncated"));
     for t in &frame.truncated {
@@ -293,16 +286,7 @@ fn write_frame(frame: &FrameArtifact, state_text: Option<Range<usize>>, out: &mu
         item.close();
     }
     absent.close();
-    let mut excluded = Items::open(o.key("excluded"));
-    for (cell, why) in &frame.excluded {
-        let pair = excluded.next();
-        pair.push('[');
-        write_string(cell, pair);
-        pair.push(',');
-        write_string(why, pair);
-        pair.push(']');
-    }
-    excluded.close();
+    o.key("excluded").push_str(frame.excluded.json());
     if frame.mode == Mode::Provenance {
         let mut provenance = Items::open(o.key("provenance"));
         // As `FrameArtifact::provenance`: each untrusted key that names a field.
