@@ -21,8 +21,8 @@ use decision_runtime::host::heuristic::HeuristicProvider;
 use decision_runtime::host::human::Human;
 use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
 use decision_runtime::log::{
-    ChainStatus, DecisionEvent, DecisionRecord, FsyncPolicy, LogHeader, LogReport, ReplayOptions, SessionLog,
-    replay_reader,
+    ChainStatus, DecisionEvent, DecisionRecord, FsyncPolicy, GraphEvent, LogHeader, LogReport, NO_CONSUMER,
+    ReplayOptions, SessionLog, replay_reader,
 };
 use host_common::TempDir;
 use serde_json::{Map, Value, json};
@@ -559,4 +559,53 @@ fn every_event_of_a_host_run_is_written_as_its_event_object() {
     let report = replays_intact(&log_path);
     assert_eq!(report.mismatch, 0);
     assert!(report.verified + report.partial > 0, "{report:?}");
+}
+
+#[test]
+fn the_executors_events_are_written_as_their_typed_event_objects() {
+    let dir = TempDir::new("commit-graph-events");
+    let path = dir.path().join("log.jsonl");
+    let events = [
+        GraphEvent::Decide { step: 3, id: "loop.needsTool + loop.pickTool" },
+        GraphEvent::Decide { step: 0, id: "quote \" and \u{1} and ⟨⟩" },
+        GraphEvent::Transition {
+            node: "step",
+            step: 4,
+            state_version: 17,
+            visit: 2,
+            action: Some("call"),
+            outcome: "call",
+            to: Some("tool"),
+        },
+        // A node decided by a host phase has no action; an outcome nothing consumes is refused.
+        GraphEvent::Transition {
+            node: "tool",
+            step: 4,
+            state_version: 18,
+            visit: 1,
+            action: None,
+            outcome: "odd \"label\"",
+            to: None,
+        },
+    ];
+    // A tee of the log and memory: the log writes each event as it is, memory gets its object.
+    let memory = MemorySink::new();
+    let mut tee = Tee::new(vec![Box::new(create(&path, FsyncPolicy::Never)), Box::new(memory.clone())]);
+    for event in &events {
+        tee.emit_graph(*event).unwrap();
+    }
+    drop(tee);
+    let lines = whole_lines(&path);
+    let objects = memory.events();
+    assert_eq!((lines.len(), objects.len()), (events.len() + 1, events.len()));
+    for ((event, line), object) in events.iter().zip(&lines[1..]).zip(&objects) {
+        let mut expected = Map::new();
+        expected.insert("type".into(), json!(event.event_type()));
+        expected.extend(event.payload());
+        assert_eq!(event_bytes(line), stringify(&Value::Object(expected.clone())));
+        assert_eq!(object, &Value::Object(expected));
+    }
+    assert_eq!(objects[3]["refused"], json!(NO_CONSUMER));
+    assert!(objects[3].get("to").is_none() && objects[3].get("action").is_none());
+    replays_intact(&path);
 }

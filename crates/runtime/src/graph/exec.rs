@@ -24,7 +24,7 @@ use crate::ask::{
     CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpecRef, QuestionError, Questions, compile_questions,
 };
 use crate::frame::{FrameArtifact, FrameSpec, HostCells, Mode, compile_frame};
-use crate::log::DecisionRecord;
+use crate::log::{DecisionRecord, GraphEvent};
 use crate::provider::DecisionProvider;
 
 /// Which invocation this is: the same node runs many times, each with a new state version.
@@ -299,6 +299,14 @@ impl<C: GraphContext> GraphHost<C> {
         }
     }
 
+    /// Record one of the executor's own events through the registered sink.
+    fn emit_graph(&mut self, event: GraphEvent<'_>) -> Result<(), SinkError> {
+        match self.adapter.sink.as_mut() {
+            Some(sink) => sink.emit_graph(event),
+            None => Ok(()),
+        }
+    }
+
     /// Make the events recorded so far durable through the registered sink
     /// ([`EventSink::commit`]).
     pub fn commit(&mut self) -> Result<(), SinkError> {
@@ -377,22 +385,18 @@ impl<C: GraphContext> GraphHost<C> {
                 .get(index)
                 .and_then(|n| n.edges.iter().find(|(l, _)| *l == label))
                 .map(|(_, t)| t.clone());
-            let mut payload = Map::with_capacity(8);
-            payload.insert("node".into(), json!(invocation.node));
-            payload.insert("step".into(), json!(invocation.step));
-            payload.insert("stateVersion".into(), json!(invocation.state_version));
-            payload.insert("visit".into(), json!(invocation.visit));
-            if let Some(action) = &action {
-                payload.insert("action".into(), json!(action));
-            }
-            payload.insert("outcome".into(), json!(label));
+            self.emit_graph(GraphEvent::Transition {
+                node: &invocation.node,
+                step: invocation.step,
+                state_version: invocation.state_version,
+                visit: invocation.visit,
+                action: action.as_deref(),
+                outcome: &label,
+                to: to.as_deref(),
+            })?;
             let Some(to) = to else {
-                payload.insert("refused".into(), json!("no transition consumes this outcome"));
-                self.emit("transition", payload)?;
                 return Err(RunError::NoConsumer { node: node.id, step, label });
             };
-            payload.insert("to".into(), json!(to));
-            self.emit("transition", payload)?;
             transitions.push(Transition {
                 node: invocation.node,
                 step,
@@ -465,7 +469,7 @@ impl<C: GraphContext> GraphHost<C> {
         let phase_id = specs.iter().map(|s| s.id).collect::<Vec<_>>().join(" + ");
         // The sink is reached through its field: the specs borrow the prepared blocks.
         if let Some(sink) = self.adapter.sink.as_mut() {
-            sink.emit("phase", obj(json!({"step": invocation.step, "kind": "decide", "id": phase_id})))?;
+            sink.emit_graph(GraphEvent::Decide { step: invocation.step, id: &phase_id })?;
         }
         self.decider.set_step(invocation.step);
         let decisions = match self.decider.decide_refs(&specs) {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::log::{DecisionRecord, SessionLog};
+use crate::log::{DecisionRecord, GraphEvent, SessionLog};
 
 /// Why an event could not be recorded. A host that cannot record must stop.
 #[derive(Debug, Error)]
@@ -28,6 +28,12 @@ pub trait EventSink: Send {
         self.emit("decision", record.into_event())
     }
 
+    /// Record one of the executor's own events. By default its payload is built and
+    /// [`EventSink::emit`]ted; a sink that writes JSON can write it as it is.
+    fn emit_graph(&mut self, event: GraphEvent<'_>) -> Result<(), SinkError> {
+        self.emit(event.event_type(), event.payload())
+    }
+
     /// Make every event recorded so far durable as far as this sink goes (a session log
     /// with group commit writes its held lines). Hosts call it before every side effect, so
     /// a decision is recorded before the action it led to takes effect; the executor calls it
@@ -45,6 +51,11 @@ impl EventSink for SessionLog {
 
     fn emit_decision(&mut self, record: DecisionRecord<'_>) -> Result<(), SinkError> {
         self.append_record(&record).map_err(|e| SinkError { event: "decision".to_owned(), message: e.to_string() })
+    }
+
+    fn emit_graph(&mut self, event: GraphEvent<'_>) -> Result<(), SinkError> {
+        self.append_graph_event(&event)
+            .map_err(|e| SinkError { event: event.event_type().to_owned(), message: e.to_string() })
     }
 
     fn commit(&mut self) -> Result<(), SinkError> {
@@ -122,6 +133,10 @@ impl EventSink for Tee {
             sink.emit_decision(record.clone())?;
         }
         last.emit_decision(record)
+    }
+
+    fn emit_graph(&mut self, event: GraphEvent<'_>) -> Result<(), SinkError> {
+        self.sinks.iter_mut().try_for_each(|sink| sink.emit_graph(event))
     }
 
     fn commit(&mut self) -> Result<(), SinkError> {

@@ -352,6 +352,96 @@ fn write_strings(items: &[String], out: &mut String) {
     list.close();
 }
 
+/// What a transition records when no edge consumes the outcome.
+pub const NO_CONSUMER: &str = "no transition consumes this outcome";
+
+/// The executor's own frequent events. A sink that writes JSON writes them straight into a
+/// log line; the payload object is built only for sinks that take objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphEvent<'a> {
+    /// `phase{step, kind:"decide", id}`: the blocks of a node (ids joined by `" + "`) are
+    /// about to be asked.
+    Decide { step: u64, id: &'a str },
+    /// `transition{node, step, stateVersion, visit, action?, outcome, to}`, or with
+    /// `refused` in place of `to` when no edge consumes the outcome (`to` is `None`).
+    Transition {
+        node: &'a str,
+        step: u64,
+        state_version: u64,
+        visit: u64,
+        action: Option<&'a str>,
+        outcome: &'a str,
+        to: Option<&'a str>,
+    },
+}
+
+impl GraphEvent<'_> {
+    pub fn event_type(&self) -> &'static str {
+        match self {
+            GraphEvent::Decide { .. } => "phase",
+            GraphEvent::Transition { .. } => "transition",
+        }
+    }
+
+    /// The payload, members in the order [`GraphEvent::write_to`] writes them.
+    pub fn payload(&self) -> Map<String, Value> {
+        let mut payload = Map::with_capacity(8);
+        let mut put = |key: &str, value: Value| {
+            payload.insert(key.to_owned(), value);
+        };
+        match *self {
+            GraphEvent::Decide { step, id } => {
+                put("step", json!(step));
+                put("kind", json!("decide"));
+                put("id", json!(id));
+            }
+            GraphEvent::Transition { node, step, state_version, visit, action, outcome, to } => {
+                put("node", json!(node));
+                put("step", json!(step));
+                put("stateVersion", json!(state_version));
+                put("visit", json!(visit));
+                if let Some(action) = action {
+                    put("action", json!(action));
+                }
+                put("outcome", json!(outcome));
+                match to {
+                    Some(to) => put("to", json!(to)),
+                    None => put("refused", json!(NO_CONSUMER)),
+                }
+            }
+        }
+        payload
+    }
+
+    /// Appends `JSON.stringify` of `{"type": …, …payload}` to `out`.
+    pub fn write_to(&self, out: &mut String) {
+        let mut o = Members::open(out);
+        write_string(self.event_type(), o.key("type"));
+        match *self {
+            GraphEvent::Decide { step, id } => {
+                o.number("step", step);
+                o.key("kind").push_str("\"decide\"");
+                write_string(id, o.key("id"));
+            }
+            GraphEvent::Transition { node, step, state_version, visit, action, outcome, to } => {
+                write_string(node, o.key("node"));
+                o.number("step", step);
+                o.number("stateVersion", state_version);
+                o.number("visit", visit);
+                if let Some(action) = action {
+                    write_string(action, o.key("action"));
+                }
+                write_string(outcome, o.key("outcome"));
+                match to {
+                    Some(to) => write_string(to, o.key("to")),
+                    None => write_string(NO_CONSUMER, o.key("refused")),
+                }
+            }
+        }
+        o.close();
+    }
+}
+
 /// An object being written: `{`, then members separated by `,`, then `}` on close.
 struct Members<'o> {
     out: &'o mut String,

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-pub use event::{DecisionEvent, DecisionRecord};
+pub use event::{DecisionEvent, DecisionRecord, GraphEvent, NO_CONSUMER};
 pub use replay::{ChainStatus, LogReport, RecordResult, ReplayOptions, replay_file, replay_reader};
 pub use writer::{FsyncPolicy, LOG_VERSION, LogHeader, SessionLog, is_valid_session_id, now_ms};
 

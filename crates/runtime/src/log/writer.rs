@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::LogError;
 use super::envelope::{parse_line, push_hex32};
-use super::event::{DecisionEvent, DecisionRecord};
+use super::event::{DecisionEvent, DecisionRecord, GraphEvent};
 use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 
 /// The session-log format version written in the header.
@@ -256,6 +256,13 @@ impl SessionLog {
     pub fn append_record(&mut self, record: &DecisionRecord<'_>) -> Result<(), LogError> {
         let start = self.begin_event()?;
         record.write_to(&mut self.held);
+        self.end_event(start)
+    }
+
+    /// Appends one of the executor's own events ([`GraphEvent`]), written as it is.
+    pub fn append_graph_event(&mut self, event: &GraphEvent<'_>) -> Result<(), LogError> {
+        let start = self.begin_event()?;
+        event.write_to(&mut self.held);
         self.end_event(start)
     }
 
