@@ -5,7 +5,8 @@
 #![allow(clippy::disallowed_methods)]
 
 use decision_core::digest::{
-    Scanner, canonicalize, digest_bytes, frame_digest, frame_preimage, raw, request_digest, request_preimage, stringify,
+    Scanner, canonicalize, digest_bytes, frame_digest, frame_preimage, raw, request_digest, request_digest_of_text,
+    request_preimage, stringify,
 };
 use serde_json::Value;
 
@@ -58,6 +59,8 @@ fn request_vectors_reproduce() {
         let canonical = canonicalize(questions_json.as_bytes()).unwrap();
         let frame_json = format!("\"{frame}\"");
         assert_eq!(raw::request_digest(frame_json.as_bytes(), &canonical), str_of(case, "digest"), "{name}: raw");
+        let text = stringify(&questions);
+        assert_eq!(request_digest_of_text(frame, &text), str_of(case, "digest"), "{name}: of text");
     }
 }
 

@@ -7,12 +7,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use decision_core::contract::{Block, Contract};
-use decision_core::digest::frame_digest;
+use decision_core::digest::{frame_digest, request_digest, stringify};
 use decision_core::policy::{apply_gates, compile_block, parse_gates};
 use decision_runtime::ask::{
     AnswerProblem, CandidateProvider, CandidateRegistry, Candidates, DecideError, Decider, NodeSpec, QuestionError,
     Questions, WireQuestion, compile_questions,
 };
+use decision_runtime::log::DecisionRecord;
 use decision_runtime::provider::{
     DecisionProvider, ErrorCode, MockProvider, ProviderError, Request, Response, ScriptProvider,
 };
@@ -368,4 +369,37 @@ fn questions_serialise_in_insertion_order() {
         serde_json::to_string(&q).unwrap(),
         r#"{"z":{"type":"noul","instructions":"z"},"a":{"type":"noul","instructions":"a"}}"#
     );
+}
+
+#[test]
+fn the_sent_questions_text_is_the_one_the_request_digest_hashed_and_never_outlives_its_value() {
+    let c = contract();
+    let decider = Decider::new(Arc::new(mock()));
+    let a = spec(&c, "needs_tool", json!({"task": "t", "earlier": ""}));
+    let b = spec(&c, "pick_tool", json!({"task": "t", "files_known": []}));
+    let merged = decider.decide_many(&[a.clone(), b]).unwrap();
+    let single = decider.decide(&a).unwrap();
+    for decision in merged.iter().chain([&single]) {
+        let text = decision.sent_questions_text().unwrap();
+        assert_eq!(text, stringify(&decision.sent_questions));
+        assert_eq!(decision.request_digest, request_digest(&decision.sent_frame_digest, &decision.sent_questions));
+    }
+    // Questions changed after the decision: the kept text is for the old ones and is not used.
+    let mut changed = single.clone();
+    changed.sent_questions = Arc::new(json!({"other": {"type": "noul"}}));
+    assert_eq!(changed.sent_questions_text(), None);
+    for decision in [&single, &changed] {
+        let record = DecisionRecord {
+            decision,
+            frame: None,
+            node: "step",
+            block: "needs_tool",
+            position: "act",
+            state_version: 1,
+            evidence: None,
+        };
+        let mut written = String::new();
+        record.write_to(&mut written);
+        assert_eq!(written, stringify(&Value::Object(record.into_event())));
+    }
 }

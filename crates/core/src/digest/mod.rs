@@ -112,6 +112,18 @@ pub fn request_digest(sent_frame_digest: &str, sent_questions: &Value) -> String
     out.finish()
 }
 
+/// [`request_digest`] of sent questions already written as `JSON.stringify` text (what a
+/// host that keeps that text hashes instead of writing it again).
+pub fn request_digest_of_text(sent_frame_digest: &str, sent_questions_json: &str) -> String {
+    let mut out = HashOut::new();
+    out.put("[");
+    write_string_to(sent_frame_digest, &mut out);
+    out.put(",");
+    out.put(sent_questions_json);
+    out.put("]");
+    out.finish()
+}
+
 /// Serialised JSON fed straight into SHA-256 through a small buffer, so that a digest
 /// builds no pre-image string.
 pub struct HashOut {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use decision_core::digest::{frame_digest, request_digest};
+use decision_core::digest::{frame_digest, request_digest_of_text, stringify};
 use decision_core::policy::{Answers, CompiledPolicy, Margin, evaluate};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -53,6 +53,39 @@ impl NodeSpec {
     }
 }
 
+/// Questions in wire form with the text `JSON.stringify` writes for them, made together
+/// once: the request digest hashes the text and the decision record copies it, instead of
+/// each writing the value again. The value is shared and cannot change, so the text always
+/// matches it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireJson {
+    pub value: Arc<Value>,
+    text: Arc<str>,
+}
+
+impl WireJson {
+    pub fn new(value: Value) -> WireJson {
+        let text = Arc::from(stringify(&value));
+        WireJson { value: Arc::new(value), text }
+    }
+
+    /// `JSON.stringify` of the value.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+/// The text of a decision's sent questions, kept with the value it was written from. It is
+/// a cache, not part of the decision: it never makes two decisions differ.
+#[derive(Debug, Clone, Default)]
+struct SentText(Option<WireJson>);
+
+impl PartialEq for SentText {
+    fn eq(&self, _: &SentText) -> bool {
+        true
+    }
+}
+
 /// One node's part of a step, borrowed from where the host keeps it: a host that compiles
 /// its frames and questions every step lends them instead of copying them into a
 /// [`NodeSpec`]. The questions are shared, so a node alone in its request sends its own.
@@ -66,16 +99,24 @@ pub struct NodeSpecRef<'a> {
     /// The digest of the node's frame artifact, when it has one.
     pub frame_digest: Option<&'a str>,
     pub model: Option<&'a str>,
-    /// `questions.to_json()`, when the host keeps it built.
-    pub questions_json: Option<Arc<Value>>,
+    /// `questions.to_json()` and its text, when the host keeps them built.
+    pub questions_json: Option<WireJson>,
 }
 
 impl NodeSpecRef<'_> {
     /// The node's questions as JSON: the one kept, or built now.
     fn questions_json(&self) -> Arc<Value> {
         match &self.questions_json {
-            Some(json) => Arc::clone(json),
+            Some(json) => Arc::clone(&json.value),
             None => Arc::new(self.questions.to_json()),
+        }
+    }
+
+    /// The node's questions as JSON with their text: the ones kept, or made now.
+    fn wire_json(&self) -> WireJson {
+        match &self.questions_json {
+            Some(json) => json.clone(),
+            None => WireJson::new(self.questions.to_json()),
         }
     }
 }
@@ -128,9 +169,20 @@ pub struct NodeDecision {
     pub usage: Option<Usage>,
     pub degraded: bool,
     pub warnings: Vec<String>,
+    #[serde(skip)]
+    sent_text: SentText,
 }
 
 impl NodeDecision {
+    /// `JSON.stringify(sent_questions)` as the decider wrote it for the request digest, while
+    /// `sent_questions` is still the value it was written from.
+    pub fn sent_questions_text(&self) -> Option<&str> {
+        match &self.sent_text.0 {
+            Some(json) if Arc::ptr_eq(&json.value, &self.sent_questions) => Some(json.text()),
+            _ => None,
+        }
+    }
+
     /// The `decision` event of this node (runtime.md §4.1), with its own frame artifact when it
     /// has one. The one place a decision becomes a logged event.
     pub fn to_event(&self, frame: Option<Value>) -> DecisionEvent {
@@ -188,6 +240,7 @@ impl NodeDecision {
             usage: None,
             degraded: false,
             warnings: Vec::new(),
+            sent_text: SentText::default(),
         }
     }
 }
@@ -201,7 +254,7 @@ fn shared_value<S: serde::Serializer>(value: &Arc<Value>, serializer: S) -> Resu
 #[derive(Clone)]
 struct Shared {
     state: Value,
-    sent_questions: Arc<Value>,
+    sent_questions: WireJson,
     batch_ids: Vec<String>,
     sent_frame_digest: String,
     request_digest: String,
@@ -262,10 +315,10 @@ impl Decider {
             _ => frame_digest(&batch_ids.join("+"), &state),
         };
         let sent_questions = match specs {
-            [only] => only.questions_json(),
-            _ => Arc::new(questions.to_json()),
+            [only] => only.wire_json(),
+            _ => WireJson::new(questions.to_json()),
         };
-        let request_digest = request_digest(&sent_frame_digest, &sent_questions);
+        let request_digest = request_digest_of_text(&sent_frame_digest, sent_questions.text());
         let model = specs.first().and_then(|s| s.model.map(str::to_owned)).or_else(|| self.model.clone());
         let request = Request { state: Value::Object(state), questions, model, timeout: self.timeout };
         let step = self.step.load(Ordering::Relaxed);
@@ -286,7 +339,7 @@ impl Decider {
             let Shared { state, sent_questions, batch_ids, sent_frame_digest, request_digest } =
                 shared.unwrap_or_else(|| Shared {
                     state: Value::Null,
-                    sent_questions: Arc::new(Value::Null),
+                    sent_questions: WireJson::new(Value::Null),
                     batch_ids: Vec::new(),
                     sent_frame_digest: String::new(),
                     request_digest: String::new(),
@@ -300,10 +353,11 @@ impl Decider {
                 state,
                 // A node alone in its request sent exactly its own questions.
                 questions: match single {
-                    true => Arc::clone(&sent_questions),
+                    true => Arc::clone(&sent_questions.value),
                     false => spec.questions_json(),
                 },
-                sent_questions,
+                sent_questions: Arc::clone(&sent_questions.value),
+                sent_text: SentText(Some(sent_questions)),
                 raw_answers: Map::new(),
                 answers: Answers::new(),
                 problems: Vec::new(),

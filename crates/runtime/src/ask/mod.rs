@@ -13,5 +13,5 @@ pub use compile::{
     BlockQuestions, CandidateProvider, CandidateRegistry, Candidates, QuestionError, check_reads, compile_questions,
     wire_question,
 };
-pub use decider::{CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpec, NodeSpecRef, invalid_reason};
+pub use decider::{CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpec, NodeSpecRef, WireJson, invalid_reason};
 pub use wire::{Questions, WireQuestion};

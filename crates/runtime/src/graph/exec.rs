@@ -21,7 +21,8 @@ use super::check::{StartRefusal, decided_blocks, start_check};
 use super::model::{Graph, GraphShape, NodeKind};
 use super::sink::{EventSink, SinkError};
 use crate::ask::{
-    CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpecRef, QuestionError, Questions, compile_questions,
+    CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpecRef, QuestionError, Questions, WireJson,
+    compile_questions,
 };
 use crate::frame::{FrameArtifact, FrameSpec, HostCells, Mode, compile_frame};
 use crate::log::{DecisionRecord, GraphEvent};
@@ -178,7 +179,7 @@ struct Prepared {
     policy: CompiledPolicy,
     /// The questions of a block without `dynamic:`, compiled once: they depend on nothing
     /// that changes from step to step.
-    questions: Option<(Arc<Questions>, Arc<Value>)>,
+    questions: Option<(Arc<Questions>, WireJson)>,
 }
 
 /// A host that passed its start check and may dispatch.
@@ -228,7 +229,7 @@ impl<C: GraphContext> GraphHost<C> {
                     .ok()
                     .filter(|q| q.not_asked.is_empty())
                     .map(|q| {
-                        let json = Arc::new(q.questions.to_json());
+                        let json = WireJson::new(q.questions.to_json());
                         (Arc::new(q.questions), json)
                     }),
             };
@@ -431,7 +432,7 @@ impl<C: GraphContext> GraphHost<C> {
                 .as_ref()
                 .map(|spec| compile_frame(spec, ctx.cells(), &self.cells, &self.adapter.projections, self.mode));
             let (questions, questions_json) = match &prepared.questions {
-                Some((questions, json)) => (Arc::clone(questions), Some(Arc::clone(json))),
+                Some((questions, json)) => (Arc::clone(questions), Some(json.clone())),
                 None => {
                     let block = self
                         .contract

@@ -202,7 +202,10 @@ impl DecisionRecord<'_> {
         let sent_questions_text = {
             let out = o.key("sentQuestions");
             let start = out.len();
-            write_value(&d.sent_questions, out);
+            match d.sent_questions_text() {
+                Some(text) => out.push_str(text),
+                None => write_value(&d.sent_questions, out),
+            }
             start..out.len()
         };
         write_strings(&d.batch_ids, o.key("batchIds"));
