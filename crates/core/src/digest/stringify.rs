@@ -235,30 +235,62 @@ pub fn write_string_to<O: JsonOut + ?Sized>(s: &str, out: &mut O) {
         let (run, tail) = rest.split_at_checked(at).unwrap_or((rest, ""));
         out.put(run);
         let Some(&byte) = tail.as_bytes().first() else { break };
-        let mut buffer = [0u8; 6];
-        let written = escape_into(byte, escape_of(byte), &mut buffer);
-        out.put(std::str::from_utf8(buffer.get(..written).unwrap_or(&[])).unwrap_or(""));
+        match short_escape(escape_of(byte)) {
+            Some(escape) => out.put(escape),
+            None => {
+                let mut buffer = [0u8; 6];
+                let written = escape_into(byte, escape_of(byte), &mut buffer);
+                out.put(std::str::from_utf8(buffer.get(..written).unwrap_or(&[])).unwrap_or(""));
+            }
+        }
         rest = tail.get(1..).unwrap_or("");
     }
     out.put("\"");
 }
 
+/// The text of a two-character escape (`\\n`, `\\"`, …), or `None` for `\\u00XX`.
+fn short_escape(letter: u8) -> Option<&'static str> {
+    Some(match letter {
+        b'n' => "\\n",
+        b'"' => "\\\"",
+        b'\\' => "\\\\",
+        b't' => "\\t",
+        b'r' => "\\r",
+        b'b' => "\\b",
+        b'f' => "\\f",
+        _ => return None,
+    })
+}
+
 /// The index of the first byte of `bytes` that a JSON string must escape (`"`, `\\`, or
-/// below U+0020), or its length: sixteen bytes per vector compare (SSE2 on x86-64).
+/// below U+0020), or its length: sixteen bytes per vector compare (SSE2 on x86-64). The
+/// last few bytes are compared as one more vector, padded with spaces (never escaped).
 fn next_to_escape(bytes: &[u8]) -> usize {
-    let (quote, backslash, last_control) = (u8x16::splat(b'"'), u8x16::splat(b'\\'), u8x16::splat(0x1f));
     let mut offset = 0;
     while let Some(chunk) = bytes.get(offset..offset + 16).and_then(|c| <[u8; 16]>::try_from(c).ok()) {
-        let v = u8x16::new(chunk);
-        let control = v.min(last_control).simd_eq(v);
-        let found = (v.simd_eq(quote) | v.simd_eq(backslash) | control).to_bitmask();
-        if found != 0 {
-            return offset + found.trailing_zeros() as usize;
+        if let Some(at) = first_to_escape(chunk) {
+            return offset + at;
         }
         offset += 16;
     }
     let tail = bytes.get(offset..).unwrap_or(&[]);
-    offset + tail.iter().position(|&b| escape_of(b) != 0).unwrap_or(tail.len())
+    if tail.is_empty() {
+        return offset;
+    }
+    let mut padded = [b' '; 16];
+    if let Some(head) = padded.get_mut(..tail.len()) {
+        head.copy_from_slice(tail);
+    }
+    first_to_escape(padded).map_or(bytes.len(), |at| offset + at)
+}
+
+/// The first of sixteen bytes that a JSON string must escape.
+fn first_to_escape(chunk: [u8; 16]) -> Option<usize> {
+    let (quote, backslash, last_control) = (u8x16::splat(b'"'), u8x16::splat(b'\\'), u8x16::splat(0x1f));
+    let v = u8x16::new(chunk);
+    let control = v.min(last_control).simd_eq(v);
+    let found = (v.simd_eq(quote) | v.simd_eq(backslash) | control).to_bitmask();
+    (found != 0).then(|| found.trailing_zeros() as usize)
 }
 
 /// Writes the escape of `byte` (whose letter [`escape_of`] gave) into `buffer`; returns its length.
@@ -283,6 +315,27 @@ fn escape_into(byte: u8, letter: u8, buffer: &mut [u8; 6]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_ascii_character_is_written_as_json_stringify_writes_it() {
+        for byte in 0u8..128 {
+            let text = format!("a{}b", char::from(byte));
+            let mut out = String::new();
+            write_string(&text, &mut out);
+            let expected = match byte {
+                b'"' => "\\\"".to_owned(),
+                b'\\' => "\\\\".to_owned(),
+                0x08 => "\\b".to_owned(),
+                0x09 => "\\t".to_owned(),
+                0x0A => "\\n".to_owned(),
+                0x0C => "\\f".to_owned(),
+                0x0D => "\\r".to_owned(),
+                0x00..=0x1f => format!("\\u{byte:04x}"),
+                _ => char::from(byte).to_string(),
+            };
+            assert_eq!(out, format!("\"a{expected}b\""), "byte {byte:#x}");
+        }
+    }
 
     #[test]
     fn finds_the_first_byte_to_escape_at_every_offset() {

@@ -324,8 +324,9 @@ pub fn compile_frame(
     let mut unfilled = Vec::new();
     let mut absent = Vec::new();
     for field in &spec.fields {
+        let cell = state.get(&field.from);
         // 1. Not fed: recorded whatever the projection then supplies.
-        if !state.contains_key(&field.from) {
+        if cell.is_none() {
             unfilled.push(Unfilled { key: field.key.clone(), from: field.from.clone(), why: field.why.clone() });
         }
         // 2. Not applicable: the key is left out entirely. A cell read directly is borrowed:
@@ -334,7 +335,7 @@ pub fn compile_frame(
         let raw: Option<Cow<'_, Value>> = match projection {
             Some(p) => (p.body)(state).map(Cow::Owned),
             None if field.projection.is_some() => None,
-            None => state.get(&field.from).map(Cow::Borrowed),
+            None => cell.map(Cow::Borrowed),
         };
         let Some(raw) = raw else {
             absent.push(Absent { key: field.key.clone(), why: field.why.clone() });

@@ -231,16 +231,28 @@ pub fn hex32(hash: &[u8; 32]) -> String {
 
 /// Appends the 64 lowercase hex characters of `hash` to `out`.
 pub fn push_hex32(hash: &[u8; 32], out: &mut String) {
-    for byte in hash {
-        for nibble in [byte >> 4, byte & 0x0f] {
-            out.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
-        }
+    let digit = |nibble: u8| if nibble < 10 { b'0' + nibble } else { b'a' + (nibble - 10) };
+    let mut hex = [0u8; 64];
+    for (pair, byte) in hex.chunks_exact_mut(2).zip(hash) {
+        pair.copy_from_slice(&[digit(byte >> 4), digit(byte & 0x0f)]);
     }
+    // Hex digits are ASCII.
+    out.push_str(std::str::from_utf8(&hex).unwrap_or_default());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hashes_are_written_as_lowercase_hex() {
+        let hash: [u8; 32] = std::array::from_fn(|i| (i as u8).wrapping_mul(37) ^ 0xa5);
+        let mut out = String::from("x");
+        push_hex32(&hash, &mut out);
+        let expected: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(out, format!("x{expected}"));
+        assert!(expected.contains('f') && expected.contains('0') && expected.contains('a'));
+    }
 
     #[test]
     fn reads_headers_events_and_turns() {

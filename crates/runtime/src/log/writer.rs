@@ -307,12 +307,19 @@ impl SessionLog {
     fn begin_event(&mut self) -> Result<usize, LogError> {
         let start = self.begin_line()?;
         // Written in place: no intermediate strings (writing to a String cannot fail).
-        let _ = write!(self.held, "{{\"kind\":\"event\",\"run\":{},\"at\":{},\"e\":", self.run, (self.clock)());
+        let mut number = itoa::Buffer::new();
+        self.held.push_str("{\"kind\":\"event\",\"run\":");
+        self.held.push_str(number.format(self.run));
+        self.held.push_str(",\"at\":");
+        self.held.push_str(number.format((self.clock)()));
+        self.held.push_str(",\"e\":");
         Ok(start)
     }
 
     fn end_event(&mut self, start: usize) -> Result<(), LogError> {
-        let _ = write!(self.held, ",\"seq\":{},\"prev\":\"", self.seq);
+        self.held.push_str(",\"seq\":");
+        self.held.push_str(itoa::Buffer::new().format(self.seq));
+        self.held.push_str(",\"prev\":\"");
         push_hex32(&self.prev, &mut self.held);
         self.held.push_str("\"}");
         self.end_line(start)
