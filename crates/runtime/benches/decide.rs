@@ -148,7 +148,8 @@ fn loopback(c: &mut Criterion) {
     let server = Server::start(move |_, _| reply.clone());
     let mut questions = Questions::new();
     questions.insert("ok", WireQuestion::Noul { instructions: "Did the call work?".into(), criteria: None });
-    let mut request = Request::new(json!({"tool": "read_file", "output": "contents"}), questions);
+    let mut request =
+        Request::new(json!({"tool": "read_file", "output": "contents"}).as_object().unwrap().clone(), questions);
     request.timeout = Duration::from_secs(2);
     let reused = SystemOneProvider::new(&server.url());
     let fresh = SystemOneProvider::new(&server.url()).with_transport(1 << 20, false);

@@ -10,8 +10,8 @@ use decision_core::contract::{Block, Contract};
 use decision_core::digest::{frame_digest, request_digest, stringify};
 use decision_core::policy::{apply_gates, compile_block, parse_gates};
 use decision_runtime::ask::{
-    AnswerProblem, CandidateProvider, CandidateRegistry, Candidates, DecideError, Decider, NodeSpec, QuestionError,
-    Questions, WireQuestion, compile_questions,
+    AnswerProblem, CandidateProvider, CandidateRegistry, Candidates, DecideError, Decider, NodeSpec, NodeSpecRef,
+    QuestionError, Questions, WireQuestion, compile_questions,
 };
 use decision_runtime::log::DecisionRecord;
 use decision_runtime::provider::{
@@ -244,12 +244,16 @@ fn nodes_that_share_a_step_share_one_request() {
     let out = decider.decide_many(&[a.clone(), b.clone()]).unwrap();
     assert_eq!(provider.calls.load(Ordering::SeqCst), 1);
     let sent = provider.last.lock().unwrap().clone().unwrap();
-    assert_eq!(sent.state, json!({"task": "t", "earlier": "", "files_known": []}), "key union, first-seen order");
+    assert_eq!(
+        Value::Object(Map::clone(&sent.state)),
+        json!({"task": "t", "earlier": "", "files_known": []}),
+        "key union, first-seen order"
+    );
     assert_eq!(sent.questions.ids().collect::<Vec<_>>(), ["needs_tool", "tool"]);
     assert_eq!(out[0].raw_answers.keys().collect::<Vec<_>>(), ["needs_tool"], "each node sees only its own ids");
     assert_eq!(out[1].raw_answers.keys().collect::<Vec<_>>(), ["tool"]);
     assert_eq!(out[0].batch_ids, ["needs_tool", "pick_tool"]);
-    let merged = sent.state.as_object().unwrap();
+    let merged = &*sent.state;
     assert_eq!(out[0].sent_frame_digest, frame_digest("needs_tool+pick_tool", merged));
     assert_eq!(out[0].request_digest, out[1].request_digest);
     assert_eq!(out[0].request_digest.len(), 16);
@@ -402,4 +406,25 @@ fn the_sent_questions_text_is_the_one_the_request_digest_hashed_and_never_outliv
         record.write_to(&mut written);
         assert_eq!(written, stringify(&Value::Object(record.into_event())));
     }
+}
+
+#[test]
+fn the_state_is_shared_not_copied_from_the_frame_to_the_request_and_the_decisions() {
+    let c = contract();
+    let provider = Recording::new(mock());
+    let decider = Decider::new(provider.clone());
+    let a = spec(&c, "needs_tool", json!({"task": "t", "earlier": ""}));
+    let shared = Arc::new(a.state.clone());
+    let alone = NodeSpecRef { shared_state: Some(Arc::clone(&shared)), ..a.borrowed() };
+    let decision = decider.decide_refs(&[alone]).unwrap().pop().unwrap();
+    assert!(Arc::ptr_eq(&decision.state, &shared), "a node alone sends its frame's state itself");
+    assert!(Arc::ptr_eq(&provider.last.lock().unwrap().as_ref().unwrap().state, &shared));
+    // Without a shared state the node's state is copied once, and is equal.
+    let copied = decider.decide(&a).unwrap();
+    assert!(!Arc::ptr_eq(&copied.state, &shared));
+    assert_eq!(copied.state, shared);
+    // The nodes of one request share the merged state.
+    let b = spec(&c, "pick_tool", json!({"task": "t", "files_known": []}));
+    let merged = decider.decide_many(&[a, b]).unwrap();
+    assert!(Arc::ptr_eq(&merged[0].state, &merged[1].state));
 }

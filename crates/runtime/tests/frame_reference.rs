@@ -60,7 +60,7 @@ fn step_ok_and_grade_risk_with_the_full_context() {
     let r = Reference::load();
     let step_ok = r.frame("step_ok", &full_ctx(), Mode::Reference);
     assert_eq!(
-        step_ok.state,
+        *step_ok.state,
         state(json!({"tool": "read_file", "input": mark_untrusted("alpha.ts"),
             "output": mark_untrusted("export function totalOf() {}"), "already_read": 1}))
     );
@@ -68,7 +68,7 @@ fn step_ok_and_grade_risk_with_the_full_context() {
     assert_eq!(step_ok.node, "loop.stepOk");
     let grade = r.frame("grade_risk", &full_ctx(), Mode::Reference);
     assert_eq!(
-        grade.state,
+        *grade.state,
         state(
             json!({"tool": "read_file", "base_risk": 0, "target": mark_untrusted("alpha.ts"), "task": full_ctx()["task"]})
         )
@@ -81,7 +81,7 @@ fn pick_tool_with_the_full_and_the_bare_context() {
     let r = Reference::load();
     let full = r.frame("pick_tool", &full_ctx(), Mode::Reference);
     assert_eq!(
-        full.state,
+        *full.state,
         state(json!({"task": full_ctx()["task"], "earlier": full_ctx()["earlier"],
             "already_done": mark_untrusted("already called: list_dir, read_file (2 steps)"),
             "files_known": ["alpha.ts", "beta.ts", "notes.md"], "already_read": ["alpha.ts"],
@@ -101,7 +101,7 @@ fn pick_tool_with_the_full_and_the_bare_context() {
     assert_eq!(unfilled, ["earlier", "history", "files", "readFiles", "lastResult"]);
     assert!(full.unfilled.is_empty());
     let step_ok = r.frame("step_ok", &bare_ctx(), Mode::Reference);
-    assert_eq!(step_ok.state, state(json!({"tool": "unknown", "input": "", "output": "", "already_read": 0})));
+    assert_eq!(*step_ok.state, state(json!({"tool": "unknown", "input": "", "output": "", "already_read": 0})));
 }
 
 #[test]
@@ -221,7 +221,7 @@ fn merges_refuse_disagreeing_values_and_duplicate_questions() {
     let q = json!({"a": {"type": "noul"}});
     let err = merge_requests(&[(&needs, &q), (&pick, &q)]).unwrap_err();
     assert!(matches!(err, MergeError::DuplicateQuestion { ref id, .. } if id == "a"), "{err:?}");
-    pick.state.insert("task".into(), json!("other"));
+    std::sync::Arc::make_mut(&mut pick.state).insert("task".into(), json!("other"));
     let err = merge_requests(&[(&needs, &json!({})), (&pick, &json!({}))]).unwrap_err();
     assert!(matches!(err, MergeError::Disagree { ref key, .. } if key == "task"), "{err:?}");
 }

@@ -244,7 +244,7 @@ fn frame(mode: Mode) -> FrameArtifact {
     });
     FrameArtifact {
         node: "loop.step".into(),
-        state: state.as_object().unwrap().clone(),
+        state: Arc::new(state.as_object().unwrap().clone()),
         digest: "0123456789abcdef".into(),
         fields: Arc::new(FixedList::new(
             ["task", "files", "last", "items", "count", "nested"]
@@ -277,7 +277,7 @@ fn decisions() -> Vec<NodeDecision> {
     full.batch_ids = vec!["loop.needsTool".into(), "loop.pickTool".into()];
     full.sent_frame_digest = "fedcba9876543210".into();
     full.request_digest = "00ff00ff00ff00ff".into();
-    full.state = json!({"task": "t", "3": "integer-like key first"});
+    full.state = Arc::new(json!({"task": "t", "3": "integer-like key first"}).as_object().unwrap().clone());
     full.sent_questions = json!({"tool": {"type": "choice", "criteria": {"read_file": "read it"}}}).into();
     full.questions = json!({"tool": {"type": "choice"}}).into();
     full.raw_answers = json!({"tool": {"type": "choice", "choice": "read_file", "probabilities": {"read_file": 0.9}}})
@@ -294,20 +294,20 @@ fn decisions() -> Vec<NodeDecision> {
     let mut not_a_number = full.clone();
     not_a_number.margin =
         Some(Margin { question: "tool".into(), kind: "probGte", threshold: f64::NAN, value: 1e-7, margin: -0.0 });
-    not_a_number.state = json!("not an object");
+    not_a_number.state = Arc::new(Map::new());
     // A node asked alone: it sent its own frame's state and its own questions, whose text the
     // record copies instead of writing it again.
     let mut alone = full.clone();
-    alone.state = Value::Object(frame(Mode::Reference).state);
+    alone.state = frame(Mode::Reference).state;
     alone.questions = Arc::clone(&alone.sent_questions);
     // Equal as values to the frame's state, but with its members in another order (at the
     // top, or inside a value): each is written as it is ordered.
     let mut reordered = alone.clone();
-    let mut members: Vec<(String, Value)> = frame(Mode::Reference).state.into_iter().collect();
+    let mut members: Vec<(String, Value)> = Arc::unwrap_or_clone(frame(Mode::Reference).state).into_iter().collect();
     members.reverse();
-    reordered.state = Value::Object(members.into_iter().collect());
+    reordered.state = Arc::new(members.into_iter().collect());
     let mut nested = alone.clone();
-    nested.state["nested"]["m"]["y"][0] = json!({"q": 2, "p": 1});
+    Arc::make_mut(&mut nested.state)["nested"]["m"]["y"][0] = json!({"q": 2, "p": 1});
     vec![plain, full, not_a_number, alone, reordered, nested]
 }
 

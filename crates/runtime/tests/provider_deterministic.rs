@@ -34,7 +34,7 @@ fn questions() -> Questions {
 }
 
 fn request() -> Request {
-    Request::new(json!({}), questions())
+    Request::new(serde_json::Map::new(), questions())
 }
 
 #[test]
@@ -74,7 +74,7 @@ fn a_script_is_consumed_in_order_per_question() {
     let mut only_ok = Questions::new();
     only_ok.insert("ok", WireQuestion::Noul { instructions: "?".into(), criteria: None });
     let p = ScriptProvider::from_json("script:t", &script).unwrap();
-    p.decide(&Request::new(json!({}), only_ok)).unwrap();
+    p.decide(&Request::new(serde_json::Map::new(), only_ok)).unwrap();
     assert_eq!(p.decide(&request()).unwrap().answers["tool"]["choice"], "b");
 }
 

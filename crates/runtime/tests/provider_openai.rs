@@ -93,7 +93,7 @@ fn model_server(mode: OpenAiMode) -> Server {
 }
 
 fn request() -> Request {
-    let mut r = Request::new(json!({"task": "read notes.md"}), questions());
+    let mut r = Request::new(json!({"task": "read notes.md"}).as_object().unwrap().clone(), questions());
     r.timeout = Duration::from_secs(2);
     r
 }

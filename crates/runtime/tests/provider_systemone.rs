@@ -31,7 +31,7 @@ fn questions() -> Questions {
 }
 
 fn request() -> Request {
-    let mut r = Request::new(json!({"task": "t", "earlier": ""}), questions());
+    let mut r = Request::new(json!({"task": "t", "earlier": ""}).as_object().unwrap().clone(), questions());
     r.timeout = Duration::from_millis(500);
     r
 }

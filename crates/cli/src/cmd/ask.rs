@@ -100,7 +100,7 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     let artifact = compile(block, &state)?;
     let spec = NodeSpec {
         id: artifact.as_ref().map_or_else(|| block.id.clone(), |a| a.node.clone()),
-        state: artifact.as_ref().map_or(state, |a| a.state.clone()),
+        state: artifact.as_ref().map_or(state, |a| Map::clone(&a.state)),
         questions,
         policy,
         frame_digest: artifact.as_ref().map(|a| a.digest.clone()),

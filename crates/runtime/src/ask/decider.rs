@@ -20,7 +20,7 @@ use thiserror::Error;
 use super::answer::{QuestionProblem, validate_answers};
 use super::wire::Questions;
 use crate::log::DecisionEvent;
-use crate::provider::{DEFAULT_TIMEOUT, DecisionProvider, Request, Response, Usage};
+use crate::provider::{DEFAULT_TIMEOUT, DecisionProvider, Request, Response, SharedState, Usage};
 
 /// The provider name on a decision host code made (the model was not asked).
 pub const CODE_PROVIDER: &str = "code";
@@ -44,6 +44,7 @@ impl NodeSpec {
         NodeSpecRef {
             id: &self.id,
             state: &self.state,
+            shared_state: None,
             questions: Arc::new(self.questions.clone()),
             policy: &self.policy,
             frame_digest: self.frame_digest.as_deref(),
@@ -94,6 +95,9 @@ pub struct NodeSpecRef<'a> {
     pub id: &'a str,
     /// The node's frame state.
     pub state: &'a Map<String, Value>,
+    /// The same state, shared, when the host keeps it so: a node alone in its request sends
+    /// it without a copy.
+    pub shared_state: Option<SharedState>,
     pub questions: Arc<Questions>,
     pub policy: &'a CompiledPolicy,
     /// The digest of the node's frame artifact, when it has one.
@@ -141,8 +145,10 @@ pub struct NodeDecision {
     pub batch_ids: Vec<String>,
     pub sent_frame_digest: String,
     pub request_digest: String,
-    /// The state actually sent (the merged one when batched).
-    pub state: Value,
+    /// The state actually sent (the merged one when batched), shared by every node of the
+    /// request.
+    #[serde(serialize_with = "shared_map")]
+    pub state: SharedState,
     /// The questions actually sent (the merged set), shared by every node of the request.
     #[serde(serialize_with = "shared_value")]
     pub sent_questions: Arc<Value>,
@@ -189,10 +195,7 @@ impl NodeDecision {
         DecisionEvent {
             step: self.step,
             id: self.id.clone(),
-            state: match &self.state {
-                Value::Object(map) => map.clone(),
-                _ => Map::new(),
-            },
+            state: Map::clone(&self.state),
             frame,
             request_digest: Some(self.request_digest.clone()),
             sent_frame_digest: Some(self.sent_frame_digest.clone()),
@@ -222,7 +225,7 @@ impl NodeDecision {
             batch_ids: vec![id.to_owned()],
             sent_frame_digest: String::new(),
             request_digest: String::new(),
-            state: Value::Object(Map::new()),
+            state: Arc::new(Map::new()),
             sent_questions: Arc::new(Value::Object(Map::new())),
             questions: Arc::new(Value::Object(Map::new())),
             raw_answers: Map::new(),
@@ -245,6 +248,11 @@ impl NodeDecision {
     }
 }
 
+/// Serialises a shared object as the object itself.
+fn shared_map<S: serde::Serializer>(map: &SharedState, serializer: S) -> Result<S::Ok, S::Error> {
+    Map::serialize(map, serializer)
+}
+
 /// Serialises a shared JSON value as the value itself.
 fn shared_value<S: serde::Serializer>(value: &Arc<Value>, serializer: S) -> Result<S::Ok, S::Error> {
     Value::serialize(value, serializer)
@@ -253,7 +261,7 @@ fn shared_value<S: serde::Serializer>(value: &Arc<Value>, serializer: S) -> Resu
 /// What every node of one request shares: the last node takes it, the others copy it.
 #[derive(Clone)]
 struct Shared {
-    state: Value,
+    state: SharedState,
     sent_questions: WireJson,
     batch_ids: Vec<String>,
     sent_frame_digest: String,
@@ -320,7 +328,7 @@ impl Decider {
         };
         let request_digest = request_digest_of_text(&sent_frame_digest, sent_questions.text());
         let model = specs.first().and_then(|s| s.model.map(str::to_owned)).or_else(|| self.model.clone());
-        let request = Request { state: Value::Object(state), questions, model, timeout: self.timeout };
+        let request = Request { state, questions, model, timeout: self.timeout };
         let step = self.step.load(Ordering::Relaxed);
         let started = Instant::now();
         let outcome = self.provider.decide(&request);
@@ -338,7 +346,7 @@ impl Decider {
         let base = |spec: &NodeSpecRef<'_>, shared: Option<Shared>, provider: String, model: Option<String>| {
             let Shared { state, sent_questions, batch_ids, sent_frame_digest, request_digest } =
                 shared.unwrap_or_else(|| Shared {
-                    state: Value::Null,
+                    state: Arc::new(Map::new()),
                     sent_questions: WireJson::new(Value::Null),
                     batch_ids: Vec::new(),
                     sent_frame_digest: String::new(),
@@ -444,12 +452,14 @@ pub fn invalid_reason(problems: &[QuestionProblem]) -> String {
     format!("invalid answer ({}) → escalate; no action taken", listed.join("; "))
 }
 
-fn merge(specs: &[NodeSpecRef<'_>]) -> Result<(Map<String, Value>, Arc<Questions>), DecideError> {
+fn merge(specs: &[NodeSpecRef<'_>]) -> Result<(SharedState, Arc<Questions>), DecideError> {
     let (first, rest) = specs.split_first().ok_or(DecideError::NoNodes)?;
-    let mut state = first.state.clone();
     if rest.is_empty() {
+        // A node alone sends its own state: shared when the host keeps it shared.
+        let state = first.shared_state.clone().unwrap_or_else(|| Arc::new(first.state.clone()));
         return Ok((state, Arc::clone(&first.questions)));
     }
+    let mut state = first.state.clone();
     let mut owner: Vec<(&str, &str)> = first.state.keys().map(|k| (k.as_str(), first.id)).collect();
     let mut questions = Questions::clone(&first.questions);
     for spec in rest {
@@ -478,5 +488,5 @@ fn merge(specs: &[NodeSpecRef<'_>]) -> Result<(Map<String, Value>, Arc<Questions
             }
         }
     }
-    Ok((state, Arc::new(questions)))
+    Ok((Arc::new(state), Arc::new(questions)))
 }

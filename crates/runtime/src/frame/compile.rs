@@ -9,6 +9,7 @@ use thiserror::Error;
 
 use super::projections::{HostState, Projections};
 use super::{HostCells, UNTRUSTED_PROVENANCE, clip, mark_untrusted, utf16_len};
+use crate::provider::SharedState;
 
 /// How untrusted values are marked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -228,7 +229,8 @@ pub struct Absent {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrameArtifact {
     pub node: String,
-    pub state: Map<String, Value>,
+    /// Shared with the request that sends it and the decision that records it.
+    pub state: SharedState,
     pub digest: String,
     pub fields: Arc<FixedList<FieldRef>>,
     pub untrusted: Vec<String>,
@@ -251,7 +253,7 @@ impl FrameArtifact {
         let provenance = (self.mode == Mode::Provenance).then(|| self.provenance());
         let mut v = Map::with_capacity(10);
         v.insert("node".into(), Value::String(self.node));
-        v.insert("state".into(), Value::Object(self.state));
+        v.insert("state".into(), Value::Object(Arc::unwrap_or_clone(self.state)));
         v.insert("digest".into(), Value::String(self.digest));
         let fields =
             self.fields.iter().map(|f| object([("key", f.key.as_str().into()), ("from", f.from.as_str().into())]));
@@ -382,7 +384,7 @@ pub fn compile_frame(
     let digest = frame_digest(&spec.node, &out);
     FrameArtifact {
         node: spec.node.clone(),
-        state: out,
+        state: Arc::new(out),
         digest,
         fields: shared_field_refs(spec),
         untrusted,

@@ -88,7 +88,7 @@ pub fn merge_requests(parts: &[(&FrameArtifact, &Value)]) -> Result<MergedReques
     let frames: Vec<&FrameArtifact> = parts.iter().map(|(f, _)| *f).collect();
     let batch_ids: Vec<String> = frames.iter().map(|f| f.node.clone()).collect();
     let state = if parts.len() == 1 {
-        first.state.clone()
+        Map::clone(&first.state)
     } else {
         let conflicts = merge_conflicts(&frames);
         if !conflicts.is_empty() {
@@ -97,7 +97,7 @@ pub fn merge_requests(parts: &[(&FrameArtifact, &Value)]) -> Result<MergedReques
         let mut state = Map::new();
         let mut owner: Map<String, Value> = Map::new();
         for frame in &frames {
-            for (key, value) in &frame.state {
+            for (key, value) in frame.state.iter() {
                 match state.get(key) {
                     Some(seen) if stringify(seen) != stringify(value) => {
                         return Err(MergeError::Disagree {

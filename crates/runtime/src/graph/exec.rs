@@ -460,6 +460,7 @@ impl<C: GraphContext> GraphHost<C> {
             .map(|((prepared, questions, questions_json), artifact)| NodeSpecRef {
                 id: &prepared.node_id,
                 state: artifact.as_ref().map_or(&empty, |a| &a.state),
+                shared_state: artifact.as_ref().map(|a| Arc::clone(&a.state)),
                 questions,
                 policy: &prepared.policy,
                 frame_digest: artifact.as_ref().map(|a| a.digest.as_str()),

@@ -61,9 +61,7 @@ impl DecisionProvider for HeuristicProvider {
 
     fn decide(&self, request: &Request) -> Result<Response, ProviderError> {
         let started = Instant::now();
-        let empty = Map::new();
-        let state = request.state.as_object().unwrap_or(&empty);
-        let frame = FrameView::new(state);
+        let frame = FrameView::new(&request.state);
         let mut answers = Map::new();
         let mut unanswered = Vec::new();
         for (id, question) in request.questions.iter() {

@@ -186,15 +186,13 @@ impl DecisionRecord<'_> {
         let state_text = {
             let out = o.key("state");
             let start = out.len();
-            match &d.state {
-                Value::Object(state) => write_map(state, out),
-                _ => out.push_str("{}"),
-            }
+            write_map(&d.state, out);
             start..out.len()
         };
         if let Some(frame) = &self.frame {
-            // A node asked alone sent its own frame's state: its text is copied, not rewritten.
-            let same = matches!(&d.state, Value::Object(state) if same_text(state, &frame.state));
+            // A node asked alone sent its own frame's state (the same one, shared, when it
+            // came from the frame): its text is copied, not rewritten.
+            let same = Arc::ptr_eq(&d.state, &frame.state) || same_text(&d.state, &frame.state);
             write_frame(frame, same.then_some(state_text), o.key("frame"));
         }
         write_string(&d.request_digest, o.key("requestDigest"));

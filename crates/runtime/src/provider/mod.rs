@@ -32,10 +32,16 @@ use crate::ask::Questions;
 /// The timeout a request carries when nobody says otherwise (runtime.md §1.4).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A state object shared, not copied, between the frame it was compiled as, the request that
+/// sends it and the decisions that record it.
+pub type SharedState = Arc<Map<String, Value>>;
+
 /// One request: the shared state and every question asked of it, in one forward pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
-    pub state: Value,
+    /// The state every question is asked of: an object, shared with the frame it was compiled
+    /// as and the decisions that record it, so sending it copies nothing.
+    pub state: SharedState,
     /// Shared, so a caller that keeps its questions (to validate the answers) need not copy them.
     pub questions: Arc<Questions>,
     pub model: Option<String>,
@@ -43,8 +49,8 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn new(state: Value, questions: impl Into<Arc<Questions>>) -> Self {
-        Request { state, questions: questions.into(), model: None, timeout: DEFAULT_TIMEOUT }
+    pub fn new(state: Map<String, Value>, questions: impl Into<Arc<Questions>>) -> Self {
+        Request { state: Arc::new(state), questions: questions.into(), model: None, timeout: DEFAULT_TIMEOUT }
     }
 
     /// The System One body `{model, state, questions}` as a value; `model` is omitted when unset.
@@ -67,7 +73,7 @@ impl Request {
 pub struct WireBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<&'a str>,
-    pub state: &'a Value,
+    pub state: &'a Map<String, Value>,
     pub questions: &'a Questions,
 }
 

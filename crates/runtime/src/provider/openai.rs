@@ -83,7 +83,7 @@ impl OpenAiProvider {
     }
 
     /// The prompt for one question against `state`, and the ids its labels stand for.
-    pub fn prompt(state: &Value, question: &WireQuestion) -> Option<(String, Vec<String>)> {
+    pub fn prompt(state: &Map<String, Value>, question: &WireQuestion) -> Option<(String, Vec<String>)> {
         let options: Vec<(String, String)> = match question {
             WireQuestion::Noul { criteria, .. } => {
                 let (yes, no) = criteria.clone().unwrap_or_default();
@@ -332,14 +332,14 @@ mod tests {
             instructions: "Which?".into(),
             criteria: vec![("a".into(), "first".into()), ("b".into(), String::new())],
         };
-        let (prompt, ids) = OpenAiProvider::prompt(&json!({"task": "t"}), &q).unwrap();
+        let (prompt, ids) = OpenAiProvider::prompt(json!({"task": "t"}).as_object().unwrap(), &q).unwrap();
         assert!(prompt.contains("A. a — first\nB. b\n"), "{prompt}");
         assert_eq!(ids, ["a", "b"]);
         let many = WireQuestion::Choice {
             instructions: "?".into(),
             criteria: (0..27).map(|i| (i.to_string(), String::new())).collect(),
         };
-        assert!(OpenAiProvider::prompt(&json!({}), &many).is_none());
+        assert!(OpenAiProvider::prompt(&Map::new(), &many).is_none());
     }
 
     #[test]

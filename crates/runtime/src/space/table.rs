@@ -424,7 +424,7 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
     /// The request for this state: the table and `context` as state, every head as questions
     /// (shared, not copied).
     pub fn request(&self, context: &Map<String, Value>) -> Request {
-        Request::new(Value::Object(self.state(context)), Arc::clone(&self.questions))
+        Request::new(self.state(context), Arc::clone(&self.questions))
     }
 
     /// The state sent with the heads: the revision, the table (`columns`, then one array per

@@ -115,7 +115,7 @@ impl DecisionProvider for Rules {
             ));
         }
         let fallback = HeuristicProvider.decide(request)?;
-        let state = request.state.as_object().cloned().unwrap_or_default();
+        let state = Map::clone(&request.state);
         let mut answers = Map::new();
         let mut asked = self.asked.lock().unwrap();
         for (id, question) in request.questions.iter() {
