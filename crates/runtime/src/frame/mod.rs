@@ -57,12 +57,24 @@ pub fn utf16_len(s: &str) -> usize {
 /// surrogate, which no standard JSON parser reads back), the whole pair is dropped and
 /// counted in N, so the result is always valid text.
 pub fn clip(s: &str, max: usize) -> String {
-    let len = utf16_len(s);
+    let mut out = String::new();
+    push_clipped(s, max, &mut out);
+    out
+}
+
+/// [`clip`], appended to `out`.
+pub fn push_clipped(s: &str, max: usize, out: &mut String) {
+    // A string has no more UTF-16 units than UTF-8 bytes: a short one needs no count.
+    let len = if s.len() <= max { s.len() } else { utf16_len(s) };
     if len <= max {
-        return s.to_owned();
+        out.push_str(s);
+        return;
     }
     let head = utf16_prefix(s, max.saturating_sub(HINT_BUDGET));
-    format!("{head} …[+{}]", len - utf16_len(head))
+    out.push_str(head);
+    out.push_str(" …[+");
+    out.push_str(itoa::Buffer::new().format(len - utf16_len(head)));
+    out.push(']');
 }
 
 /// A host state cell: its name, its type, and whether it carries bytes a tool returned.

@@ -2,6 +2,7 @@
 //! reproduce the reference's exactly (`runtime.md` §2.7), including what each promises
 //! when its cell is missing; a host registers its own under the `host:` namespace.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use decision_core::vocab::{HOST_PREFIX, PROJECTIONS};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use super::clip;
+use super::push_clipped;
 
 /// Host state: cell name → JSON value. A missing key is JavaScript's `undefined`.
 pub type HostState = Map<String, Value>;
@@ -136,6 +137,18 @@ fn history(state: &HostState) -> &[Value] {
 
 /// JavaScript's `String(v)` for the values a step record holds.
 fn js_string(value: Option<&Value>) -> String {
+    js_str(value).into_owned()
+}
+
+/// [`js_string`], borrowed where the value is a string already.
+fn js_str(value: Option<&Value>) -> Cow<'_, str> {
+    match value {
+        Some(Value::String(s)) => Cow::Borrowed(s),
+        _ => Cow::Owned(js_string_of_other(value)),
+    }
+}
+
+fn js_string_of_other(value: Option<&Value>) -> String {
     match value {
         None => "undefined".to_owned(),
         Some(Value::String(s)) => s.clone(),
@@ -160,9 +173,9 @@ pub fn describe_done(history: &[Value]) -> String {
     if history.is_empty() {
         return "nothing yet".to_owned();
     }
-    let mut tools: Vec<String> = Vec::new();
+    let mut tools: Vec<Cow<'_, str>> = Vec::new();
     for step in history {
-        let tool = js_string(step.get("tool"));
+        let tool = js_str(step.get("tool"));
         if !tools.contains(&tool) {
             tools.push(tool);
         }
@@ -172,12 +185,18 @@ pub fn describe_done(history: &[Value]) -> String {
 }
 
 fn step_line(step: &Value, input_budget: usize, result_budget: usize) -> String {
-    format!(
-        "{}({}) → {}",
-        js_string(step.get("tool")),
-        clip(&js_string(step.get("input")), input_budget),
-        clip(&js_string(step.get("result")), result_budget)
-    )
+    let tool = js_str(step.get("tool"));
+    let input = js_str(step.get("input"));
+    let result = js_str(step.get("result"));
+    let mut line = String::with_capacity(
+        tool.len() + input.len().min(4 * input_budget) + result.len().min(4 * result_budget) + 32,
+    );
+    line.push_str(&tool);
+    line.push('(');
+    push_clipped(&input, input_budget, &mut line);
+    line.push_str(") → ");
+    push_clipped(&result, result_budget, &mut line);
+    line
 }
 
 /// The last 5 steps, `tool(input) → result`, input clipped to 60 and result to 200.

@@ -165,13 +165,6 @@ pub enum RunError {
 }
 
 /// The parts of a graph node one visit uses.
-struct Visit {
-    id: String,
-    kind: NodeKind,
-    starts_step: bool,
-    evidence: Option<String>,
-}
-
 struct Prepared {
     node_id: String,
     position: String,
@@ -185,7 +178,7 @@ struct Prepared {
 /// A host that passed its start check and may dispatch.
 pub struct GraphHost<C> {
     adapter: HostAdapter<C>,
-    graph: Graph<C>,
+    graph: Arc<Graph<C>>,
     contract: Contract,
     warnings: Vec<Diagnostic>,
     prepared: BTreeMap<String, Prepared>,
@@ -239,7 +232,7 @@ impl<C: GraphContext> GraphHost<C> {
         let warnings = report.diagnostics.iter().filter(|d| !d.is_error()).cloned().collect();
         Ok(GraphHost {
             adapter,
-            graph,
+            graph: Arc::new(graph),
             contract: report.contract,
             warnings,
             prepared,
@@ -325,6 +318,8 @@ impl<C: GraphContext> GraphHost<C> {
 
     /// Run from `cursor` until a terminal state.
     pub fn run_from(&mut self, ctx: &mut C, cursor: Cursor) -> Result<RunOutcome, RunError> {
+        // The graph is shared, so its nodes are read in place while the host runs them.
+        let graph = Arc::clone(&self.graph);
         let mut current = cursor.node;
         let mut step = cursor.step;
         let mut version = cursor.state_version;
@@ -332,7 +327,7 @@ impl<C: GraphContext> GraphHost<C> {
         let mut transitions = Vec::new();
         let mut stats = DecisionStats::default();
         loop {
-            if self.graph.shape.terminals.contains(&current) && self.graph.shape.node(&current).is_none() {
+            if graph.shape.terminals.contains(&current) && graph.shape.node(&current).is_none() {
                 stats.transitions = transitions.len() as u64;
                 self.commit()?;
                 return Ok(RunOutcome { terminal: current, step, state_version: version, transitions, stats });
@@ -340,30 +335,23 @@ impl<C: GraphContext> GraphHost<C> {
             if transitions.len() as u64 >= self.max_transitions {
                 return Err(RunError::TooManyTransitions(self.max_transitions));
             }
-            // Only what the node's run needs is copied out of the graph; its edges are read
-            // in place once its outcome is known.
-            let index = self
-                .graph
-                .shape
-                .nodes
-                .iter()
-                .position(|n| n.id == current)
-                .ok_or_else(|| RunError::UnknownNode(current.clone()))?;
-            let node = self.graph.shape.nodes.get(index).ok_or_else(|| RunError::UnknownNode(current.clone()))?;
-            let node = Visit {
-                id: node.id.clone(),
-                kind: node.kind.clone(),
-                starts_step: node.starts_step,
-                evidence: node.evidence.clone(),
-            };
+            let node = graph.shape.node(&current).ok_or_else(|| RunError::UnknownNode(current.clone()))?;
             if node.starts_step {
                 // The step boundary: the finished step's events are committed together.
                 self.commit()?;
                 step += 1;
             }
-            let visit = visits.entry(node.id.clone()).or_insert(0);
-            *visit += 1;
-            let invocation = Invocation { node: node.id.clone(), step, state_version: version, visit: *visit };
+            let visit = match visits.get_mut(node.id.as_str()) {
+                Some(visit) => {
+                    *visit += 1;
+                    *visit
+                }
+                None => {
+                    visits.insert(node.id.clone(), 1);
+                    1
+                }
+            };
+            let invocation = Invocation { node: node.id.clone(), step, state_version: version, visit };
             let (action, label) = match &node.kind {
                 NodeKind::Decide { blocks } => {
                     let (action, label) =
@@ -371,7 +359,7 @@ impl<C: GraphContext> GraphHost<C> {
                     (Some(action), label)
                 }
                 NodeKind::Host => {
-                    let body = self.graph.phase_body(&node.id).ok_or_else(|| RunError::UnknownNode(node.id.clone()))?;
+                    let body = graph.phase_body(&node.id).ok_or_else(|| RunError::UnknownNode(node.id.clone()))?;
                     let sink = self.adapter.sink.as_deref_mut().ok_or_else(|| no_sink(&node.id))?;
                     let label = body(ctx, &mut Step { invocation: &invocation, sink })
                         .map_err(|source| RunError::Handler { node: node.id.clone(), source })?;
@@ -379,13 +367,7 @@ impl<C: GraphContext> GraphHost<C> {
                 }
             };
             version += 1;
-            let to = self
-                .graph
-                .shape
-                .nodes
-                .get(index)
-                .and_then(|n| n.edges.iter().find(|(l, _)| *l == label))
-                .map(|(_, t)| t.clone());
+            let to = node.edges.iter().find(|(l, _)| *l == label).map(|(_, t)| t.as_str());
             self.emit_graph(GraphEvent::Transition {
                 node: &invocation.node,
                 step: invocation.step,
@@ -393,10 +375,10 @@ impl<C: GraphContext> GraphHost<C> {
                 visit: invocation.visit,
                 action: action.as_deref(),
                 outcome: &label,
-                to: to.as_deref(),
+                to,
             })?;
             let Some(to) = to else {
-                return Err(RunError::NoConsumer { node: node.id, step, label });
+                return Err(RunError::NoConsumer { node: invocation.node, step, label });
             };
             transitions.push(Transition {
                 node: invocation.node,
@@ -405,9 +387,9 @@ impl<C: GraphContext> GraphHost<C> {
                 visit: invocation.visit,
                 action,
                 label,
-                to: to.clone(),
+                to: to.to_owned(),
             });
-            current = to;
+            current = to.to_owned();
         }
     }
 
