@@ -5,8 +5,8 @@
 #![allow(clippy::disallowed_methods)]
 
 use decision_core::digest::{
-    Scanner, canonicalize, digest_bytes, frame_digest, frame_preimage, raw, request_digest, request_digest_of_text,
-    request_preimage, stringify,
+    ObjectText, Scanner, canonicalize, digest_bytes, frame_digest, frame_preimage, raw, request_digest,
+    request_digest_of_text, request_preimage, stringify,
 };
 use serde_json::Value;
 
@@ -34,6 +34,10 @@ fn frame_vectors_reproduce() {
         let state = state.as_object().unwrap();
         assert_eq!(frame_preimage(node, state), str_of(case, "preimage"), "{name}: pre-image");
         assert_eq!(frame_digest(node, state), str_of(case, "digest"), "{name}: digest");
+        // Written once as the object's text, then hashed piece by piece.
+        let text = ObjectText::new(state);
+        assert_eq!(text.text(), stringify(&Value::Object(state.clone())), "{name}: object text");
+        assert_eq!(text.frame_digest(node), str_of(case, "digest"), "{name}: digest from the text");
 
         // The same digest from the raw text, as a log reader computes it.
         let mut scanner = Scanner::new(state_json.as_bytes()).unwrap();

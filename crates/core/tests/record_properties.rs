@@ -2,7 +2,7 @@
 //! panics, whatever the bytes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_core::digest::{Scanner, canonicalize, frame_digest, raw, stringify};
+use decision_core::digest::{ObjectText, Scanner, canonicalize, frame_digest, raw, stringify};
 use decision_core::record::{EventRead, read_event, verify_record};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
@@ -70,6 +70,15 @@ proptest! {
         scanner.object(&mut out, &mut members).unwrap();
         let node_json = stringify(&Value::String(node.clone()));
         prop_assert_eq!(raw::frame_digest(node_json.as_bytes(), &out, &members), frame_digest(&node, &state));
+    }
+
+    /// An object written once as text gives its `JSON.stringify` text and its frame digest.
+    #[test]
+    fn object_text_gives_the_text_and_the_frame_digest(pairs in prop::collection::vec((key(), value()), 0..8), node in "\\PC{0,8}") {
+        let state: Map<String, Value> = pairs.into_iter().collect();
+        let text = ObjectText::new(&state);
+        prop_assert_eq!(text.text(), stringify(&Value::Object(state.clone())));
+        prop_assert_eq!(text.frame_digest(&node), frame_digest(&node, &state));
     }
 
     /// Arbitrary bytes never panic the reader.

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use decision_core::digest::stringify;
 use decision_core::policy::Margin;
 use decision_runtime::ask::NodeDecision;
-use decision_runtime::frame::{Absent, FieldRef, FixedList, FrameArtifact, Mode, Truncation, Unfilled};
+use decision_runtime::frame::{Absent, FieldRef, FixedList, FrameArtifact, Mode, StateText, Truncation, Unfilled};
 use decision_runtime::graph::{EventSink, FnSink, MemorySink, Tee};
 use decision_runtime::host::generate::{EvidenceReport, GenerateError, GenerateRequest, Generated, Generator};
 use decision_runtime::host::heuristic::HeuristicProvider;
@@ -263,6 +263,7 @@ fn frame(mode: Mode) -> FrameArtifact {
         truncated: vec![Truncation { key: "files".into(), from: 40, to: 15 }],
         unfilled: vec![Unfilled { key: "gone".into(), from: "gone_cell".into(), why: "no such cell".into() }],
         absent: vec![Absent { key: "other".into(), why: "not applicable".into() }],
+        state_text: StateText::default(),
         excluded: Arc::new(FixedList::new(vec![
             ("secret".into(), "never shown".into()),
             ("cwd".into(), "路径不进判定\n\u{2028}".into()),
@@ -336,6 +337,40 @@ fn a_decision_record_is_written_as_its_event_object() {
         }
     }
     assert_eq!(seen, 36);
+}
+
+#[test]
+fn a_frame_s_kept_state_text_is_used_only_for_the_state_it_was_written_from() {
+    let decisions = decisions();
+    let base = &decisions[1];
+    for mode in [Mode::Reference, Mode::Provenance] {
+        let mut frame = frame(mode);
+        frame.state_text = StateText::written(&frame.state);
+        // The decision sent the frame's own state (a node asked alone), or another one.
+        let mut alone = base.clone();
+        alone.state = Arc::clone(&frame.state);
+        let mut other = base.clone();
+        Arc::make_mut(&mut other.state).insert("extra".into(), json!(1));
+        // A frame whose state was replaced after its text was written.
+        let mut replaced = frame.clone();
+        Arc::make_mut(&mut replaced.state).insert("late".into(), json!("added"));
+        assert_eq!(replaced.state_text.of(&replaced.state), None);
+        assert!(frame.state_text.of(&frame.state).is_some());
+        for (decision, frame) in [(&alone, &frame), (&other, &frame), (&alone, &replaced), (&other, &replaced)] {
+            let record = DecisionRecord {
+                decision,
+                frame: Some(frame.clone()),
+                node: "step",
+                block: "pick_tool",
+                position: "act",
+                state_version: 3,
+                evidence: None,
+            };
+            let mut written = String::new();
+            record.write_to(&mut written);
+            assert_eq!(written, stringify(&Value::Object(record.into_event())));
+        }
+    }
 }
 
 #[test]

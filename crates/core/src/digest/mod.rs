@@ -11,6 +11,8 @@
 pub mod canonical;
 mod stringify;
 
+use std::ops::Range;
+
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -79,6 +81,76 @@ fn write_frame_preimage<O: JsonOut>(node: &str, state: &Map<String, Value>, out:
         }
     }
     out.put("]]");
+}
+
+/// An object's `JSON.stringify` text and where each member's key and value lie in it, in
+/// property order (integer-like keys first, as both `JSON.stringify` and `Object.entries`
+/// enumerate them). Written once, it is both the object's text and, piece by piece, the
+/// pre-image of `frameDigest`, so a host that records a frame's state and its digest writes
+/// the state's values once.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ObjectText {
+    text: String,
+    members: Vec<(Range<usize>, Range<usize>)>,
+}
+
+impl ObjectText {
+    pub fn new(object: &Map<String, Value>) -> ObjectText {
+        let mut text = String::with_capacity(512);
+        let mut members = Vec::with_capacity(object.len());
+        text.push('{');
+        let mut member = |key: &str, value: &Value| {
+            if !members.is_empty() {
+                text.push(',');
+            }
+            let key_start = text.len();
+            write_string_to(key, &mut text);
+            let key_end = text.len();
+            text.push(':');
+            let value_start = text.len();
+            write_value_to(value, &mut text);
+            members.push((key_start..key_end, value_start..text.len()));
+        };
+        if object.keys().any(|k| integer_key(k).is_some()) {
+            let mut integers: Vec<(u32, &String, &Value)> =
+                object.iter().filter_map(|(k, v)| integer_key(k).map(|n| (n, k, v))).collect();
+            integers.sort_by_key(|(n, _, _)| *n);
+            for (_, key, value) in integers {
+                member(key, value);
+            }
+            for (key, value) in object.iter().filter(|(k, _)| integer_key(k).is_none()) {
+                member(key, value);
+            }
+        } else {
+            for (key, value) in object {
+                member(key, value);
+            }
+        }
+        text.push('}');
+        ObjectText { text, members }
+    }
+
+    /// `JSON.stringify` of the object.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// `frameDigest(node, object)`, hashed from the text.
+    pub fn frame_digest(&self, node: &str) -> String {
+        let mut out = HashOut::new();
+        out.put("[");
+        write_string_to(node, &mut out);
+        out.put(",[");
+        for (index, (key, value)) in self.members.iter().enumerate() {
+            out.put(if index == 0 { "[" } else { ",[" });
+            out.put(self.text.get(key.clone()).unwrap_or_default());
+            out.put(",");
+            out.put(self.text.get(value.clone()).unwrap_or_default());
+            out.put("]");
+        }
+        out.put("]]");
+        out.finish()
+    }
 }
 
 /// `frameDigest(node, state)`.

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use decision_core::digest::{frame_digest, write_string};
+use decision_core::digest::{ObjectText, write_string};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
@@ -239,6 +239,35 @@ pub struct FrameArtifact {
     pub absent: Vec<Absent>,
     pub excluded: Arc<FixedList<(String, String)>>,
     pub mode: Mode,
+    /// The state's text, written when the frame was compiled (its digest was hashed from it).
+    pub state_text: StateText,
+}
+
+/// The JSON text of a frame's state, kept with the state it was written from: it is used
+/// only while the frame's state is still that same shared object (which cannot change while
+/// this holds it). A cache, not part of the frame: it never makes two frames differ.
+#[derive(Debug, Clone, Default)]
+pub struct StateText(Option<(SharedState, ObjectText)>);
+
+impl StateText {
+    /// Writes the text of `state`.
+    pub fn written(state: &SharedState) -> StateText {
+        StateText(Some((Arc::clone(state), ObjectText::new(state))))
+    }
+
+    /// The text of `state`, when this was written from it.
+    pub fn of(&self, state: &SharedState) -> Option<&str> {
+        match &self.0 {
+            Some((of, text)) if Arc::ptr_eq(of, state) => Some(text.text()),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for StateText {
+    fn eq(&self, _: &StateText) -> bool {
+        true
+    }
 }
 
 impl FrameArtifact {
@@ -381,10 +410,14 @@ pub fn compile_frame(
         };
         out.insert(field.key.clone(), value);
     }
-    let digest = frame_digest(&spec.node, &out);
+    // The state is written once: its digest is hashed from that text, and the record copies it.
+    let text = ObjectText::new(&out);
+    let digest = text.frame_digest(&spec.node);
+    let state = Arc::new(out);
     FrameArtifact {
         node: spec.node.clone(),
-        state: Arc::new(out),
+        state_text: StateText(Some((Arc::clone(&state), text))),
+        state,
         digest,
         fields: shared_field_refs(spec),
         untrusted,

@@ -12,8 +12,8 @@ mod merge;
 pub mod projections;
 
 pub use compile::{
-    Absent, FieldRef, FieldSpec, FixedList, FrameArtifact, FrameSpec, FrameSpecError, JsonItem, Mode, Truncation,
-    Unfilled, compile_frame, reference_node_id,
+    Absent, FieldRef, FieldSpec, FixedList, FrameArtifact, FrameSpec, FrameSpecError, JsonItem, Mode, StateText,
+    Truncation, Unfilled, compile_frame, reference_node_id,
 };
 pub use merge::{MergeConflict, MergeError, MergedRequest, merge_conflicts, merge_requests};
 pub use projections::{HostState, Projection, ProjectionError, Projections};

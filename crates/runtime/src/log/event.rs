@@ -186,7 +186,11 @@ impl DecisionRecord<'_> {
         let state_text = {
             let out = o.key("state");
             let start = out.len();
-            write_map(&d.state, out);
+            // A node asked alone sent its frame's own state, whose text the frame kept.
+            match self.frame.as_ref().and_then(|frame| frame.state_text.of(&d.state)) {
+                Some(text) => out.push_str(text),
+                None => write_map(&d.state, out),
+            }
             start..out.len()
         };
         if let Some(frame) = &self.frame {
@@ -254,9 +258,10 @@ fn write_frame(frame: &FrameArtifact, state_text: Option<Range<usize>>, out: &mu
     let mut o = Members::open(out);
     write_string(&frame.node, o.key("node"));
     let out = o.key("state");
-    match state_text {
-        Some(text) => out.extend_from_within(text),
-        None => write_map(&frame.state, out),
+    match (state_text, frame.state_text.of(&frame.state)) {
+        (Some(written), _) => out.extend_from_within(written),
+        (None, Some(text)) => out.push_str(text),
+        (None, None) => write_map(&frame.state, out),
     }
     write_string(&frame.digest, o.key("digest"));
     o.key("fields").push_str(frame.fields.json());
