@@ -113,7 +113,18 @@ fn without_a_budget_the_same_run_goes_on_to_the_end() {
     assert!(of_type(&events(&log), "run:start")[0].get("timeBudgetSeconds").is_none());
     // A budget that is not spent changes nothing.
     let dir = Temp::new("roomy");
-    let roomy = decision(&["run", "--task", TASK, "--workdir", &dir.ws(), "--time-budget", "600", "--quiet"]);
+    let roomy = decision(&[
+        "run",
+        "--task",
+        TASK,
+        "--workdir",
+        &dir.ws(),
+        "--time-budget",
+        "600",
+        "--quiet",
+        "--log",
+        s(&dir.log()),
+    ]);
     let roomy_stdout = text(&roomy.stdout);
     let answer = |out: &str| out.split("\n\nhalt:").next().unwrap().to_owned();
     assert_eq!(answer(&roomy_stdout), answer(&stdout));
@@ -130,8 +141,20 @@ fn a_time_budget_must_be_a_positive_number_of_seconds() {
         assert!(text(&out.stderr).contains("--time-budget"), "`{bad}`: {}", text(&out.stderr));
         assert!(!dir.log().exists(), "`{bad}`: nothing ran");
     }
-    for good in ["2.5", " 30 ", "1e3"] {
-        let out = decision(&["run", "--task", TASK, "--workdir", &dir.ws(), "--time-budget", good, "--quiet"]);
+    for (index, good) in ["2.5", " 30 ", "1e3"].into_iter().enumerate() {
+        let log = dir.0.path().join(format!("good-{index}.jsonl"));
+        let out = decision(&[
+            "run",
+            "--task",
+            TASK,
+            "--workdir",
+            &dir.ws(),
+            "--time-budget",
+            good,
+            "--quiet",
+            "--log",
+            s(&log),
+        ]);
         assert_eq!(out.status.code(), Some(0), "`{good}`: {}", text(&out.stderr));
     }
 }
@@ -225,6 +248,8 @@ fn the_generator_writes_the_answer_with_the_output_cap_and_the_key() {
         "--generator-url",
         &url,
         "--quiet",
+        "--log",
+        s(&dir.0.path().join("uncapped.jsonl")),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(server.requests()[0].json().get("max_tokens").is_none());
