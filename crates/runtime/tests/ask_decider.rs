@@ -425,6 +425,13 @@ fn the_state_is_shared_not_copied_from_the_frame_to_the_request_and_the_decision
     assert_eq!(copied.state, shared);
     // The nodes of one request share the merged state.
     let b = spec(&c, "pick_tool", json!({"task": "t", "files_known": []}));
-    let merged = decider.decide_many(&[a, b]).unwrap();
+    let merged = decider.decide_many(&[a.clone(), b.clone()]).unwrap();
     assert!(Arc::ptr_eq(&merged[0].state, &merged[1].state));
+    // A shared state, when given, is the state the node sends, alone or merged.
+    let other = Arc::new(json!({"task": "t", "earlier": "shared"}).as_object().unwrap().clone());
+    let given = NodeSpecRef { shared_state: Some(Arc::clone(&other)), ..a.borrowed() };
+    let alone = decider.decide_refs(std::slice::from_ref(&given)).unwrap().pop().unwrap();
+    assert_eq!(alone.state["earlier"], "shared");
+    let together = decider.decide_refs(&[given, b.borrowed()]).unwrap();
+    assert_eq!(together[0].state["earlier"], "shared");
 }

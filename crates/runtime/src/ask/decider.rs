@@ -56,11 +56,11 @@ impl NodeSpec {
 
 /// Questions in wire form with the text `JSON.stringify` writes for them, made together
 /// once: the request digest hashes the text and the decision record copies it, instead of
-/// each writing the value again. The value is shared and cannot change, so the text always
-/// matches it.
+/// each writing the value again. Neither can be changed once made, so the text always
+/// matches the value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WireJson {
-    pub value: Arc<Value>,
+    value: Arc<Value>,
     text: Arc<str>,
 }
 
@@ -68,6 +68,11 @@ impl WireJson {
     pub fn new(value: Value) -> WireJson {
         let text = Arc::from(stringify(&value));
         WireJson { value: Arc::new(value), text }
+    }
+
+    /// The questions as JSON, shared.
+    pub fn value(&self) -> &Arc<Value> {
+        &self.value
     }
 
     /// `JSON.stringify` of the value.
@@ -96,7 +101,7 @@ pub struct NodeSpecRef<'a> {
     /// The node's frame state.
     pub state: &'a Map<String, Value>,
     /// The same state, shared, when the host keeps it so: a node alone in its request sends
-    /// it without a copy.
+    /// it without a copy. When given, it is the state this node sends (alone or merged).
     pub shared_state: Option<SharedState>,
     pub questions: Arc<Questions>,
     pub policy: &'a CompiledPolicy,
@@ -108,6 +113,11 @@ pub struct NodeSpecRef<'a> {
 }
 
 impl NodeSpecRef<'_> {
+    /// The state this node sends: the shared one when given.
+    fn state(&self) -> &Map<String, Value> {
+        self.shared_state.as_deref().unwrap_or(self.state)
+    }
+
     /// The node's questions as JSON: the one kept, or built now.
     fn questions_json(&self) -> Arc<Value> {
         match &self.questions_json {
@@ -456,14 +466,14 @@ fn merge(specs: &[NodeSpecRef<'_>]) -> Result<(SharedState, Arc<Questions>), Dec
     let (first, rest) = specs.split_first().ok_or(DecideError::NoNodes)?;
     if rest.is_empty() {
         // A node alone sends its own state: shared when the host keeps it shared.
-        let state = first.shared_state.clone().unwrap_or_else(|| Arc::new(first.state.clone()));
+        let state = first.shared_state.clone().unwrap_or_else(|| Arc::new(first.state().clone()));
         return Ok((state, Arc::clone(&first.questions)));
     }
-    let mut state = first.state.clone();
-    let mut owner: Vec<(&str, &str)> = first.state.keys().map(|k| (k.as_str(), first.id)).collect();
+    let mut state = first.state().clone();
+    let mut owner: Vec<(&str, &str)> = first.state().keys().map(|k| (k.as_str(), first.id)).collect();
     let mut questions = Questions::clone(&first.questions);
     for spec in rest {
-        for (key, value) in spec.state {
+        for (key, value) in spec.state() {
             match state.get(key) {
                 Some(existing) if existing != value => {
                     let first = owner.iter().find(|(k, _)| k == key).map(|(_, n)| n.to_string()).unwrap_or_default();

@@ -38,7 +38,7 @@ pub struct FieldSpec {
 }
 
 /// A frame declaration: `FrameSpec = {node, fields, excluded}`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct FrameSpec {
     /// The node id that goes into the digest.
     pub node: String,
@@ -49,6 +49,16 @@ pub struct FrameSpec {
     /// again by [`compile_frame`] if `fields` was changed since).
     field_refs: Arc<FixedList<FieldRef>>,
 }
+
+/// Specs are equal when they declare the same frame (the shared `{key, from}` list is made
+/// from `fields`).
+impl PartialEq for FrameSpec {
+    fn eq(&self, other: &FrameSpec) -> bool {
+        self.node == other.node && self.fields == other.fields && self.excluded == other.excluded
+    }
+}
+
+impl Eq for FrameSpec {}
 
 /// A list a frame spec fixes, shared by every frame compiled from it, together with its
 /// `JSON.stringify` text, so that the text is written once per spec instead of once per
@@ -277,7 +287,8 @@ impl FrameArtifact {
         self.clone().into_value()
     }
 
-    /// [`FrameArtifact::to_value`], moving the state and names instead of copying them.
+    /// [`FrameArtifact::to_value`], moving the names and lists instead of copying them (the
+    /// state is copied when it is still shared).
     pub fn into_value(self) -> Value {
         let provenance = (self.mode == Mode::Provenance).then(|| self.provenance());
         let mut v = Map::with_capacity(10);

@@ -188,6 +188,7 @@ fn step_line(step: &Value, input_budget: usize, result_budget: usize) -> String 
     let tool = js_str(step.get("tool"));
     let input = js_str(step.get("input"));
     let result = js_str(step.get("result"));
+    // Budgets count UTF-16 units; four bytes of UTF-8 cover a unit's worst case.
     let mut line = String::with_capacity(
         tool.len() + input.len().min(4 * input_budget) + result.len().min(4 * result_budget) + 32,
     );

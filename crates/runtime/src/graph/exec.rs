@@ -164,7 +164,8 @@ pub enum RunError {
     Sink(#[from] SinkError),
 }
 
-/// The parts of a graph node one visit uses.
+/// What a contract block needs at every step, made once at start: its node id, position,
+/// frame spec, compiled policy and (when static) its questions.
 struct Prepared {
     node_id: String,
     position: String,

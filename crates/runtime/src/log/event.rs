@@ -146,8 +146,8 @@ impl DecisionEvent {
 #[derive(Debug, Clone)]
 pub struct DecisionRecord<'a> {
     pub decision: &'a NodeDecision,
-    /// This node's own frame artifact (`runtime.md` §2.11), given up to the record so that
-    /// building the event object moves it instead of copying it.
+    /// This node's own frame artifact (`runtime.md` §2.11), given up to the record: its
+    /// names and lists move into the event object when one is built.
     pub frame: Option<FrameArtifact>,
     /// The graph node (`node`), the contract block (`block`) and its position.
     pub node: &'a str,
