@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use decision_core::digest::request_digest;
-use decision_runtime::ask::{CandidateProvider, wire_question};
+use decision_runtime::ask::{CandidateProvider, ReadCells, wire_question};
 use decision_runtime::frame::{
     FrameSpec, HostCells, Mode, Projections, compile_frame, merge_requests, reference_node_id,
 };
@@ -184,7 +184,7 @@ fn questions_for(r: &Reference, node: usize, ctx: &Map<String, Value>) -> Value 
         2 => &FileOptions,
         _ => return questions,
     };
-    let candidates = provider.candidates(ctx);
+    let candidates = provider.candidates(ReadCells::all(ctx));
     for question in questions.as_object_mut().unwrap().values_mut() {
         if question["type"] == "choice" {
             let criteria: Map<String, Value> =

@@ -11,7 +11,7 @@ use decision_core::digest::{frame_digest, request_digest, stringify};
 use decision_core::policy::{apply_gates, compile_block, parse_gates};
 use decision_runtime::ask::{
     AnswerProblem, CandidateProvider, CandidateRegistry, Candidates, DecideError, Decider, NodeSpec, NodeSpecRef,
-    QuestionError, Questions, WireQuestion, compile_questions,
+    QuestionError, Questions, ReadCells, WireQuestion, compile_questions,
 };
 use decision_runtime::log::DecisionRecord;
 use decision_runtime::provider::{
@@ -44,8 +44,9 @@ impl CandidateProvider for ToolsFor {
     fn reads(&self) -> Vec<String> {
         self.reads.clone()
     }
-    fn candidates(&self, cells: &Map<String, Value>) -> Candidates {
-        assert!(cells.keys().all(|k| self.reads.contains(k)), "only declared cells are visible: {cells:?}");
+    fn candidates(&self, cells: ReadCells<'_>) -> Candidates {
+        assert!(cells.iter().all(|(k, _)| self.reads.contains(k)), "only declared cells are visible: {cells:?}");
+        assert!(cells.get("task").is_none(), "an undeclared cell reads as absent");
         let done: Vec<&str> = cells
             .get("history")
             .and_then(Value::as_array)
@@ -73,7 +74,7 @@ impl CandidateProvider for FileOptions {
     fn reads(&self) -> Vec<String> {
         vec!["files".into(), "readFiles".into()]
     }
-    fn candidates(&self, cells: &Map<String, Value>) -> Candidates {
+    fn candidates(&self, cells: ReadCells<'_>) -> Candidates {
         let read: Vec<&Value> =
             cells.get("readFiles").and_then(Value::as_array).map(|r| r.iter().collect()).unwrap_or_default();
         let options = cells

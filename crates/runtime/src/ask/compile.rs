@@ -25,8 +25,42 @@ pub trait CandidateProvider: Send + Sync {
     fn name(&self) -> &str;
     /// The cells this provider reads, as the host declares them.
     fn reads(&self) -> Vec<String>;
-    /// Build this step's candidates from `cells`, which holds only the declared cells.
-    fn candidates(&self, cells: &Map<String, Value>) -> Candidates;
+    /// Build this step's candidates from `cells`, which shows only the declared cells.
+    fn candidates(&self, cells: ReadCells<'_>) -> Candidates;
+}
+
+/// The host's cells as a candidate provider sees them: only the cells it declared it reads;
+/// any other reads as absent. A view, so nothing is copied.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadCells<'a> {
+    cells: &'a Map<String, Value>,
+    reads: Option<&'a [String]>,
+}
+
+impl<'a> ReadCells<'a> {
+    /// Only the cells named in `reads`.
+    pub fn only(cells: &'a Map<String, Value>, reads: &'a [String]) -> Self {
+        ReadCells { cells, reads: Some(reads) }
+    }
+
+    /// Every cell of `cells` (a map that holds only what may be read).
+    pub fn all(cells: &'a Map<String, Value>) -> Self {
+        ReadCells { cells, reads: None }
+    }
+
+    /// The cell, when it is readable and present.
+    pub fn get(&self, name: &str) -> Option<&'a Value> {
+        match self.reads {
+            Some(reads) if !reads.iter().any(|r| r == name) => None,
+            _ => self.cells.get(name),
+        }
+    }
+
+    /// The readable cells that are present, in the host's order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a String, &'a Value)> + 'a {
+        let reads = self.reads;
+        self.cells.iter().filter(move |(name, _)| reads.is_none_or(|reads| reads.contains(name)))
+    }
 }
 
 /// Why a block's questions could not be compiled.
@@ -120,9 +154,7 @@ pub fn compile_questions(
             let [target] = choices.as_slice() else {
                 return Err(QuestionError::DynamicTarget { block: block.id.clone(), found: choices.len() });
             };
-            let visible: Map<String, Value> =
-                dynamic.reads.iter().filter_map(|cell| Some((cell.clone(), cells.get(cell)?.clone()))).collect();
-            Some((target.id.clone(), provider.candidates(&visible)))
+            Some((target.id.clone(), provider.candidates(ReadCells::only(cells, &dynamic.reads))))
         }
         None => None,
     };

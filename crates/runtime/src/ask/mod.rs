@@ -10,8 +10,8 @@ pub use answer::{
     validate_answer, validate_answers,
 };
 pub use compile::{
-    BlockQuestions, CandidateProvider, CandidateRegistry, Candidates, QuestionError, check_reads, compile_questions,
-    wire_question,
+    BlockQuestions, CandidateProvider, CandidateRegistry, Candidates, QuestionError, ReadCells, check_reads,
+    compile_questions, wire_question,
 };
 pub use decider::{CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpec, NodeSpecRef, WireJson, invalid_reason};
 pub use wire::{Questions, WireQuestion};

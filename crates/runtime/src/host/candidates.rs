@@ -2,9 +2,9 @@
 //! usable tools this step) and `fileOptions` (the unread files). Each sees only the cells it
 //! declares, so its candidates cannot move for an undeclared reason.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::ask::{CandidateProvider, Candidates};
+use crate::ask::{CandidateProvider, Candidates, ReadCells};
 
 /// At most this many files are offered to `pick_input`.
 pub const MAX_FILE_OPTIONS: usize = 20;
@@ -12,18 +12,18 @@ pub const MAX_FILE_OPTIONS: usize = 20;
 /// The base instruction of `pick_input`.
 pub const PICK_INPUT_INSTRUCTIONS: &str = "Which file should this tool call target?";
 
-fn strings<'a>(cells: &'a Map<String, Value>, cell: &str) -> Vec<&'a str> {
+fn strings<'a>(cells: ReadCells<'a>, cell: &str) -> Vec<&'a str> {
     cells.get(cell).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
 }
 
 /// `files` minus `readFiles`, in the order of `files`.
-pub fn unread_files(cells: &Map<String, Value>) -> Vec<&str> {
+pub fn unread_files(cells: ReadCells<'_>) -> Vec<&str> {
     let read = strings(cells, "readFiles");
     strings(cells, "files").into_iter().filter(|f| !read.contains(f)).collect()
 }
 
 /// The tools already used (they appear in history).
-fn used_tools(cells: &Map<String, Value>) -> Vec<&str> {
+fn used_tools(cells: ReadCells<'_>) -> Vec<&str> {
     cells
         .get("history")
         .and_then(Value::as_array)
@@ -48,7 +48,7 @@ impl CandidateProvider for ToolsFor {
         Self::READS.iter().map(|c| (*c).to_owned()).collect()
     }
 
-    fn candidates(&self, cells: &Map<String, Value>) -> Candidates {
+    fn candidates(&self, cells: ReadCells<'_>) -> Candidates {
         let used = used_tools(cells);
         let unused = |tool: &str| !used.contains(&tool);
         let can_write = cells.get("canWrite") == Some(&Value::Bool(true));
@@ -116,7 +116,7 @@ impl CandidateProvider for FileOptions {
         Self::READS.iter().map(|c| (*c).to_owned()).collect()
     }
 
-    fn candidates(&self, cells: &Map<String, Value>) -> Candidates {
+    fn candidates(&self, cells: ReadCells<'_>) -> Candidates {
         let unread = unread_files(cells);
         let options = unread
             .iter()
@@ -139,7 +139,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn cells(v: Value) -> Map<String, Value> {
+    fn cells(v: Value) -> serde_json::Map<String, Value> {
         v.as_object().unwrap().clone()
     }
 
@@ -150,34 +150,34 @@ mod tests {
     #[test]
     fn tools_follow_history_files_and_permissions() {
         let empty = cells(json!({"history": [], "files": [], "readFiles": [], "canWrite": false, "canDelete": false}));
-        assert_eq!(ids(&ToolsFor.candidates(&empty)), ["list_dir", "done"]);
+        assert_eq!(ids(&ToolsFor.candidates(ReadCells::all(&empty))), ["list_dir", "done"]);
         let listed = cells(json!({"history": [{"tool": "list_dir"}], "files": ["a", "b"], "readFiles": ["a"],
             "canWrite": true, "canDelete": false}));
-        let c = ToolsFor.candidates(&listed);
+        let c = ToolsFor.candidates(ReadCells::all(&listed));
         assert_eq!(ids(&c), ["read_file", "write_file", "done"]);
         assert!(c.options[0].1.starts_with("The content of one file"));
         let all = cells(json!({"history": [{"tool": "list_dir"}, {"tool": "write_file"}], "files": ["a", "b", "c"],
             "readFiles": [], "canWrite": true, "canDelete": true}));
-        let c = ToolsFor.candidates(&all);
+        let c = ToolsFor.candidates(ReadCells::all(&all));
         assert_eq!(ids(&c), ["read_file", "delete_file", "move_file", "done"]);
         assert_eq!(c.options[0].1, "The contents of 3 files are still needed: a, b, c.");
         // move needs both permissions; delete alone does not offer it.
         let delete_only =
             cells(json!({"history": [], "files": [], "readFiles": [], "canWrite": false, "canDelete": true}));
-        assert_eq!(ids(&ToolsFor.candidates(&delete_only)), ["list_dir", "delete_file", "done"]);
+        assert_eq!(ids(&ToolsFor.candidates(ReadCells::all(&delete_only))), ["list_dir", "delete_file", "done"]);
     }
 
     #[test]
     fn file_options_are_the_first_twenty_unread() {
         let files: Vec<String> = (0..25).map(|i| format!("f{i:02}")).collect();
-        let c = FileOptions.candidates(&cells(json!({"files": files, "readFiles": ["f00"]})));
+        let c = FileOptions.candidates(ReadCells::all(&cells(json!({"files": files, "readFiles": ["f00"]}))));
         assert_eq!(c.options.len(), 20);
         assert_eq!(c.options[0].0, "f01");
         assert_eq!(
             c.instructions.as_deref(),
             Some("Which file should this tool call target? Only the first 20 of 24 candidates are listed.")
         );
-        let none = FileOptions.candidates(&cells(json!({"files": ["a"], "readFiles": ["a"]})));
+        let none = FileOptions.candidates(ReadCells::all(&cells(json!({"files": ["a"], "readFiles": ["a"]}))));
         assert!(none.options.is_empty());
         assert_eq!(none.instructions.as_deref(), Some(PICK_INPUT_INSTRUCTIONS));
     }

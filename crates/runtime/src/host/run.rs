@@ -39,6 +39,7 @@ use super::human::Human;
 use super::inputs::{AuditLog, input_from_task, write_target};
 use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
 use super::tools::{Sandbox, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
+use crate::ask::ReadCells;
 use crate::frame::projections::HostState;
 use crate::frame::{Projections, clip, reference_node_id};
 use crate::graph::{
@@ -580,7 +581,7 @@ impl CodingRun {
                 self.push_pending(step, "list_dir", ".");
                 Ok("call".into())
             }
-            "read_file" if unread_files(&self.cells).is_empty() => Ok(self.set_halt("input_unclear")),
+            "read_file" if unread_files(ReadCells::all(&self.cells)).is_empty() => Ok(self.set_halt("input_unclear")),
             "read_file" => Ok("read".into()),
             name => {
                 let files = self.list("files");
