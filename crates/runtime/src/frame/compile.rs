@@ -319,25 +319,32 @@ impl FrameArtifact {
         Value::Object(v)
     }
 
+    /// The provenance entries: `(key, source cell, how the state marks it)` for each
+    /// untrusted key that names a field.
+    pub fn provenance_entries(&self) -> impl Iterator<Item = (&str, &str, &'static str)> {
+        self.untrusted.iter().filter_map(|key| {
+            let from = self.fields.iter().find(|f| &f.key == key).map(|f| f.from.as_str())?;
+            let marked = match self.state.get(key) {
+                Some(Value::String(s)) if s.is_empty() => "empty",
+                Some(Value::String(_)) => "markers",
+                Some(Value::Array(a)) if a.is_empty() => "empty",
+                Some(_) => "wrapper",
+                None => "absent",
+            };
+            Some((key.as_str(), from, marked))
+        })
+    }
+
     /// For each untrusted key, its source cell and how the state marks it.
     fn provenance(&self) -> Vec<Value> {
-        self.untrusted
-            .iter()
-            .filter_map(|key| {
-                let from = self.fields.iter().find(|f| &f.key == key).map(|f| f.from.clone())?;
-                let marked = match self.state.get(key) {
-                    Some(Value::String(s)) if s.is_empty() => "empty",
-                    Some(Value::String(_)) => "markers",
-                    Some(Value::Array(a)) if a.is_empty() => "empty",
-                    Some(_) => "wrapper",
-                    None => "absent",
-                };
-                Some(object([
-                    ("key", key.as_str().into()),
+        self.provenance_entries()
+            .map(|(key, from, marked)| {
+                object([
+                    ("key", key.into()),
                     ("from", from.into()),
                     ("trust", "untrusted".into()),
                     ("marked", marked.into()),
-                ]))
+                ])
             })
             .collect()
     }

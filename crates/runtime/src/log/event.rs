@@ -295,19 +295,10 @@ fn write_frame(frame: &FrameArtifact, state_text: Option<Range<usize>>, out: &mu
     o.key("excluded").push_str(frame.excluded.json());
     if frame.mode == Mode::Provenance {
         let mut provenance = Items::open(o.key("provenance"));
-        // As `FrameArtifact::provenance`: each untrusted key that names a field.
-        for key in &frame.untrusted {
-            let Some(field) = frame.fields.iter().find(|f| &f.key == key) else { continue };
-            let marked = match frame.state.get(key) {
-                Some(Value::String(s)) if s.is_empty() => "empty",
-                Some(Value::String(_)) => "markers",
-                Some(Value::Array(a)) if a.is_empty() => "empty",
-                Some(_) => "wrapper",
-                None => "absent",
-            };
+        for (key, from, marked) in frame.provenance_entries() {
             let mut item = Members::open(provenance.next());
             write_string(key, item.key("key"));
-            write_string(&field.from, item.key("from"));
+            write_string(from, item.key("from"));
             item.key("trust").push_str("\"untrusted\"");
             write_string(marked, item.key("marked"));
             item.close();
