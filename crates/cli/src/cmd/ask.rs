@@ -31,6 +31,15 @@ pub enum OpenAiApi {
     Completions,
 }
 
+/// Where the host's state cells come from.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CellSource {
+    /// The reference coding host's cells; node ids are the reference's (`loop.isDone`, …).
+    Reference,
+    /// The keys of STATE.json; the node id is the block id.
+    State,
+}
+
 #[derive(clap::Args)]
 pub struct Args {
     /// The DECISION.md contract.
@@ -42,6 +51,13 @@ pub struct Args {
     /// state sent. A block without a frame sends this object as it is.
     #[arg(long, value_name = "STATE.json")]
     state: PathBuf,
+    /// Whose state cells the frame reads: the reference host's 11 cells (with their trust),
+    /// or the keys of STATE.json (trusted unless named by `--untrusted`).
+    #[arg(long, value_enum, default_value_t = CellSource::Reference)]
+    cells: CellSource,
+    /// With `--cells state`: a cell that carries untrusted bytes; repeatable.
+    #[arg(long, value_name = "CELL")]
+    untrusted: Vec<String>,
     /// `mock`, `script:FILE`, `systemone` (key in TYPESAFE_API_KEY) or `openai` (key, if any, in OPENAI_API_KEY).
     #[arg(long, value_name = "PROVIDER")]
     provider: String,
@@ -95,9 +111,16 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     let Value::Object(state) = state else {
         return Err(format!("{}: the state must be a JSON object", args.state.display()));
     };
+    if args.cells == CellSource::Reference && !args.untrusted.is_empty() {
+        return Err("`--untrusted` names cells of STATE.json: use it with `--cells state`".into());
+    }
     let questions = block_questions(block, args.candidates.as_deref())?;
     let provider = build_provider(args)?;
-    let artifact = compile(block, &state)?;
+    let host_cells = match args.cells {
+        CellSource::Reference => None,
+        CellSource::State => Some(super::frame::cells_of_state(&state, &args.untrusted)),
+    };
+    let artifact = compile(block, &state, host_cells)?;
     let spec = NodeSpec {
         id: artifact.as_ref().map_or_else(|| block.id.clone(), |a| a.node.clone()),
         state: artifact.as_ref().map_or(state, |a| Map::clone(&a.state)),
@@ -115,14 +138,21 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     Ok(decision)
 }
 
-/// The block's frame compiled from the host cells with the reference host's cells and the
-/// standard projections (provenance mode); `None` for a block without `frame:`.
-fn compile(block: &Block, cells: &Map<String, Value>) -> Result<Option<FrameArtifact>, String> {
+/// The block's frame compiled from the host cells with the standard projections (provenance
+/// mode), against the reference host's cells unless `host_cells` is given; `None` for a block
+/// without `frame:`.
+fn compile(
+    block: &Block,
+    cells: &Map<String, Value>,
+    host_cells: Option<HostCells>,
+) -> Result<Option<FrameArtifact>, String> {
     if block.frame.is_none() {
         return Ok(None);
     }
-    let node = reference_node_id(&block.id).unwrap_or(&block.id);
-    let host_cells = HostCells::reference();
+    let (node, host_cells) = match host_cells {
+        Some(host_cells) => (block.id.as_str(), host_cells),
+        None => (reference_node_id(&block.id).unwrap_or(&block.id), HostCells::reference()),
+    };
     let projections = Projections::standard();
     let spec = FrameSpec::from_block(node, block, &host_cells, &projections)
         .map_err(|e| format!("block `{}`: {e}", block.id))?;

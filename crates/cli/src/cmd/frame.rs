@@ -92,21 +92,7 @@ fn build(args: &Args) -> Result<Built, String> {
         Some(Profile::Reference) => {
             (HostCells::reference(), reference_node_id(&block.id).unwrap_or(&block.id).to_owned())
         }
-        None => {
-            let cells = state
-                .iter()
-                .map(|(name, value)| Cell {
-                    name: name.clone(),
-                    ty: match value {
-                        Value::Bool(_) => CellType::Bool,
-                        Value::Array(_) => CellType::StringList,
-                        _ => CellType::String,
-                    },
-                    untrusted: args.untrusted.contains(name),
-                })
-                .collect();
-            (HostCells::new(cells), block.id.clone())
-        }
+        None => (cells_of_state(&state, &args.untrusted), block.id.clone()),
     };
     let projections = Projections::standard();
     let spec = match FrameSpec::from_block(&node, block, &cells, &projections) {
@@ -136,6 +122,24 @@ fn build(args: &Args) -> Result<Built, String> {
         );
     }
     Ok(Built::Document(doc))
+}
+
+/// A host whose cells are the keys of a state object, typed by their values; a cell is
+/// untrusted when `untrusted` names it.
+pub fn cells_of_state(state: &Map<String, Value>, untrusted: &[String]) -> HostCells {
+    let cells = state
+        .iter()
+        .map(|(name, value)| Cell {
+            name: name.clone(),
+            ty: match value {
+                Value::Bool(_) => CellType::Bool,
+                Value::Array(_) => CellType::StringList,
+                _ => CellType::String,
+            },
+            untrusted: untrusted.contains(name),
+        })
+        .collect();
+    HostCells::new(cells)
 }
 
 fn print(args: &Args, doc: &Value) {

@@ -1,0 +1,72 @@
+//! `decision ask --cells state`: a host that is not the reference coding host asks with its
+//! own state cells, marks the ones it names untrusted, and records a verifiable decision.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::TempDir;
+use serde_json::Value;
+
+const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/support-triage");
+
+fn decision(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_decision")).args(args).output().unwrap()
+}
+
+fn example(name: &str) -> String {
+    format!("{EXAMPLE}/{name}")
+}
+
+#[test]
+fn a_host_with_its_own_cells_asks_and_records_a_verifiable_decision() {
+    let dir = TempDir::new("ask-cells");
+    let log = dir.path().join("session.jsonl").display().to_string();
+    let provider = format!("script:{}", example("script.json"));
+    let (contract, state) = (example("DECISION.md"), example("state.json"));
+    let args = [
+        "ask",
+        &contract,
+        "--block",
+        "is_actionable",
+        "--state",
+        &state,
+        "--cells",
+        "state",
+        "--untrusted",
+        "body",
+        "--provider",
+        &provider,
+        "--log",
+        &log,
+        "--format",
+        "json",
+    ];
+    let out = decision(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((doc["node"].as_str(), doc["action"].as_str()), (Some("is_actionable"), Some("continue")));
+    let line = std::fs::read_to_string(&log).unwrap();
+    let record: Value = serde_json::from_str(line.lines().nth(1).unwrap()).unwrap();
+    let sent = &record["e"]["state"];
+    assert!(sent["body"].as_str().unwrap().starts_with("⟨untrusted"), "the named cell is marked: {sent}");
+    assert!(!sent["subject"].as_str().unwrap().starts_with("⟨untrusted"), "cells not named stay trusted: {sent}");
+    assert!(sent.get("customer").is_none(), "an excluded cell is not sent: {sent}");
+    assert_eq!(decision(&["replay", &log]).status.code(), Some(0));
+}
+
+#[test]
+fn the_reference_cells_refuse_a_contract_with_other_cells_and_untrusted_needs_state_cells() {
+    let provider = format!("script:{}", example("script.json"));
+    let (contract, state) = (example("DECISION.md"), example("state.json"));
+    let base = ["ask", &contract, "--block", "is_actionable", "--state", &state, "--provider", &provider];
+    let out = decision(&base);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("subject"), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut args = base.to_vec();
+    args.extend(["--untrusted", "body"]);
+    let out = decision(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cells state"), "{}", String::from_utf8_lossy(&out.stderr));
+}
