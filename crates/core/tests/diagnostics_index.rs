@@ -134,3 +134,33 @@ fn every_entry_explains_its_code_and_its_example_produces_it() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Every `DCxxxx` the documentation mentions is a code that exists, so a renumbered or removed
+/// code cannot leave a stale reference behind.
+#[test]
+fn the_documents_mention_only_codes_that_exist() {
+    let documents = [
+        ("README.md", include_str!("../../../README.md")),
+        ("docs/format.md", include_str!("../../../docs/format.md")),
+        ("docs/policies.md", include_str!("../../../docs/policies.md")),
+        ("docs/frames.md", include_str!("../../../docs/frames.md")),
+        ("docs/answers.md", include_str!("../../../docs/answers.md")),
+        ("docs/capabilities.md", include_str!("../../../docs/capabilities.md")),
+        ("docs/session-log.md", include_str!("../../../docs/session-log.md")),
+        ("docs/diagnostics.md", INDEX),
+    ];
+    let mut stale = Vec::new();
+    for (name, text) in documents {
+        let bytes = text.as_bytes();
+        for (at, _) in text.match_indices("DC") {
+            let digits = bytes.get(at + 2..at + 6).unwrap_or(&[]);
+            if digits.len() == 4 && digits.iter().all(u8::is_ascii_digit) {
+                let code = &text[at..at + 6];
+                if !codes::CODES.iter().any(|(c, _, _)| *c == code) {
+                    stale.push(format!("{name}: {code}"));
+                }
+            }
+        }
+    }
+    assert!(stale.is_empty(), "codes mentioned in the documentation that do not exist: {stale:?}");
+}
