@@ -1,6 +1,6 @@
-//! Every command written in `README.md` and `docs/*.md` (the ```` ```console ```` blocks),
-//! and the cases in `tests/cmd/`, run from the repository root with the output written under
-//! them. Output that differs from run to run (times, session ids) is elided with `[..]` or
+//! Every command written in `README.md`, `docs/*.md` and `examples/*/README.md` (the
+//! ```` ```console ```` blocks), and the cases in `tests/cmd/`, run from the repository root
+//! with the output written under them. Output that differs from run to run (times, session ids) is elided with `[..]` or
 //! `...`. After a deliberate change of output, re-bless with
 //! `TRYCMD=overwrite cargo test -p decision-cli --test documented_commands`.
 
@@ -19,6 +19,7 @@ fn documented_commands_print_what_the_documents_say() {
         .env("NO_COLOR", "1")
         .case("README.md")
         .case("docs/*.md")
+        .case("examples/*/README.md")
         .case("crates/cli/tests/cmd/*.toml")
         .case("crates/cli/tests/cmd/*.md");
 }
