@@ -11,6 +11,7 @@ pub mod inputs;
 pub mod outcomes;
 pub mod resume;
 mod run;
+pub mod sandbox;
 pub mod tools;
 
 pub use run::{
