@@ -47,12 +47,8 @@ pub enum SandboxError {
     EmptyPath,
     #[error("path escapes the working directory: {path}")]
     Escapes { path: String },
-    #[error("{path} does not exist")]
-    NotFound { path: String },
     #[error("{path} is a directory")]
     IsDirectory { path: String },
-    #[error("{path} is not a directory")]
-    NotDirectory { path: String },
     #[error("{path} is a symbolic link; the tools change only regular files and directories")]
     Symlink { path: String },
     #[error("{path} is a {kind}, not a regular file; it is not opened")]
@@ -500,17 +496,28 @@ fn create_temp(dir: &Dir) -> io::Result<(String, File)> {
     }
 }
 
-/// The error for `path`, with cap-std's escape refusal and a missing file told apart.
+/// The error for `path`, with cap-std's refusal to leave the directory told apart.
 fn classify(e: io::Error, action: &'static str, path: &Path) -> SandboxError {
     let path = shown(path);
     // cap-std reports every attempt to leave the directory as this one error.
     if e.kind() == io::ErrorKind::PermissionDenied && e.to_string().contains("outside of the filesystem") {
         return SandboxError::Escapes { path };
     }
-    match e.kind() {
-        io::ErrorKind::NotFound => SandboxError::NotFound { path },
-        io::ErrorKind::NotADirectory => SandboxError::NotDirectory { path },
-        _ => SandboxError::Io { action, path, source: e },
+    SandboxError::Io { action, path, source: e }
+}
+
+impl SandboxError {
+    /// The system's error kind, for an [`SandboxError::Io`].
+    pub fn io_kind(&self) -> Option<io::ErrorKind> {
+        match self {
+            SandboxError::Io { source, .. } => Some(source.kind()),
+            _ => None,
+        }
+    }
+
+    /// Whether the path (or one of its directories) does not exist.
+    pub fn is_not_found(&self) -> bool {
+        self.io_kind() == Some(io::ErrorKind::NotFound)
     }
 }
 
