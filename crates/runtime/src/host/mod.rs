@@ -4,6 +4,7 @@
 //! resuming an unfinished run from its session log.
 
 pub mod candidates;
+pub mod floor;
 pub mod generate;
 pub mod heuristic;
 pub mod human;

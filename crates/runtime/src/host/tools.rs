@@ -45,6 +45,14 @@ pub const TOOLS: [ToolSpec; 6] = [
     ToolSpec { name: "done", base_risk: 0, max_input_chars: None },
 ];
 
+impl ToolSpec {
+    /// Whether the tool changes files (write, move, delete: any baseline above read-only). Such
+    /// a tool never runs on the model's word alone (see [`super::floor`]).
+    pub fn changes_files(&self) -> bool {
+        self.base_risk >= 1
+    }
+}
+
 /// The spec of a tool name returned by a model (untrusted): exact match only.
 pub fn tool(name: &str) -> Option<&'static ToolSpec> {
     TOOLS.iter().find(|t| t.name == name)
