@@ -4,6 +4,7 @@
 //! resuming an unfinished run from its session log.
 
 pub mod candidates;
+pub mod floor;
 pub mod generate;
 pub mod heuristic;
 pub mod human;
@@ -11,6 +12,7 @@ pub mod inputs;
 pub mod outcomes;
 pub mod resume;
 mod run;
+pub mod sandbox;
 pub mod tools;
 
 pub use run::{

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use decision_core::policy::Answer;
+use decision_core::policy::{Answer, CompiledPolicy};
 use decision_core::vocab::{
     ACTIONS, POSITIONS, REFERENCE_BLOCKS, REFERENCE_CELLS, REFERENCE_QUESTIONS, action_semantics,
 };
@@ -34,12 +34,13 @@ use serde_json::{Map, Value, json};
 use thiserror::Error;
 
 use super::candidates::{FileOptions, ToolsFor, unread_files};
+use super::floor::{FLOOR_EVENT, GateFloor, floor_gate};
 use super::generate::{GenerateRequest, Generator};
 use super::human::Human;
 use super::inputs::{AuditLog, input_from_task, write_target};
 use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
 use super::tools::{Sandbox, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
-use crate::ask::ReadCells;
+use crate::ask::{NodeDecision, ReadCells};
 use crate::frame::projections::HostState;
 use crate::frame::{Projections, clip, reference_node_id};
 use crate::graph::{
@@ -126,6 +127,8 @@ pub struct ResumeState {
 pub struct CodingRun {
     cells: HostState,
     sandbox: Sandbox,
+    /// The policy of `grade_risk`, for the code floor under it.
+    gate_policy: Option<CompiledPolicy>,
     max_steps: u64,
     /// When the time budget is spent (`None`: never).
     deadline: Option<Instant>,
@@ -251,6 +254,7 @@ pub fn coding_graph() -> Graph<CodingRun> {
         .decide("grade_risk", &["grade_risk"])
         .edge("grade_risk", "ran", "step_ok")
         .edge("grade_risk", "denied", "generate")
+        .edge("grade_risk", "time_budget", "generate")
         .decide("step_ok", &["step_ok"])
         .edge("step_ok", "continue", "is_done")
         .edge("step_ok", "stop", "generate")
@@ -281,8 +285,8 @@ pub fn coding_description() -> report::HostDescription {
     d.report_check = "decision adapter-report --check FILE".into();
     d.known_limitations = vec![
         "Tool names are fixed: only their implementations could be swapped.".into(),
-        "Budgets other than the step limit and wall time (model calls, tokens) are not enforced; wall time is checked between steps only.".into(),
-        "Tools have input and output caps but no timeouts.".into(),
+        "Budgets other than the step limit and wall time (model calls, tokens) are not enforced; wall time is checked between steps and before each tool call.".into(),
+        "Tools have input and output caps and read at most 16,000 bytes of a file, but no timeouts: a call that has started runs to its end.".into(),
         "State-cell names are not listed here; the report is checked against the code with decision adapter-report --check.".into(),
     ];
     d
@@ -312,6 +316,7 @@ pub fn run_task(
     let mut host = start_host(contract, with.provider, with.sink)?;
     let instructions = host.contract().generator.clone().unwrap_or_default();
     let mut run = CodingRun::new(config, sandbox, with.human, with.generator, instructions, contracts);
+    run.gate_policy = host.policy("grade_risk").cloned();
     // A budget too large to add to the clock is no limit at all.
     run.deadline = config.time_budget.and_then(|budget| started.checked_add(budget));
     let mut cursor = Cursor { node: "step".into(), step: 0, state_version: 0 };
@@ -419,6 +424,7 @@ impl CodingRun {
         CodingRun {
             cells,
             sandbox,
+            gate_policy: None,
             max_steps: config.max_steps,
             deadline: None,
             halt: String::new(),
@@ -483,6 +489,10 @@ impl CodingRun {
             .collect()
     }
 
+    fn budget_spent(&self) -> bool {
+        self.deadline.is_some_and(|deadline| Instant::now() >= deadline)
+    }
+
     fn set_halt(&mut self, halt: &str) -> String {
         self.halt = halt.to_owned();
         halt.to_owned()
@@ -511,14 +521,26 @@ impl CodingRun {
                 "use".into()
             }
             ("pick_input", _) => self.set_halt("input_unclear"),
-            ("grade_risk", "auto") => self.run_tool(d)?,
-            ("grade_risk", "auto_audit") => {
-                self.write_audit(d)?;
-                self.run_tool(d)?
+            // A spent time budget: no call starts, nobody is asked.
+            ("grade_risk", _) if self.budget_spent() => {
+                self.withdraw_pending();
+                self.set_halt("time_budget")
             }
-            // ask_human, and escalate (a backend outage included): a person decides; with
-            // nobody to ask, the call is denied.
-            ("grade_risk", _) => self.authorize(d)?,
+            ("grade_risk", decided) => {
+                // The code floor: the tool's baseline and whether it changes files, whatever
+                // the model answered.
+                let floor = self.gate_floor(d, decided)?;
+                match floor.as_ref().map_or(decided, |f| f.action.as_str()) {
+                    "auto" => self.run_tool(d)?,
+                    "auto_audit" => {
+                        self.write_audit(d, floor.as_ref())?;
+                        self.run_tool(d)?
+                    }
+                    // ask_human, and escalate (a backend outage included): a person decides;
+                    // with nobody to ask, the call is denied.
+                    _ => self.authorize(d, floor.as_ref())?,
+                }
+            }
             ("step_ok", "continue") => "continue".into(),
             ("step_ok", action) => {
                 self.halt = "step_failed".into();
@@ -531,9 +553,7 @@ impl CodingRun {
             // keep_going, and escalate: the loop goes on while steps remain.
             ("is_done", _) if d.invocation.step >= self.max_steps => self.set_halt("max_steps"),
             // The step boundary: the next step starts only while the time budget lasts.
-            ("is_done", _) if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) => {
-                self.set_halt("time_budget")
-            }
+            ("is_done", _) if self.budget_spent() => self.set_halt("time_budget"),
             ("is_done", _) => "next".into(),
             ("can_deliver", "deliver") => "deliver".into(),
             ("can_deliver", "revise") => {
@@ -630,6 +650,11 @@ impl CodingRun {
 
     fn run_tool(&mut self, d: &mut Dispatch<'_>) -> Result<String, HandlerError> {
         let step = d.invocation.step;
+        // No tool call starts once the time budget is spent (while a person decided, say).
+        if self.budget_spent() {
+            self.withdraw_pending();
+            return Ok(self.set_halt("time_budget"));
+        }
         let (name, input) = self.pending();
         d.emit("tool:call", obj(json!({"step": step, "tool": name, "input": input})))?;
         // The decision that led to this call, and the call itself, are on disk before it runs.
@@ -691,14 +716,37 @@ impl CodingRun {
         Ok(text)
     }
 
-    fn write_audit(&mut self, d: &mut Dispatch<'_>) -> Result<(), HandlerError> {
+    /// The floor under the gate's decided action, recorded when it changes the action.
+    fn gate_floor(&self, d: &mut Dispatch<'_>, decided: &str) -> Result<Option<GateFloor>, HandlerError> {
+        let (name, _) = self.pending();
+        let Some(spec) = tool(&name) else { return Ok(None) };
+        let none = NodeDecision::by_code("grade_risk", d.invocation.step, decided, "");
+        let decision = d.decisions.first().unwrap_or(&none);
+        let Some(floor) = floor_gate(self.gate_policy.as_ref(), spec, decision, decided) else { return Ok(None) };
+        d.emit(
+            FLOOR_EVENT,
+            obj(json!({
+                "step": d.invocation.step, "tool": name, "baseRisk": spec.base_risk, "modelRisk": floor.model_risk,
+                "decided": floor.decided, "action": floor.action, "reason": floor.reason,
+            })),
+        )?;
+        Ok(Some(floor))
+    }
+
+    fn write_audit(&mut self, d: &mut Dispatch<'_>, floor: Option<&GateFloor>) -> Result<(), HandlerError> {
         let (name, input) = self.pending();
         let decision = d.decisions.first();
-        let reason = decision.map(|x| x.reason.clone()).unwrap_or_default();
-        let risk = decision.and_then(|x| match x.answers.get("risk") {
-            Some(Answer::Score { score, .. }) => Some(*score),
-            _ => None,
-        });
+        let reason = match floor {
+            Some(floor) => floor.reason.clone(),
+            None => decision.map(|x| x.reason.clone()).unwrap_or_default(),
+        };
+        let risk = match floor {
+            Some(floor) => Some(floor.risk),
+            None => decision.and_then(|x| match x.answers.get("risk") {
+                Some(Answer::Score { score, .. }) => Some(*score),
+                _ => None,
+            }),
+        };
         let record = AuditLog::record(d.invocation.step, now_ms(), &name, &input, &reason, risk);
         // The audit file is written only after the decision that asks for it is on disk.
         d.commit()?;
@@ -709,9 +757,12 @@ impl CodingRun {
         d.emit("audit", obj(json!({"step": d.invocation.step, "record": record})))
     }
 
-    fn authorize(&mut self, d: &mut Dispatch<'_>) -> Result<String, HandlerError> {
+    fn authorize(&mut self, d: &mut Dispatch<'_>, floor: Option<&GateFloor>) -> Result<String, HandlerError> {
         let (name, input) = self.pending();
-        let reason = d.decisions.first().map(|x| x.reason.clone()).unwrap_or_default();
+        let reason = match floor {
+            Some(floor) => floor.reason.clone(),
+            None => d.decisions.first().map(|x| x.reason.clone()).unwrap_or_default(),
+        };
         // A person is asked only once the decision that asks them is on disk.
         d.commit()?;
         let approved = self.human.authorize(&name, &input, &reason);
@@ -722,7 +773,13 @@ impl CodingRun {
         if approved {
             return self.run_tool(d);
         }
-        // Denied: the pending step is withdrawn and the last tool is the previous one again.
+        self.withdraw_pending();
+        Ok(self.set_halt("denied"))
+    }
+
+    /// A call that will not run: the pending step is withdrawn and the last tool is the
+    /// previous one again.
+    fn withdraw_pending(&mut self) {
         if let Some(history) = self.history_mut() {
             history.pop();
         }
@@ -730,7 +787,6 @@ impl CodingRun {
             Some(previous) => self.cells.insert("lastTool".into(), previous),
             None => self.cells.remove("lastTool"),
         };
-        Ok(self.set_halt("denied"))
     }
 
     fn generate_phase(&mut self, s: &mut Step<'_>) -> Result<String, HandlerError> {
