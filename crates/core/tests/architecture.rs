@@ -1,0 +1,424 @@
+//! The architecture's invariants (docs/architecture.md, "Invariants"), checked on the real
+//! workspace: the crate graph from `cargo metadata` (imports only point down; the pure crates
+//! pull in no HTTP, filesystem or clock crate) and a scan of the core's sources (no module
+//! imports `std::fs`, `std::net`, `std::time`, `std::thread` or `std::process`).
+//!
+//! Each checker is a plain function that returns the violations it finds; it is also run on a
+//! made-up metadata document or source text that breaks the rule, so that none of these
+//! tests can pass vacuously.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+// The test (not the core) reads the workspace from disk and runs `cargo metadata`.
+#![allow(clippy::disallowed_methods)]
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+/// Crates that a pure crate must not have in its dependency closure: HTTP clients and
+/// servers, TLS, async runtimes, filesystem capability and walking crates, an allocator.
+const IMPURE_CRATES: &[&str] =
+    &["ureq", "rustls", "hyper", "reqwest", "tokio", "cap-std", "cap-fs-ext", "ignore", "walkdir", "mimalloc"];
+
+/// Standard-library modules the core does not import.
+const IMPURE_STD_MODULES: &[&str] = &["fs", "net", "time", "thread", "process"];
+
+/// The layer of a workspace crate: a crate may depend only on crates of a lower layer. Every
+/// crate not named here (the CLI, bindings, examples) is an application, at the top.
+fn layer(name: &str) -> u8 {
+    match name {
+        "decision-core" => 0,
+        "decision-runtime" => 1,
+        _ => 2,
+    }
+}
+
+/// The workspace crates an example may depend on (normal dependencies), as its description
+/// says; its tests may use more.
+const EXAMPLE_DEPENDENCIES: &[(&str, &[&str])] = &[("decision-external-host", &["decision-core"])];
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn metadata() -> Value {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--locked", "--manifest-path"])
+        .arg(workspace_root().join("Cargo.toml"))
+        .output()
+        .expect("cargo runs");
+    assert!(output.status.success(), "cargo metadata failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON")
+}
+
+/// A resolved dependency: the package id and the kinds it is used as (`None` normal,
+/// `Some("dev")`, `Some("build")`).
+type Edge<'a> = (&'a str, Vec<Option<&'a str>>);
+
+/// The resolved graph of a metadata document: package names by id, and each package's
+/// dependencies with their kinds (`None` normal, `Some("dev")`, `Some("build")`).
+struct Graph<'a> {
+    names: BTreeMap<&'a str, &'a str>,
+    edges: BTreeMap<&'a str, Vec<Edge<'a>>>,
+    members: Vec<&'a str>,
+}
+
+impl<'a> Graph<'a> {
+    fn of(metadata: &'a Value) -> Graph<'a> {
+        let names = metadata["packages"]
+            .as_array()
+            .expect("packages")
+            .iter()
+            .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+            .collect();
+        let edges = metadata["resolve"]["nodes"]
+            .as_array()
+            .expect("a resolved graph")
+            .iter()
+            .map(|node| {
+                let deps = node["deps"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|dep| {
+                        let kinds = dep["dep_kinds"].as_array().unwrap().iter().map(|k| k["kind"].as_str()).collect();
+                        (dep["pkg"].as_str().unwrap(), kinds)
+                    })
+                    .collect();
+                (node["id"].as_str().unwrap(), deps)
+            })
+            .collect();
+        let members = metadata["workspace_members"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+        Graph { names, edges, members }
+    }
+
+    fn name(&self, id: &str) -> &'a str {
+        self.names.get(id).copied().unwrap_or("?")
+    }
+
+    fn id(&self, name: &str) -> Option<&'a str> {
+        self.members.iter().copied().find(|id| self.name(id) == name)
+    }
+
+    /// Every package reachable from `roots` over normal and build dependencies, each with the
+    /// chain of names that reaches it.
+    fn closure(&self, roots: &[&'a str]) -> BTreeMap<&'a str, Vec<&'a str>> {
+        let mut reached: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut queue: VecDeque<&str> = VecDeque::new();
+        for root in roots {
+            reached.insert(root, vec![self.name(root)]);
+            queue.push_back(root);
+        }
+        while let Some(id) = queue.pop_front() {
+            let chain = reached[id].clone();
+            for (dep, kinds) in self.edges.get(id).into_iter().flatten() {
+                let linked = kinds.iter().any(|kind| *kind != Some("dev"));
+                if linked && !reached.contains_key(dep) {
+                    let mut longer = chain.clone();
+                    longer.push(self.name(dep));
+                    reached.insert(dep, longer);
+                    queue.push_back(dep);
+                }
+            }
+        }
+        reached
+    }
+}
+
+/// Workspace dependencies that point sideways or up, and example dependencies beyond what the
+/// example says it depends on.
+fn layering_violations(metadata: &Value) -> Vec<String> {
+    let graph = Graph::of(metadata);
+    let mut violations = Vec::new();
+    for &member in &graph.members {
+        let from = graph.name(member);
+        for (dep, kinds) in graph.edges.get(member).into_iter().flatten() {
+            if !graph.members.contains(dep) {
+                continue;
+            }
+            let to = graph.name(dep);
+            if layer(to) >= layer(from) {
+                violations.push(format!("{from} (layer {}) depends on {to} (layer {})", layer(from), layer(to)));
+            }
+            let allowed = EXAMPLE_DEPENDENCIES.iter().find(|(example, _)| *example == from);
+            if let Some((_, allowed)) = allowed
+                && kinds.iter().any(Option::is_none)
+                && !allowed.contains(&to)
+            {
+                violations.push(format!("{from} says it depends on {allowed:?} only, but depends on {to}"));
+            }
+        }
+    }
+    violations
+}
+
+/// Impure crates in the dependency closure of workspace crate `root`, each with its chain.
+fn impure_dependencies(metadata: &Value, root: &str) -> Vec<String> {
+    let graph = Graph::of(metadata);
+    let root = graph.id(root).unwrap_or_else(|| panic!("{root} is not a workspace member"));
+    impure_in(&graph, &graph.closure(&[root]))
+}
+
+/// Impure crates in the dependency closure of workspace crate `root` built with
+/// `default-features = false`: its non-optional normal and build dependencies and their
+/// closures. The resolved graph unifies features, so this over-approximates: it can only
+/// report too much, never too little.
+fn impure_dependencies_without_default_features(metadata: &Value, root: &str) -> Vec<String> {
+    let graph = Graph::of(metadata);
+    let root_id = graph.id(root).unwrap_or_else(|| panic!("{root} is not a workspace member"));
+    let manifest = metadata["packages"].as_array().unwrap().iter().find(|p| p["id"] == root_id).unwrap();
+    let required: BTreeSet<&str> = manifest["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["kind"].as_str() != Some("dev") && d["optional"] == false)
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    let direct: Vec<&str> = graph
+        .edges
+        .get(root_id)
+        .into_iter()
+        .flatten()
+        .map(|(dep, _)| *dep)
+        .filter(|dep| required.contains(graph.name(dep)))
+        .collect();
+    let mut closure = graph.closure(&direct);
+    for chain in closure.values_mut() {
+        chain.insert(0, root);
+    }
+    impure_in(&graph, &closure)
+}
+
+fn impure_in(graph: &Graph<'_>, closure: &BTreeMap<&str, Vec<&str>>) -> Vec<String> {
+    closure
+        .iter()
+        .filter(|(id, _)| IMPURE_CRATES.contains(&graph.name(id)))
+        .map(|(_, chain)| chain.join(" → "))
+        .collect()
+}
+
+/// `(line, module)` for every use of an impure standard-library module in Rust source,
+/// whether written as a path (`std::fs::read`) or in a group (`use std::{fs, io}`); comments
+/// are skipped.
+fn impure_std_uses(source: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (index, line) in source.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(at) = rest.find("std::") {
+            let after = &rest[at + "std::".len()..];
+            let modules: Vec<&str> = if let Some(group) = after.strip_prefix('{') {
+                let inner = group.split('}').next().unwrap_or("");
+                inner.split(',').map(|item| item.trim().split("::").next().unwrap_or("").trim()).collect()
+            } else {
+                vec![after.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("")]
+            };
+            for module in modules {
+                if IMPURE_STD_MODULES.contains(&module) {
+                    found.push((index + 1, format!("std::{module}")));
+                }
+            }
+            rest = after;
+        }
+    }
+    found
+}
+
+fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The real workspace
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn workspace_crates_depend_only_on_crates_below_them() {
+    let metadata = metadata();
+    let graph = Graph::of(&metadata);
+    let names: Vec<&str> = graph.members.iter().map(|id| graph.name(id)).collect();
+    assert!(names.contains(&"decision-core") && names.contains(&"decision-runtime"), "{names:?}");
+    let violations = layering_violations(&metadata);
+    assert!(violations.is_empty(), "imports must point down:\n{}", violations.join("\n"));
+}
+
+#[test]
+fn the_core_pulls_in_no_http_filesystem_or_clock_crate() {
+    let metadata = metadata();
+    let found = impure_dependencies(&metadata, "decision-core");
+    assert!(found.is_empty(), "decision-core must stay pure:\n{}", found.join("\n"));
+    // The closure is not empty: the check looks at real dependencies.
+    let graph = Graph::of(&metadata);
+    let closure = graph.closure(&[graph.id("decision-core").unwrap()]);
+    assert!(closure.keys().any(|id| graph.name(id) == "serde_json"), "{closure:?}");
+}
+
+/// `decision-runtime` with `default-features = false` is pure too, once its HTTP providers sit
+/// behind the `http` feature; until the runtime has that feature, it is not checked.
+#[test]
+fn the_runtime_without_default_features_pulls_in_no_impure_crate() {
+    let metadata = metadata();
+    let runtime = metadata["packages"].as_array().unwrap().iter().find(|p| p["name"] == "decision-runtime").unwrap();
+    if runtime["features"].get("http").is_none() {
+        eprintln!("decision-runtime has no `http` feature yet: its pure build is not checked");
+        return;
+    }
+    let found = impure_dependencies_without_default_features(&metadata, "decision-runtime");
+    assert!(found.is_empty(), "decision-runtime (no default features) must stay pure:\n{}", found.join("\n"));
+}
+
+#[test]
+fn no_module_of_the_core_imports_io_clock_threads_or_processes() {
+    let mut files = Vec::new();
+    rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    assert!(files.len() > 10, "the core's sources are found: {files:?}");
+    let mut violations = Vec::new();
+    for file in files {
+        let source = std::fs::read_to_string(&file).unwrap();
+        for (line, module) in impure_std_uses(&source) {
+            violations.push(format!("{}:{line}: {module}", file.display()));
+        }
+    }
+    assert!(violations.is_empty(), "the core is pure:\n{}", violations.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The checkers on inputs that break the rules
+// ---------------------------------------------------------------------------------------
+
+/// A fake manifest dependency: (name, kind, optional).
+type FakeDep<'a> = (&'a str, Option<&'a str>, bool);
+
+/// A metadata document with the given packages (name, [(dependency, kind, optional)]), every
+/// package whose name starts with `decision-` a workspace member.
+fn fake_metadata(packages: &[(&str, &[FakeDep<'_>])]) -> Value {
+    let id = |name: &str| format!("fake#{name}@0.1.0");
+    let mut listed: BTreeSet<&str> = packages.iter().map(|(name, _)| *name).collect();
+    for (_, deps) in packages {
+        listed.extend(deps.iter().map(|(dep, _, _)| *dep));
+    }
+    let manifests: BTreeMap<&str, &[FakeDep<'_>]> = packages.iter().copied().collect();
+    let package_list: Vec<Value> = listed
+        .iter()
+        .map(|name| {
+            let deps = manifests.get(name).copied().unwrap_or(&[]);
+            json!({
+                "id": id(name),
+                "name": name,
+                "features": {},
+                "dependencies": deps.iter().map(|(dep, kind, optional)| json!({
+                    "name": dep, "kind": kind, "optional": optional,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let nodes: Vec<Value> = listed
+        .iter()
+        .map(|name| {
+            let deps = manifests.get(name).copied().unwrap_or(&[]);
+            json!({
+                "id": id(name),
+                "deps": deps.iter().map(|(dep, kind, _)| json!({
+                    "pkg": id(dep), "dep_kinds": [{ "kind": kind, "target": null }],
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let members: Vec<String> = listed.iter().filter(|n| n.starts_with("decision-")).map(|n| id(n)).collect();
+    json!({ "packages": package_list, "resolve": { "nodes": nodes }, "workspace_members": members })
+}
+
+#[test]
+fn a_dependency_that_points_up_or_sideways_is_reported() {
+    let upward = fake_metadata(&[
+        ("decision-core", &[("decision-runtime", None, false)]),
+        ("decision-runtime", &[("decision-core", None, false)]),
+        ("decision-cli", &[("decision-runtime", None, false), ("decision-wasm", Some("dev"), false)]),
+        ("decision-wasm", &[("decision-runtime", None, false)]),
+    ]);
+    assert_eq!(
+        layering_violations(&upward),
+        [
+            "decision-cli (layer 2) depends on decision-wasm (layer 2)",
+            "decision-core (layer 0) depends on decision-runtime (layer 1)",
+        ]
+    );
+    let example = fake_metadata(&[
+        ("decision-core", &[]),
+        ("decision-runtime", &[("decision-core", None, false)]),
+        ("decision-external-host", &[("decision-runtime", None, false), ("decision-core", None, false)]),
+    ]);
+    assert_eq!(
+        layering_violations(&example),
+        ["decision-external-host says it depends on [\"decision-core\"] only, but depends on decision-runtime"]
+    );
+    let fine = fake_metadata(&[
+        ("decision-core", &[]),
+        ("decision-runtime", &[("decision-core", None, false)]),
+        ("decision-external-host", &[("decision-core", None, false), ("decision-runtime", Some("dev"), false)]),
+    ]);
+    assert_eq!(layering_violations(&fine), Vec::<String>::new());
+}
+
+#[test]
+fn an_impure_crate_anywhere_in_the_closure_is_reported_with_its_chain() {
+    let metadata = fake_metadata(&[
+        ("decision-core", &[("serde_json", None, false), ("mimalloc", Some("dev"), false)]),
+        ("serde_json", &[("helper", None, false)]),
+        ("helper", &[("ureq", None, false)]),
+        ("ureq", &[("rustls", None, false)]),
+    ]);
+    assert_eq!(
+        impure_dependencies(&metadata, "decision-core"),
+        ["decision-core → serde_json → helper → ureq → rustls", "decision-core → serde_json → helper → ureq"]
+    );
+    let pure = fake_metadata(&[("decision-core", &[("serde_json", None, false), ("mimalloc", Some("dev"), false)])]);
+    assert_eq!(impure_dependencies(&pure, "decision-core"), Vec::<String>::new(), "dev-dependencies do not count");
+}
+
+#[test]
+fn without_default_features_only_optional_dependencies_are_left_out() {
+    let metadata = fake_metadata(&[
+        ("decision-core", &[]),
+        (
+            "decision-runtime",
+            &[("decision-core", None, false), ("ureq", None, true), ("cap-std", None, false), ("memchr", None, false)],
+        ),
+    ]);
+    assert_eq!(
+        impure_dependencies_without_default_features(&metadata, "decision-runtime"),
+        ["decision-runtime → cap-std"]
+    );
+    let pure = fake_metadata(&[
+        ("decision-core", &[]),
+        ("decision-runtime", &[("decision-core", None, false), ("ureq", None, true)]),
+    ]);
+    assert_eq!(impure_dependencies_without_default_features(&pure, "decision-runtime"), Vec::<String>::new());
+    assert_eq!(impure_dependencies(&pure, "decision-runtime"), ["decision-runtime → ureq"], "with the feature on");
+}
+
+#[test]
+fn impure_std_modules_are_found_in_paths_and_groups_but_not_in_comments() {
+    let source = "\
+use std::fmt;
+use std::{collections::BTreeMap, fs};
+// std::net is mentioned here only
+fn f() { let _ = std::time::Instant::now(); } // and std::thread here
+use std::{ process::Command, io };
+let x = std::fsx;
+";
+    assert_eq!(
+        impure_std_uses(source),
+        [(2, "std::fs".to_string()), (4, "std::time".to_string()), (5, "std::process".to_string())]
+    );
+    assert_eq!(impure_std_uses("use std::collections::BTreeMap;\nuse std::fmt::Write;\n"), []);
+}
