@@ -141,6 +141,10 @@ pub enum FrameSpecError {
     NoFrame { block: String },
     #[error("field `{key}` uses unknown projection `{projection}`")]
     UnknownProjection { key: String, projection: String },
+    /// The vocabulary declares the projection, but this runtime has no body for it, so the
+    /// field cannot be filled (rather than being dropped without a word).
+    #[error("field `{key}` uses standard projection `{projection}`, which is declared but has no body in this runtime")]
+    ProjectionWithoutBody { key: String, projection: String },
     #[error("field `{key}` has no projection and is not a state cell of this host")]
     UnknownCell { key: String },
     #[error("excluded cell `{cell}` is not a state cell of this host")]
@@ -174,14 +178,21 @@ impl FrameSpec {
         let mut fields = Vec::with_capacity(frame.fields.len());
         for field in &frame.fields {
             let from = match &field.projection {
-                Some(name) => projections
-                    .get(name)
-                    .ok_or_else(|| FrameSpecError::UnknownProjection {
-                        key: field.key.clone(),
-                        projection: name.clone(),
-                    })?
-                    .reads
-                    .clone(),
+                Some(name) => match projections.get(name) {
+                    Some(projection) => projection.reads.clone(),
+                    None if projections.without_body().contains(name) => {
+                        return Err(FrameSpecError::ProjectionWithoutBody {
+                            key: field.key.clone(),
+                            projection: name.clone(),
+                        });
+                    }
+                    None => {
+                        return Err(FrameSpecError::UnknownProjection {
+                            key: field.key.clone(),
+                            projection: name.clone(),
+                        });
+                    }
+                },
                 None if cells.get(&field.key).is_some() => field.key.clone(),
                 None => return Err(FrameSpecError::UnknownCell { key: field.key.clone() }),
             };

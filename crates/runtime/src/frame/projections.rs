@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use decision_core::vocab::{HOST_PREFIX, PROJECTIONS};
+use decision_core::vocab::{HOST_PREFIX, PROJECTIONS, ProjectionDecl};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
@@ -41,6 +41,8 @@ pub enum ProjectionError {
 #[derive(Clone, Default)]
 pub struct Projections {
     by_name: BTreeMap<String, Projection>,
+    /// Declared standard projections with no body here (see [`Projections::without_body`]).
+    without_body: Vec<String>,
 }
 
 /// The reference host's tool table: name → base risk (used by `localToolRisk`).
@@ -54,44 +56,36 @@ impl Projections {
     }
 
     /// The 14 standard projections; `localToolRisk` reads the injected tool table.
+    ///
+    /// A projection the vocabulary declares but this runtime has no body for is not
+    /// registered and is listed by [`Projections::without_body`]; a frame field that uses it
+    /// is refused with [`FrameSpecError::ProjectionWithoutBody`](super::FrameSpecError), at
+    /// that field.
     pub fn standard_with_tools(tools: BTreeMap<String, u64>) -> Self {
+        Self::from_declarations(&PROJECTIONS, &tools)
+    }
+
+    /// Registers a body for each declared projection, recording the names that have none.
+    fn from_declarations(declarations: &[ProjectionDecl], tools: &BTreeMap<String, u64>) -> Self {
         let mut p = Projections::default();
-        for decl in PROJECTIONS {
-            let body: ProjectionFn = match decl.name {
-                "earlierMaybe" => Arc::new(|s: &HostState| Some(or(s, "earlier", Value::from("")))),
-                "filesMaybe" => Arc::new(|s: &HostState| Some(or(s, "files", Value::Array(Vec::new())))),
-                "readMaybe" => Arc::new(|s: &HostState| Some(or(s, "readFiles", Value::Array(Vec::new())))),
-                "resultMaybe" => Arc::new(|s: &HostState| Some(or(s, "lastResult", Value::from("")))),
-                "draftMaybe" => Arc::new(|s: &HostState| Some(or(s, "draft", Value::from("")))),
-                "toolOrEmpty" => Arc::new(|s: &HostState| Some(or(s, "lastTool", Value::from("")))),
-                "lastOrNone" => Arc::new(|s: &HostState| Some(or(s, "lastResult", Value::from(NO_ACTION_YET)))),
-                "toolOrUnknown" => Arc::new(|s: &HostState| Some(or(s, "lastTool", Value::from("unknown")))),
-                "describeDone" => Arc::new(|s: &HostState| Some(Value::from(describe_done(history(s))))),
-                "lastInput" => Arc::new(|s: &HostState| {
-                    Some(history(s).last().map_or_else(|| Value::from(""), |h| Value::from(js_string(h.get("input")))))
-                }),
-                "readCount" => Arc::new(|s: &HostState| {
-                    let n = s.get("readFiles").and_then(Value::as_array).map_or(0, Vec::len);
-                    Some(Value::from(n))
-                }),
-                "recentSteps" => Arc::new(|s: &HostState| Some(Value::Array(recent_steps(history(s))))),
-                "writeEvidence" => Arc::new(|s: &HostState| Some(Value::from(write_evidence(history(s))))),
-                "localToolRisk" => {
-                    let tools = tools.clone();
-                    Arc::new(move |s: &HostState| {
-                        let tool = s.get("lastTool").and_then(Value::as_str)?;
-                        tools.get(tool).map(|risk| Value::from(*risk))
-                    })
+        for decl in declarations {
+            match standard_body(decl.name, tools) {
+                Some(body) => {
+                    p.by_name.insert(
+                        decl.name.to_owned(),
+                        Projection { name: decl.name.to_owned(), reads: decl.reads.to_owned(), body },
+                    );
                 }
-                // PROJECTIONS is a closed table; every name is handled above.
-                _ => continue,
-            };
-            p.by_name.insert(
-                decl.name.to_owned(),
-                Projection { name: decl.name.to_owned(), reads: decl.reads.to_owned(), body },
-            );
+                None => p.without_body.push(decl.name.to_owned()),
+            }
         }
         p
+    }
+
+    /// The standard projections the vocabulary declares but this runtime has no body for
+    /// (empty while the two agree, which a test holds).
+    pub fn without_body(&self) -> &[String] {
+        &self.without_body
     }
 
     /// Registers a host projection; its name must start with `host:`.
@@ -121,6 +115,39 @@ impl Projections {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.by_name.keys().map(String::as_str)
     }
+}
+
+/// The body of a standard projection, or `None` for a name this runtime does not implement.
+fn standard_body(name: &str, tools: &BTreeMap<String, u64>) -> Option<ProjectionFn> {
+    let body: ProjectionFn = match name {
+        "earlierMaybe" => Arc::new(|s: &HostState| Some(or(s, "earlier", Value::from("")))),
+        "filesMaybe" => Arc::new(|s: &HostState| Some(or(s, "files", Value::Array(Vec::new())))),
+        "readMaybe" => Arc::new(|s: &HostState| Some(or(s, "readFiles", Value::Array(Vec::new())))),
+        "resultMaybe" => Arc::new(|s: &HostState| Some(or(s, "lastResult", Value::from("")))),
+        "draftMaybe" => Arc::new(|s: &HostState| Some(or(s, "draft", Value::from("")))),
+        "toolOrEmpty" => Arc::new(|s: &HostState| Some(or(s, "lastTool", Value::from("")))),
+        "lastOrNone" => Arc::new(|s: &HostState| Some(or(s, "lastResult", Value::from(NO_ACTION_YET)))),
+        "toolOrUnknown" => Arc::new(|s: &HostState| Some(or(s, "lastTool", Value::from("unknown")))),
+        "describeDone" => Arc::new(|s: &HostState| Some(Value::from(describe_done(history(s))))),
+        "lastInput" => Arc::new(|s: &HostState| {
+            Some(history(s).last().map_or_else(|| Value::from(""), |h| Value::from(js_string(h.get("input")))))
+        }),
+        "readCount" => Arc::new(|s: &HostState| {
+            let n = s.get("readFiles").and_then(Value::as_array).map_or(0, Vec::len);
+            Some(Value::from(n))
+        }),
+        "recentSteps" => Arc::new(|s: &HostState| Some(Value::Array(recent_steps(history(s))))),
+        "writeEvidence" => Arc::new(|s: &HostState| Some(Value::from(write_evidence(history(s))))),
+        "localToolRisk" => {
+            let tools = tools.clone();
+            Arc::new(move |s: &HostState| {
+                let tool = s.get("lastTool").and_then(Value::as_str)?;
+                tools.get(tool).map(|risk| Value::from(*risk))
+            })
+        }
+        _ => return None,
+    };
+    Some(body)
 }
 
 /// `state[cell] ?? default` (JavaScript's `??`: null counts as missing).
@@ -297,6 +324,47 @@ mod tests {
         let steps: Vec<Value> = (0..7).map(|i| json!({"tool": "t", "input": i, "result": ""})).collect();
         assert_eq!(recent_steps(&steps)[0], json!("t(2) → "));
         assert_eq!(recent_steps(&steps).len(), 5);
+    }
+
+    #[test]
+    fn every_declared_standard_projection_has_a_body() {
+        let p = Projections::standard();
+        assert_eq!(p.without_body(), &[] as &[String]);
+        for decl in PROJECTIONS {
+            assert_eq!(p.get(decl.name).map(|found| found.reads.as_str()), Some(decl.reads), "{}", decl.name);
+        }
+    }
+
+    #[test]
+    fn a_declared_projection_without_a_body_is_reported_not_dropped() {
+        use crate::frame::{FrameSpec, FrameSpecError, HostCells};
+        use decision_core::vocab::Returns;
+
+        let declared = [
+            PROJECTIONS[0],
+            ProjectionDecl { name: "newThing", reads: "task", returns: Returns::String, when_missing: "empty string" },
+        ];
+        let p = Projections::from_declarations(&declared, &BTreeMap::new());
+        assert_eq!(p.without_body(), ["newThing"]);
+        assert!(p.get("newThing").is_none());
+        assert_eq!(p.names().collect::<Vec<_>>(), [PROJECTIONS[0].name]);
+
+        let spec = |projection: &str| {
+            let source = format!("## b\nkind: rule\nwhen: after-tool —— p\nframe:\n  + x 10 {projection} —— r\n");
+            let parsed = decision_core::syntax::parse(source.as_bytes());
+            FrameSpec::from_block("b", &parsed.contract.blocks[0], &HostCells::reference(), &p).map(|s| s.fields.len())
+        };
+        let refused = spec("newThing").unwrap_err();
+        assert_eq!(refused, FrameSpecError::ProjectionWithoutBody { key: "x".into(), projection: "newThing".into() });
+        assert_eq!(
+            refused.to_string(),
+            "field `x` uses standard projection `newThing`, which is declared but has no body in this runtime"
+        );
+        assert_eq!(
+            spec("noSuchThing"),
+            Err(FrameSpecError::UnknownProjection { key: "x".into(), projection: "noSuchThing".into() })
+        );
+        assert_eq!(spec(PROJECTIONS[0].name), Ok(1));
     }
 
     #[test]
