@@ -440,3 +440,37 @@ fn breaks_around_the_hand_over_point_are_caught_once() {
         assert_eq!(report.breaks[0].line, at as u64 + 2, "the line after the changed one");
     }
 }
+
+/// A seal ends each run; the log is sealed only while a seal is its last line, and its head is
+/// the writer's.
+#[test]
+fn a_log_is_sealed_by_its_last_seal_and_its_head_is_the_writers() {
+    use decision_runtime::log::{SealStatus, read_head};
+    let dir = TempDir::new("replay-seal");
+    let path = dir.path().join("sealed.jsonl");
+    let header = LogHeader { id: "s".into(), created_at_ms: 1, cwd: None };
+    let mut log = SessionLog::create(&path, &header, FsyncPolicy::Never).unwrap();
+    log.append_event("run:start", &object(json!({"task": "t"}))).unwrap();
+    let head = log.seal().unwrap();
+    assert_eq!((head.seq, Some(head)), (2, log.head()));
+    drop(log);
+    let (report, _) = replay_with(&path, ReplayOptions::default());
+    assert_eq!(
+        (report.chain_status(), report.seal, report.head),
+        (ChainStatus::Intact, SealStatus::Sealed, Some(head))
+    );
+    assert_eq!(read_head(&path).unwrap(), Some(head));
+    // A resumed run appends after the seal: unfinished until it is sealed in turn.
+    let mut log = SessionLog::open(&path, FsyncPolicy::Never).unwrap();
+    log.set_run(1);
+    log.append_event("run:start", &object(json!({"task": "t"}))).unwrap();
+    log.commit().unwrap();
+    let (report, _) = replay_with(&path, ReplayOptions::default());
+    assert_eq!(report.seal, SealStatus::Unfinished);
+    assert_eq!(report.last_seal.map(|s| s.line), Some(3));
+    let head = log.seal().unwrap();
+    drop(log);
+    let (report, _) = replay_with(&path, ReplayOptions { threads: 2, ..ReplayOptions::default() });
+    assert_eq!((report.seal, report.head), (SealStatus::Sealed, Some(head)));
+    assert_eq!(report.last_seal.and_then(|s| s.run), Some(1));
+}

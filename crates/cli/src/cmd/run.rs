@@ -16,7 +16,7 @@ use decision_runtime::host::human::{DenyAll, Human, TerminalHuman};
 use decision_runtime::host::{
     CODING_CONTRACT, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary, run_task,
 };
-use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog, now_ms};
+use decision_runtime::log::{FsyncPolicy, LogHeader, SealKey, SessionLog, now_ms, read_head};
 use decision_runtime::outcome::{ContractSet, load_contracts};
 use decision_runtime::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
@@ -184,6 +184,8 @@ pub fn open_log(path: &Path, workdir: &Path, run: Option<u64>) -> Result<Session
     if let Some(run) = run {
         log.set_run(run);
     }
+    // With a key in the environment the run's seal is keyed: only a key holder can make one.
+    log.set_seal_key(SealKey::from_env().map_err(|e| e.to_string())?);
     // The host commits the log before every side effect, at every step's end and at the end.
     Ok(log.with_group_commit())
 }
@@ -245,6 +247,10 @@ pub fn execute(
         Err(e) => {
             eprintln!("error: {e}");
             eprintln!("log: {} (verify with: decision replay {})", log_path.display(), log_path.display());
+            // The run was sealed on its way out when the log could still be written.
+            if let Ok(Some(head)) = read_head(log_path) {
+                eprintln!("head: {head}");
+            }
             ExitCode::from(1)
         }
     }
@@ -385,4 +391,7 @@ fn print_summary(s: &RunSummary, log: &Path) {
         s.decision_ms, s.model_ms, s.wall_ms
     );
     println!("log: {} (verify with: decision replay {})", log.display(), log.display());
+    if let Some(head) = &s.head {
+        println!("head: {head} (`decision replay --head SEQ:HASH LOG` checks the log against it, to its last byte)");
+    }
 }

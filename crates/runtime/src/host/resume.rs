@@ -59,8 +59,19 @@ pub fn is_resumable_halt(halt: &str) -> bool {
     RESUMABLE_HALTS.contains(&base)
 }
 
-/// Read the log and rebuild the state of its last run.
+/// Read the log and rebuild the state of its last run, refusing a run that has ended (see the
+/// module documentation).
 pub fn resume_point(path: &Path) -> Result<ResumePoint, ResumeError> {
+    let point = rebuild_point(path)?;
+    match point.halt.as_deref().filter(|halt| !is_resumable_halt(halt)) {
+        Some(halt) => Err(ResumeError::Ended { path: path.to_path_buf(), run: point.run, halt: halt.to_owned() }),
+        None => Ok(point),
+    }
+}
+
+/// Read the log and rebuild the state of its last run, whether or not it may be resumed
+/// (for inspecting what a resume would see).
+pub fn rebuild_point(path: &Path) -> Result<ResumePoint, ResumeError> {
     let file = std::fs::File::open(path).map_err(|source| ResumeError::Read { path: path.to_path_buf(), source })?;
     let mut events: Vec<(u64, Value)> = Vec::new();
     // Lines are read as bytes: a torn last line may end inside a UTF-8 sequence.
@@ -85,9 +96,6 @@ pub fn resume_point(path: &Path) -> Result<ResumePoint, ResumeError> {
         .rev()
         .find(|(_, e)| event_type(e) == "run:end")
         .and_then(|(_, e)| e.get("halt").and_then(Value::as_str).map(str::to_owned));
-    if let Some(halt) = halt.as_deref().filter(|halt| !is_resumable_halt(halt)) {
-        return Err(ResumeError::Ended { path: path.to_path_buf(), run, halt: halt.to_owned() });
-    }
     let mut history = Vec::new();
     let mut files: Vec<String> = Vec::new();
     let mut read_files: Vec<String> = Vec::new();

@@ -183,6 +183,8 @@ pub struct RunSummary {
     pub code_decisions: u64,
     /// Tool outcomes that broke their deliverable contract.
     pub contract_violations: u64,
+    /// The session log's head after its seal (`None` without a session log).
+    pub head: Option<crate::log::LogHead>,
 }
 
 #[derive(Debug, Error)]
@@ -372,6 +374,7 @@ pub fn run_task(
         generate_us: run.generate_us,
         code_decisions: stats.code_decisions,
         contract_violations: run.contract_violations,
+        head: None,
     };
     let mut end = Map::new();
     end.insert("halt".into(), json!(summary.halt));
@@ -390,10 +393,11 @@ pub fn run_task(
         end.insert("error".into(), json!(error));
     }
     host.emit("run:end", end)?;
-    // The run's last lines are in the file before its answer is handed over.
-    host.commit()?;
+    // The run's last lines, and the seal that says it finished, are in the file before its
+    // answer is handed over.
+    let head = host.seal()?;
     outcome?;
-    Ok(summary)
+    Ok(RunSummary { head, ..summary })
 }
 
 impl CodingRun {

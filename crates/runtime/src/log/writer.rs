@@ -16,9 +16,15 @@ use super::LogError;
 use super::envelope::{parse_line, push_hex32};
 use super::event::{DecisionEvent, DecisionRecord, GraphEvent};
 use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
+use super::seal::{LogHead, SealKey};
 
 /// The session-log format version written in the header.
 pub const LOG_VERSION: u64 = 2;
+
+/// The header's `chain` claim: every line after it carries `seq` and `prev` (SHA-256). Replay
+/// refuses a log that makes this claim and carries no chain, so stripping the chain fields
+/// does not turn a log into a "reference-written" one.
+pub const CHAIN_CLAIM: &str = "sha256";
 
 /// Held lines beyond this many bytes are written at the next append even without a commit, so
 /// a caller that never commits does not hold the whole log in memory. Writing early is always
@@ -105,6 +111,8 @@ pub struct SessionLog {
     /// A write failed: how much of it reached the file is unknown, so nothing more may be
     /// appended (the next line could be glued onto a torn one).
     failed: bool,
+    /// The key of the keyed seal, if any.
+    seal_key: Option<SealKey>,
 }
 
 impl SessionLog {
@@ -129,6 +137,8 @@ impl SessionLog {
             line.push_str(",\"cwd\":");
             write_string(cwd, line);
         }
+        line.push_str(",\"chain\":");
+        write_string(CHAIN_CLAIM, line);
         line.push_str(",\"seq\":0}");
         log.end_line(start)?;
         Ok(log)
@@ -183,7 +193,43 @@ impl SessionLog {
             held: String::with_capacity(16 << 10),
             group_commit: false,
             failed: false,
+            seal_key: None,
         }
+    }
+
+    /// Keys the seals this log writes ([`super::seal`]): only a holder of the key can then
+    /// produce a seal that verifies.
+    pub fn set_seal_key(&mut self, key: Option<SealKey>) {
+        self.seal_key = key;
+    }
+
+    /// The last line appended: its `seq` and SHA-256 (`None` before any line was appended,
+    /// which a log never is: its header is its first line).
+    pub fn head(&self) -> Option<LogHead> {
+        self.seq.checked_sub(1).map(|seq| LogHead { seq, sha256: self.prev })
+    }
+
+    /// Ends the run with a seal line — the count of the lines before it, chained to the last
+    /// of them, keyed when a key is set — writes every held line, syncs unless the policy
+    /// is [`FsyncPolicy::Never`], and returns the log's new head.
+    pub fn seal(&mut self) -> Result<LogHead, LogError> {
+        let start = self.begin_line()?;
+        let mut number = itoa::Buffer::new();
+        self.held.push_str("{\"kind\":\"seal\",\"run\":");
+        self.held.push_str(number.format(self.run));
+        self.held.push_str(",\"lines\":");
+        self.held.push_str(number.format(self.seq));
+        if let Some(key) = &self.seal_key {
+            self.held.push_str(",\"mac\":\"");
+            push_hex32(&key.mac(self.seq, &self.prev), &mut self.held);
+            self.held.push('"');
+        }
+        self.end_event(start)?;
+        match self.policy {
+            FsyncPolicy::Never => self.commit()?,
+            FsyncPolicy::EveryLine | FsyncPolicy::Every(_) => self.sync()?,
+        }
+        self.head().ok_or_else(|| LogError::Empty(self.path.clone()))
     }
 
     /// Replaces the clock that stamps `at` (milliseconds since the epoch).
