@@ -222,3 +222,91 @@ fn only_the_key_holder_makes_a_keyed_seal_that_verifies() {
     // A key too short to be safe is refused before anything runs.
     assert_eq!(replay(&log, &[], Some("short")).0, Some(2));
 }
+
+const CONTRACT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/coding-agent/DECISION.md");
+
+#[test]
+fn an_action_that_does_not_follow_from_its_answers_is_a_mismatch_given_the_contract() {
+    let tmp = TempDir::new("seal-policy");
+    let (log, _) = finished_run(tmp.path(), None);
+    let (code, out) = replay(&log, &["--contract", CONTRACT, "--verbose"], None);
+    assert_eq!(code, Some(0), "every recorded action follows: {out}");
+    assert!(
+        out.contains("policy: pass — `continue` follows from the recorded answers (prob:ok >= 0.6 → continue)"),
+        "{out}"
+    );
+    // The forger lowers step_ok's `ok` to 0.15, keeps `action: continue`, and rechains.
+    let mut all = lines(&log);
+    let at =
+        all.iter().position(|l| l.contains(r#""id":"loop.stepOk""#) && l.contains(r#""action":"continue""#)).unwrap();
+    let edited = all[at].replacen(
+        r#""answers":{"ok":{"type":"noul","noul":0.85}}"#,
+        r#""answers":{"ok":{"type":"noul","noul":0.15}}"#,
+        1,
+    );
+    assert_ne!(edited, all[at], "the record's answer is as expected");
+    all[at] = edited;
+    rechain(&mut all);
+    let forged = tmp.path().join("forged.jsonl");
+    write(&forged, &all);
+    // The digests cover what was asked, not what was answered: without the contract it verifies.
+    let (code, out) = replay(&forged, &[], None);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = replay(&forged, &["--contract", CONTRACT], None);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("✗ mismatch             1"), "{out}");
+    assert!(
+        out.contains("policy: fail — the record says `continue`, and block `step_ok`'s policy gives `stop` on the recorded answers (else → stop)"),
+        "{out}"
+    );
+    // An answer that does not validate must have escalated.
+    let mut all = lines(&log);
+    all[at] = all[at].replacen(r#""noul":0.85"#, r#""noul":1.85"#, 1);
+    rechain(&mut all);
+    write(&forged, &all);
+    let (code, out) = replay(&forged, &["--contract", CONTRACT, "--format", "json"], None);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("gives `escalate` on the recorded answers (invalid answer"), "{out}");
+    // A contract that cannot be read is a usage error.
+    assert_eq!(replay(&log, &["--contract", "/nonexistent/DECISION.md"], None).0, Some(2));
+}
+
+#[test]
+fn a_recorded_gate_is_the_policy_replay_evaluates() {
+    let tmp = TempDir::new("seal-gates");
+    let state = tmp.file("state.json", r#"{"task": "t", "lastTool": "read_file", "lastResult": "x"}"#);
+    let script = tmp.file("script.json", r#"{"ok": [{"type": "noul", "noul": 0.85}]}"#);
+    let log = tmp.path().join("ask.jsonl");
+    let provider = format!("script:{}", s(&script));
+    let out = decision(
+        &[
+            "ask",
+            CONTRACT,
+            "--block",
+            "step_ok",
+            "--state",
+            s(&state),
+            "--provider",
+            &provider,
+            "--gate",
+            "step_ok.ok=0.9",
+            "--log",
+            s(&log),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert!(written.contains(r#""action":"stop""#) && written.contains(r#""gates":{"step_ok.ok":0.9}"#), "{written}");
+    let (code, out) = replay(&log, &["--contract", CONTRACT, "--verbose"], None);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("policy: pass — `stop` follows"), "{out}");
+    // Without its gate the same answer gives `continue`: the record no longer follows.
+    let mut all = lines(&log);
+    all[1] = all[1].replace(r#","gates":{"step_ok.ok":0.9}"#, "");
+    rechain(&mut all);
+    write(&log, &all);
+    let (code, out) = replay(&log, &["--contract", CONTRACT], None);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("policy gives `continue`"), "{out}");
+}

@@ -8,8 +8,10 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use decision_core::record::{Outcome, RECORD_SCHEMA, REPLAY_NOTES};
+use decision_runtime::log::policy::PolicyBook;
 use decision_runtime::log::replay::{ChainBreak, MacCheck};
 use decision_runtime::log::{
     ChainStatus, LogHead, LogReport, RecordResult, ReplayOptions, SEAL_KEY_VARIABLE, SealKey, SealStatus, replay_file,
@@ -53,6 +55,11 @@ pub struct Args {
     /// reference, or stripped — fails).
     #[arg(long)]
     require_chain: bool,
+    /// The DECISION.md the run followed: each record's action must follow from its recorded
+    /// answers under the block's policy (the `policy` check; a record whose action does not
+    /// is a mismatch).
+    #[arg(long, value_name = "DECISION.md")]
+    contract: Option<PathBuf>,
     /// Session logs (JSON Lines).
     #[arg(required = true, value_name = "LOG")]
     logs: Vec<PathBuf>,
@@ -107,7 +114,14 @@ pub fn run(args: Args) -> ExitCode {
         Err(e) => return super::usage_error(&e.to_string()),
     };
     let required = Requirements { head: args.head, seal: args.require_seal, chain: args.require_chain };
-    let options = ReplayOptions { max_line: args.max_line, threads, seal_key, ..ReplayOptions::default() };
+    let policies = match &args.contract {
+        Some(path) => match super::eval::load_contract(path).and_then(PolicyBook::new) {
+            Ok(book) => Some(Arc::new(book)),
+            Err(message) => return super::usage_error(&message),
+        },
+        None => None,
+    };
+    let options = ReplayOptions { max_line: args.max_line, threads, seal_key, policies, ..ReplayOptions::default() };
     let outcome = match args.format {
         Format::Human => human(&args, &options, &required),
         Format::Json => json_document(&args, &options, &required),

@@ -224,6 +224,7 @@ impl NodeDecision {
             degraded: self.degraded,
             escalate: self.escalate,
             warnings: (!self.warnings.is_empty()).then(|| self.warnings.clone()),
+            gates: None,
         }
     }
 

@@ -13,6 +13,7 @@
 pub mod envelope;
 mod event;
 pub mod lines;
+pub mod policy;
 pub mod replay;
 pub mod seal;
 mod writer;

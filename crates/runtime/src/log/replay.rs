@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 
 use super::envelope::{ChainFields, LineKind, LineParser, SealFields, parse_line};
 use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
+use super::policy::PolicyBook;
 use super::seal::{LogHead, SealKey};
 use super::writer::CHAIN_CLAIM;
 
@@ -38,11 +39,14 @@ pub struct ReplayOptions {
     pub threads: usize,
     /// The key of the keyed seal: when given, every seal must carry a MAC made with it.
     pub seal_key: Option<SealKey>,
+    /// The contract's policies: when given, each record's action is checked against them
+    /// (the `policy` check, [`super::policy`]).
+    pub policies: Option<Arc<PolicyBook>>,
 }
 
 impl Default for ReplayOptions {
     fn default() -> Self {
-        ReplayOptions { rules: Rules::Project, max_line: DEFAULT_MAX_LINE, threads: 1, seal_key: None }
+        ReplayOptions { rules: Rules::Project, max_line: DEFAULT_MAX_LINE, threads: 1, seal_key: None, policies: None }
     }
 }
 
@@ -213,7 +217,7 @@ pub fn replay_reader<R: Read + Send>(
     let mut merger = Merger::default();
     if options.threads <= 1 {
         // Lines are verified where the reader holds them: nothing is copied.
-        let mut verifier = Verifier::new(options.rules, options.seal_key.clone());
+        let mut verifier = Verifier::new(options.rules, options.seal_key.clone(), options.policies.clone());
         while let Some(line) = lines.next_line()? {
             match line {
                 Line::Text { number, bytes, terminated } => verifier.line(number, LineText::Bytes(bytes), terminated),
@@ -257,7 +261,7 @@ fn replay_parallel<R: Read + Send>(
         for _ in 0..threads {
             let job_rx = Arc::clone(&job_rx);
             let done_tx = done_tx.clone();
-            let seal_key = &options.seal_key;
+            let (seal_key, policies) = (&options.seal_key, &options.policies);
             scope.spawn(move || {
                 loop {
                     let job = match job_rx.lock() {
@@ -265,7 +269,7 @@ fn replay_parallel<R: Read + Send>(
                         Err(_) => return,
                     };
                     let Ok((index, batch)) = job else { return };
-                    if done_tx.send((index, verify_batch(&batch, rules, seal_key.clone()))).is_err() {
+                    if done_tx.send((index, verify_batch(&batch, rules, seal_key.clone(), policies.clone()))).is_err() {
                         return;
                     }
                 }
@@ -461,8 +465,13 @@ fn check_start(b: Link) -> Option<String> {
     }
 }
 
-fn verify_batch(batch: &Batch, rules: Rules, seal_key: Option<SealKey>) -> BatchOutcome {
-    let mut verifier = Verifier::new(rules, seal_key);
+fn verify_batch(
+    batch: &Batch,
+    rules: Rules,
+    seal_key: Option<SealKey>,
+    policies: Option<Arc<PolicyBook>>,
+) -> BatchOutcome {
+    let mut verifier = Verifier::new(rules, seal_key, policies);
     for line in &batch.lines {
         let text = match &line.body {
             LineBody::Bytes(range) => LineText::Bytes(batch.data.get(range.clone()).unwrap_or(&[])),
@@ -490,6 +499,7 @@ enum LineText<'a> {
 struct Verifier {
     rules: Rules,
     seal_key: Option<SealKey>,
+    policies: Option<Arc<PolicyBook>>,
     tally: Tally,
     results: Vec<RecordResult>,
     first: Option<Link>,
@@ -502,10 +512,11 @@ struct Verifier {
 }
 
 impl Verifier {
-    fn new(rules: Rules, seal_key: Option<SealKey>) -> Self {
+    fn new(rules: Rules, seal_key: Option<SealKey>, policies: Option<Arc<PolicyBook>>) -> Self {
         Verifier {
             rules,
             seal_key,
+            policies,
             tally: Tally::default(),
             results: Vec::new(),
             first: None,
@@ -518,7 +529,11 @@ impl Verifier {
     }
 
     fn line(&mut self, number: u64, text: LineText<'_>, terminated: bool) {
-        let Some(fields) = self.read(number, &text, terminated) else { return };
+        let fields = self.read(number, &text, terminated);
+        if let (Some(book), LineText::Bytes(bytes)) = (&self.policies, &text) {
+            amend_with_policy(book, number, bytes, &mut self.tally, &mut self.results);
+        }
+        let Some(fields) = fields else { return };
         let link = Link { number, fields };
         self.tally.chained |= fields.is_chained();
         match self.previous {
@@ -636,6 +651,25 @@ fn classify(
             }
         }
     }
+}
+
+/// Adds the policy check to the record just verified from line `number`, if it was one; a
+/// failed check makes the record a mismatch.
+fn amend_with_policy(book: &PolicyBook, number: u64, bytes: &[u8], tally: &mut Tally, results: &mut [RecordResult]) {
+    let Some(result) = results.last_mut().filter(|r| r.line == number) else { return };
+    let Some(check) = book.check_line(bytes) else { return };
+    if check.status == decision_core::record::CheckStatus::Fail && result.status != Outcome::Mismatch {
+        let count = match result.status {
+            Outcome::Verified => &mut tally.verified,
+            Outcome::Partial => &mut tally.partial,
+            Outcome::Unverifiable => &mut tally.unverifiable,
+            Outcome::Mismatch => &mut tally.mismatch,
+        };
+        *count = count.saturating_sub(1);
+        tally.mismatch += 1;
+        result.status = Outcome::Mismatch;
+    }
+    result.checks.push(check);
 }
 
 /// Verifies one decision event and counts its outcome.
