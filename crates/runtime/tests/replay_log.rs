@@ -474,3 +474,32 @@ fn a_log_is_sealed_by_its_last_seal_and_its_head_is_the_writers() {
     assert_eq!((report.seal, report.head), (SealStatus::Sealed, Some(head)));
     assert_eq!(report.last_seal.and_then(|s| s.run), Some(1));
 }
+
+/// A torn last line: `open` refuses to append after it, `open_repairing` removes it and the
+/// chain goes on from the last whole line.
+#[test]
+fn a_torn_tail_is_refused_by_open_and_removed_by_open_repairing() {
+    use decision_runtime::log::{LogError, Repair, SealStatus};
+    let dir = TempDir::new("replay-repair");
+    let path = dir.path().join("torn.jsonl");
+    let header = LogHeader { id: "s".into(), created_at_ms: 1, cwd: None };
+    let mut log = SessionLog::create(&path, &header, FsyncPolicy::Never).unwrap();
+    log.append_event("run:start", &object(json!({"task": "t"}))).unwrap();
+    drop(log);
+    let whole = std::fs::read(&path).unwrap();
+    let mut torn = whole.clone();
+    torn.extend_from_slice(br#"{"kind":"event","run":0,"at":2,"e":{"type":"tool:ca"#);
+    std::fs::write(&path, &torn).unwrap();
+    assert!(matches!(SessionLog::open(&path, FsyncPolicy::Never), Err(LogError::TornTail { line: 3, .. })));
+    let (mut log, repair) = SessionLog::open_repairing(&path, FsyncPolicy::Never).unwrap();
+    assert_eq!(repair, Some(Repair { line: 3, bytes: (torn.len() - whole.len()) as u64 }));
+    assert_eq!(std::fs::read(&path).unwrap(), whole, "only the torn line is removed");
+    log.append_event("run:end", &object(json!({"halt": "max_steps"}))).unwrap();
+    log.seal().unwrap();
+    drop(log);
+    let (report, _) = replay_with(&path, ReplayOptions::default());
+    assert_eq!((report.chain_status(), report.seal, report.torn_tail), (ChainStatus::Intact, SealStatus::Sealed, None));
+    // A log without a torn line is opened as it is.
+    let (_, repair) = SessionLog::open_repairing(&path, FsyncPolicy::Never).unwrap();
+    assert_eq!(repair, None);
+}

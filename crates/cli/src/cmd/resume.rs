@@ -83,7 +83,21 @@ pub fn run(args: Args) -> ExitCode {
             point.halt.as_deref().unwrap_or("none, the run never ended")
         );
         if let Some((step, tool, input)) = &point.in_flight {
-            eprintln!("step {step} was in flight ({tool} {input}); it runs again");
+            let first = input.lines().next().unwrap_or_default();
+            // The input came from the model or the task: control characters are shown escaped.
+            let shown: String = first
+                .chars()
+                .take(120)
+                .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
+                .collect();
+            eprintln!(
+                "step {step} was in flight ({tool} {shown}): its call was recorded, its result was not; the step is decided again"
+            );
+            if !matches!(tool.as_str(), "list_dir" | "read_file") {
+                eprintln!(
+                    "  {tool} changes files: if it took effect before the process stopped, running it again acts a second time"
+                );
+            }
         }
     }
     let log = match open_log(&args.log, &config.workdir, Some(point.run + 1)) {

@@ -167,7 +167,18 @@ pub fn open_log(path: &Path, workdir: &Path, run: Option<u64>) -> Result<Session
         std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     }
     let mut log = match run {
-        Some(_) => SessionLog::open(path, FsyncPolicy::Never),
+        // A torn last line left by a killed process is removed (it is the uncommitted group).
+        Some(_) => SessionLog::open_repairing(path, FsyncPolicy::Never).map(|(log, repair)| {
+            if let Some(repair) = repair {
+                eprintln!(
+                    "repaired {}: line {} was cut short when the process stopped ({} bytes of a write that never completed, so nothing it recorded took effect); it was removed",
+                    path.display(),
+                    repair.line,
+                    repair.bytes
+                );
+            }
+            log
+        }),
         None => {
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("run");
             let id: String =

@@ -648,6 +648,12 @@ impl CodingRun {
             Err(e) => cap_output(format!("{TOOL_ERROR_PREFIX}{e}")),
         };
         d.emit("tool:result", obj(json!({"step": step, "tool": name, "output": output, "ms": ms})))?;
+        // A tool that changed files has its result on disk at once: were the process to stop
+        // now, resume would see the call as done and not run it a second time. (Between the
+        // tool's return and this write the call is still in flight; that window is all.)
+        if tool(&name).is_some_and(|spec| spec.base_risk > 0) {
+            d.commit()?;
+        }
         let result_text = self.judge_outcome(d, step, &name, result, &output)?;
         if let Some(Value::Object(last)) = self.history_mut().and_then(|h| h.last_mut()) {
             last.insert("result".into(), json!(result_text));

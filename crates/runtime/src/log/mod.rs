@@ -26,7 +26,7 @@ use thiserror::Error;
 pub use event::{DecisionEvent, DecisionRecord, GraphEvent, NO_CONSUMER};
 pub use replay::{ChainStatus, LogReport, RecordResult, ReplayOptions, SealStatus, replay_file, replay_reader};
 pub use seal::{LogHead, SEAL_KEY_VARIABLE, SealKey, read_head};
-pub use writer::{CHAIN_CLAIM, FsyncPolicy, LOG_VERSION, LogHeader, SessionLog, is_valid_session_id, now_ms};
+pub use writer::{CHAIN_CLAIM, FsyncPolicy, LOG_VERSION, LogHeader, Repair, SessionLog, is_valid_session_id, now_ms};
 
 #[derive(Debug, Error)]
 pub enum LogError {
