@@ -54,7 +54,8 @@ pub struct Common {
     pub max_output_tokens: Option<u32>,
     /// A wall-clock budget for the run, in seconds (decimals allowed, > 0). It is checked
     /// between steps: when it is spent, the loop halts with `time_budget` and the answer is
-    /// still written from the evidence so far.
+    /// still written from the evidence so far. Every model request, retries included, ends
+    /// by the budget plus 1 s.
     #[arg(long, value_name = "SECONDS", value_parser = parse_time_budget)]
     pub time_budget: Option<Duration>,
     /// Where `auto_audit` appends audit records (default: next to the log).

@@ -28,6 +28,8 @@ pub struct GenerateRequest<'a> {
     pub halt: &'a str,
     /// Set when the delivery gate sent the previous draft back, with its reason.
     pub revise: Option<&'a str>,
+    /// When the run's time budget (plus its grace) ends: a model call must finish by then.
+    pub deadline: Option<Instant>,
 }
 
 /// A generated draft.
@@ -216,7 +218,15 @@ impl Generator for ChatGenerator {
         if let (Some(max_tokens), Some(fields)) = (self.max_tokens, body.as_object_mut()) {
             fields.insert("max_tokens".into(), json!(max_tokens));
         }
-        let mut request = self.agent.post(&self.url).config().timeout_global(Some(self.timeout)).build();
+        // The run's time budget bounds the whole exchange, as it bounds decision requests.
+        let timeout = match r.deadline {
+            None => self.timeout,
+            Some(deadline) => match deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) {
+                Some(left) => left.min(self.timeout),
+                None => return Err(fail("not sent: the run's time budget is spent".into())),
+            },
+        };
+        let mut request = self.agent.post(&self.url).config().timeout_global(Some(timeout)).build();
         if let Some(key) = &self.key {
             request = request.header("authorization", key.bearer());
         }

@@ -49,12 +49,17 @@ use crate::graph::{
 use crate::log::now_ms;
 use crate::outcome::report::OUTCOME_EVENT_TYPE;
 use crate::outcome::{ContractSet, EventContext, LintErrors, Verdict, outcome_event};
-use crate::provider::DecisionProvider;
+use crate::provider::{DecisionProvider, WithDeadline};
 
 /// The bundled contract this host is written for.
 pub const CODING_CONTRACT: &str = include_str!("../../../../examples/coding-agent/DECISION.md");
 /// The default step limit.
 pub const DEFAULT_MAX_STEPS: u64 = 12;
+/// How long past the time budget a model request may still run: requests that start before
+/// the budget is spent end by `budget + MODEL_GRACE`, and requests after it (the delivery
+/// gate, generation) get no more than that either. So a slow or stalled model server cannot
+/// keep a run past its budget plus this grace (and the host's own work).
+pub const MODEL_GRACE: Duration = Duration::from_secs(1);
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -67,9 +72,12 @@ pub struct RunConfig {
     /// start another step — so a step that has begun runs to its end and no decision is half
     /// recorded; the first step always runs. When the budget is spent the loop halts with
     /// `time_budget` (after `max_steps`, which is checked first) and, as with `max_steps`, the
-    /// answer is still generated and put to the delivery gate, so a run can outlast its budget
-    /// by one step plus generation. The reference names this halt `budget_wall:<n>ms` and
-    /// skips generation; this host writes an honest report instead. `None`: no limit.
+    /// answer is still generated and put to the delivery gate. Every model request — the
+    /// decision provider's and the generator's, retries included — must end by the budget
+    /// plus [`MODEL_GRACE`]: past that nothing is sent, and a request that is not allowed
+    /// fails closed (a decision escalates, a generation fails). The reference names this halt
+    /// `budget_wall:<n>ms` and skips generation; this host writes an honest report instead.
+    /// `None`: no limit.
     pub time_budget: Option<Duration>,
     pub allow_write: bool,
     pub allow_delete: bool,
@@ -129,6 +137,8 @@ pub struct CodingRun {
     max_steps: u64,
     /// When the time budget is spent (`None`: never).
     deadline: Option<Instant>,
+    /// When model requests must end: the budget plus [`MODEL_GRACE`] (`None`: no budget).
+    model_deadline: Option<Instant>,
     halt: String,
     revisions: u8,
     human: Box<dyn Human>,
@@ -311,11 +321,18 @@ pub fn run_task(
     let sandbox =
         Sandbox::new(&config.workdir).map_err(|source| HostError::Workdir { path: config.workdir.clone(), source })?;
     let contracts = ToolContracts::new(config.outcome_contracts.clone())?;
-    let mut host = start_host(contract, with.provider, with.sink)?;
+    // A budget too large to add to the clock is no limit at all.
+    let deadline = config.time_budget.and_then(|budget| started.checked_add(budget));
+    let model_deadline = deadline.and_then(|deadline| deadline.checked_add(MODEL_GRACE));
+    let provider: Arc<dyn DecisionProvider> = match model_deadline {
+        Some(at) => Arc::new(WithDeadline::new(with.provider, at)),
+        None => with.provider,
+    };
+    let mut host = start_host(contract, provider, with.sink)?;
     let instructions = host.contract().generator.clone().unwrap_or_default();
     let mut run = CodingRun::new(config, sandbox, with.human, with.generator, instructions, contracts);
-    // A budget too large to add to the clock is no limit at all.
-    run.deadline = config.time_budget.and_then(|budget| started.checked_add(budget));
+    run.deadline = deadline;
+    run.model_deadline = model_deadline;
     let mut cursor = Cursor { node: "step".into(), step: 0, state_version: 0 };
     if let Some(resume) = resume {
         run.cells.insert("history".into(), Value::from(resume.history.clone()));
@@ -425,6 +442,7 @@ impl CodingRun {
             sandbox,
             max_steps: config.max_steps,
             deadline: None,
+            model_deadline: None,
             halt: String::new(),
             revisions: 0,
             human,
@@ -618,6 +636,7 @@ impl CodingRun {
             history: &history,
             halt: "write_input",
             revise: None,
+            deadline: self.model_deadline,
         };
         // Generation is a side effect (a model call): the decision that asked for it is on disk first.
         d.commit()?;
@@ -761,6 +780,7 @@ impl CodingRun {
             history: &history,
             halt: &self.halt,
             revise,
+            deadline: self.model_deadline,
         };
         // What led to generation is on disk before the model is called.
         sink.commit().map_err(|e| HandlerError(e.to_string()))?;

@@ -150,13 +150,9 @@ impl OpenAiProvider {
             )));
         };
         let model = request.model.as_deref().unwrap_or(&self.model);
-        let reply = self.client.post(
-            &self.name,
-            &self.url(),
-            self.key.as_ref(),
-            &self.body(model, &prompt),
-            request.timeout,
-        )?;
+        let timeout = request.time_left_for(&self.name)?;
+        let reply =
+            self.client.post(&self.name, &self.url(), self.key.as_ref(), &self.body(model, &prompt), timeout)?;
         let usage = reply.get("usage");
         let tokens = |key: &str| usage.and_then(|u| u.get(key)).and_then(Value::as_u64);
         let mut asked = Asked { usage: (tokens("prompt_tokens"), tokens("completion_tokens")), ..Asked::default() };

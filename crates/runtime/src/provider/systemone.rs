@@ -81,7 +81,8 @@ impl DecisionProvider for SystemOneProvider {
     fn decide(&self, request: &Request) -> Result<Response, ProviderError> {
         let started = Instant::now();
         let body = request.wire_body(self.default_model.as_deref());
-        let reply = self.client.post(&self.name, &self.endpoint, self.key.as_ref(), &body, request.timeout)?;
+        let timeout = request.time_left_for(&self.name)?;
+        let reply = self.client.post(&self.name, &self.endpoint, self.key.as_ref(), &body, timeout)?;
         parse_reply(&self.name, request, &reply, started.elapsed())
     }
 }
