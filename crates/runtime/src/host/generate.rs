@@ -9,7 +9,8 @@ use thiserror::Error;
 
 use super::heuristic::{TaskReading, contains_word};
 use crate::frame::clip;
-use crate::provider::ApiKey;
+use crate::provider::strict::parse_strict;
+use crate::provider::{ApiKey, redact_bearer, redact_value};
 
 /// The first line of every deterministic report: no one should mistake it for a model's answer.
 pub const EVIDENCE_REPORT_LABEL: &str = "[deterministic evidence report: no language model wrote this]";
@@ -230,15 +231,23 @@ impl Generator for ChatGenerator {
         if let Some(key) = &self.key {
             request = request.header("authorization", key.bearer());
         }
-        let scrub = |text: String| self.key.as_ref().map_or_else(|| text.clone(), |k| k.redact(&text));
+        let scrub = |text: String| self.key.as_ref().map_or_else(|| redact_bearer(&text), |k| k.redact(&text));
         let mut response = request.send_json(&body).map_err(|e| fail(scrub(e.to_string())))?;
         let status = response.status().as_u16();
-        let reply: Value = response
+        let bytes = response
             .body_mut()
             .with_config()
             .limit(MAX_REPLY_BYTES)
-            .read_json()
+            .read_to_vec()
             .map_err(|e| fail(scrub(format!("HTTP {status}: unreadable reply: {e}"))))?;
+        let (mut reply, duplicates) =
+            parse_strict(&bytes).map_err(|e| fail(format!("HTTP {status}: unreadable reply: {e}")))?;
+        // The answer reaches the terminal and the log: a server echoing the request's
+        // authorization header must not put the key there.
+        redact_value(&mut reply, self.key.as_ref());
+        if let Some(duplicate) = duplicates.first() {
+            return Err(fail(format!("HTTP {status}: the reply has the key `{}` twice in one object", duplicate.key)));
+        }
         if !(200..300).contains(&status) {
             // Scrubbed before clipping: a clip must not cut a key in two and keep half of it.
             return Err(fail(format!("HTTP {status}: {}", clip(&scrub(reply.to_string()), 200))));

@@ -11,6 +11,7 @@ mod openai;
 mod retry;
 mod script;
 mod secret;
+pub(crate) mod strict;
 mod systemone;
 
 use std::sync::Arc;
@@ -26,7 +27,8 @@ pub use mock::{MOCK_WARNING, MockProvider};
 pub use openai::{OpenAiMode, OpenAiProvider};
 pub use retry::{RetryNotice, RetryPolicy, Retrying};
 pub use script::{ScriptError, ScriptProvider};
-pub use secret::ApiKey;
+pub(crate) use secret::redact_value;
+pub use secret::{ApiKey, redact_bearer};
 pub use systemone::{DEFAULT_MAX_RESPONSE_BYTES, SystemOneProvider};
 
 use crate::ask::Questions;
