@@ -88,6 +88,13 @@ fn a_finished_run_is_sealed_and_its_head_checks() {
     let (code, out) = replay(&log, &["--head", &other], None);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains(&format!("--head {other}: the log's head is {head}")), "{out}");
+    // The JSON report says the same.
+    let (code, out) = replay(&log, &["--format", "json", "--head", &other], None);
+    assert_eq!(code, Some(1), "{out}");
+    let json: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let file = &json["files"][0];
+    assert_eq!((file["seal"].as_str(), file["head"].as_str()), (Some("sealed"), Some(head.as_str())), "{file}");
+    assert!(file["problems"][0].as_str().unwrap().starts_with(&format!("--head {other}")), "{file}");
     // A head that is not SEQ:HASH is a usage error.
     assert_eq!(replay(&log, &["--head", "12"], None).0, Some(2));
 }

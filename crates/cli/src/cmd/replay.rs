@@ -451,19 +451,27 @@ fn json_document(args: &Args, options: &ReplayOptions, required: &Requirements) 
         chains.push(report.chain_status());
         let problems = log_problems(&report, required);
         summary.failed |= report.mismatch > 0 || report.chain_status() == ChainStatus::Broken || !problems.is_empty();
-        files.push(json!({
+        let mut file = json!({
             "path": display,
             "session": report.session,
             "chain": report.chain_status().as_str(),
             "chain_breaks": report.breaks,
-            "seal": report.seal.as_str(),
-            "last_seal": report.last_seal,
-            "head": report.head,
-            "problems": problems,
             "torn_tail": report.torn_tail,
             "long_lines": report.long_lines,
             "skipped": report.skipped,
-        }));
+        });
+        // A reference-written log's entry is left as it always was: it has no seal or head.
+        if let Some(entry) = file.as_object_mut() {
+            if report.seal != SealStatus::Absent {
+                entry.insert("seal".into(), json!(report.seal.as_str()));
+                entry.insert("last_seal".into(), json!(report.last_seal));
+                entry.insert("head".into(), json!(report.head));
+            }
+            if !problems.is_empty() {
+                entry.insert("problems".into(), json!(problems));
+            }
+        }
+        files.push(file);
     }
     if let Some(e) = sink.error.take() {
         return Err(e);
