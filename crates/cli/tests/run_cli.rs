@@ -103,7 +103,15 @@ fn resume_continues_an_unfinished_run_in_the_same_log() {
     let replay = decision(&["replay", s(&log)]);
     assert_eq!(replay.status.code(), Some(0));
     assert!(text(&replay.stdout).contains("chain: intact"), "{}", text(&replay.stdout));
-    // A run that ended with agent_done is not resumable; neither is a missing log.
+    // The resumed run ended with task_done: it is not resumable, and the log is left alone.
+    let before = std::fs::read(&log).unwrap();
+    let again = decision(&["resume", s(&log)]);
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    let message = text(&again.stderr);
+    assert!(message.contains("run 1 already ended (halt `task_done`)"), "{message}");
+    assert!(message.contains("start a new run with `decision run`"), "{message}");
+    assert_eq!(std::fs::read(&log).unwrap(), before, "a refused resume writes nothing");
+    // Neither is a missing log.
     assert_eq!(decision(&["resume", s(&dir.join("none.jsonl"))]).status.code(), Some(2));
 }
 

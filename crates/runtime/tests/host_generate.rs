@@ -51,6 +51,7 @@ fn generate(g: &ChatGenerator, revise: Option<&str>) -> Result<Generated, Genera
         history: &[],
         halt: "task_done",
         revise,
+        deadline: None,
     })
 }
 

@@ -117,8 +117,9 @@ fn an_empty_listing_breaks_its_contract_and_code_decides_step_ok() {
         "{}",
         ran.summary.answer
     );
-    // Resuming from the log sees the step's result as the run saw it.
-    let point = decision_runtime::host::resume::resume_point(&ran.log).unwrap();
+    // Resuming from the log sees the step's result as the run saw it (the run ended, so it is
+    // rebuilt for inspection; `resume_point` refuses to continue it).
+    let point = decision_runtime::host::resume::rebuild_point(&ran.log).unwrap();
     let result = point.state.history[0]["result"].as_str().unwrap();
     assert!(result.starts_with("contract_violation: outcome of files.list_dir"), "{result}");
     // The log still verifies: the code decision is no decision record.

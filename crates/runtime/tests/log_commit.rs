@@ -503,8 +503,8 @@ fn a_person_is_asked_and_generation_starts_only_once_everything_before_is_on_dis
     // The person was asked after the gate's decision to ask them was on disk.
     let gate = last_decision(&snapshots[0].1);
     assert_eq!((gate["block"].as_str(), gate["action"].as_str()), (Some("grade_risk"), Some("ask_human")));
-    // At the run's end everything is on disk.
-    assert_eq!(whole_lines(&log).len(), count.load(Ordering::SeqCst) + 1);
+    // At the run's end everything is on disk: the header, every event and the seal.
+    assert_eq!(whole_lines(&log).len(), count.load(Ordering::SeqCst) + 2);
     replays_intact(&log);
 }
 
@@ -575,7 +575,9 @@ fn every_event_of_a_host_run_is_written_as_its_event_object() {
     assert!(summary.steps >= 6, "{summary:?}");
     let lines = whole_lines(&log_path);
     let events = memory.events();
-    assert_eq!(lines.len(), events.len() + 1);
+    // The header, one line per event, and the seal.
+    assert_eq!(lines.len(), events.len() + 2);
+    assert!(lines.last().is_some_and(|l| l.starts_with(r#"{"kind":"seal","#)), "{:?}", lines.last());
     assert!(events.iter().filter(|e| e["type"] == "decision").count() >= 12);
     for (line, event) in lines[1..].iter().zip(&events) {
         assert_eq!(event_bytes(line), stringify(event));

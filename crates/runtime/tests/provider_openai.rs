@@ -238,3 +238,35 @@ fn http_failures_are_classified_retried_and_never_leak_the_key() {
         ErrorCode::Transport
     );
 }
+
+#[test]
+fn positive_log_probabilities_and_duplicate_keys_are_malformed_answers() {
+    let one = || {
+        let mut q = Questions::new();
+        q.insert(
+            "ok",
+            WireQuestion::Noul { instructions: "Did it work?".into(), criteria: Some(("yes".into(), "no".into())) },
+        );
+        q
+    };
+    let ask = |body: &str| {
+        let server = Server::scripted(vec![Reply::text(200, body)]);
+        let p = OpenAiProvider::new(&format!("{}/v1/", server.url()), "m", OpenAiMode::Chat);
+        p.decide(&Request { questions: one().into(), ..request() }).unwrap()
+    };
+    // Renormalising `A: +2, B: +1` would give a confident, valid-looking answer.
+    let positive = r#"{"choices": [{"message": {"content": "A"}, "logprobs": {"content": [{"token": "A", "logprob": 2.0,
+        "top_logprobs": [{"token": "A", "logprob": 2.0}, {"token": "B", "logprob": 1.0}]}]}}]}"#;
+    let response = ask(positive);
+    assert_eq!(response.answers["ok"]["type"], "malformed", "{:?}", response.answers);
+    let problems = decision_runtime::ask::validate_answers(&one(), &response.answers).unwrap_err();
+    assert!(problems[0].to_string().contains("the log-probability of token \"A\" is 2, above 0"), "{}", problems[0]);
+    let duplicate = r#"{"choices": [{"message": {"content": "A"}, "logprobs": {"content": [{"token": "A", "logprob": -0.1,
+        "top_logprobs": [{"token": "A", "logprob": -0.1, "logprob": -3.0}, {"token": "B", "logprob": -2.4}]}]}}]}"#;
+    let response = ask(duplicate);
+    assert_eq!(response.answers["ok"]["problem"], "duplicate key `logprob` in the reply");
+    // Log-probabilities at most 0 are read as before.
+    let fine = r#"{"choices": [{"message": {"content": "A"}, "logprobs": {"content": [{"token": "A", "logprob": 0.0,
+        "top_logprobs": [{"token": "A", "logprob": 0.0}, {"token": "B", "logprob": -30.0}]}]}}]}"#;
+    assert_eq!(ask(fine).answers["ok"]["type"], "noul");
+}

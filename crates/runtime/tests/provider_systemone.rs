@@ -241,3 +241,48 @@ fn the_api_key_never_appears_in_errors_or_debug_output() {
     let err = provider(&slow).decide(&quick).unwrap_err();
     assert!(!format!("{err} {err:?}").contains(KEY));
 }
+
+#[test]
+fn a_reply_echoing_the_authorization_header_keeps_no_key_in_any_field() {
+    let server = Server::start(|req, _| {
+        let auth = req.header("authorization").unwrap_or_default().to_owned();
+        Reply::json(
+            200,
+            &json!({"model": auth, "warnings": [format!("you sent {auth}")], "answers": {
+                "needs_tool": {"type": "noul", "noul": 0.95, "note": auth},
+                "tool": {"type": "choice", "choice": "list_dir", "probabilities": {"list_dir": 0.9, "done": 0.1}, auth.clone(): 1}
+            }}),
+        )
+    });
+    let response = provider(&server).decide(&request()).unwrap();
+    let everything = format!("{:?} {:?} {:?}", response.answers, response.model, response.warnings);
+    assert!(!everything.contains(KEY), "{everything}");
+    assert!(everything.contains("Bearer ***"), "the echo is kept, redacted: {everything}");
+    assert_eq!(response.answers["needs_tool"]["noul"], 0.95);
+}
+
+#[test]
+fn duplicate_keys_make_the_answer_they_touch_malformed() {
+    let body = r#"{"answers": {"needs_tool": {"type": "noul", "noul": 0.95, "noul": 0.05},
+        "tool": {"type": "choice", "choice": "list_dir", "probabilities": {"list_dir": 0.9, "done": 0.1}}}}"#;
+    let server = Server::scripted(vec![Reply::text(200, body)]);
+    let response = provider(&server).decide(&request()).unwrap();
+    assert_eq!(
+        response.answers["needs_tool"],
+        json!({"type": "malformed", "problem": "duplicate key `noul` in the answer"})
+    );
+    let problems = decision_runtime::ask::validate_answers(&questions(), &response.answers).unwrap_err();
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].to_string(), "`needs_tool`: the reply is malformed: duplicate key `noul` in the answer");
+    // Two answers to one question are one malformed answer.
+    let body = r#"{"answers": {"needs_tool": {"type": "noul", "noul": 0.95}, "needs_tool": {"type": "noul", "noul": 0.1},
+        "tool": {"type": "choice", "choice": "done", "probabilities": {"list_dir": 0.1, "done": 0.9}}}}"#;
+    let server = Server::scripted(vec![Reply::text(200, body)]);
+    let response = provider(&server).decide(&request()).unwrap();
+    assert_eq!(response.answers["needs_tool"]["type"], "malformed");
+    assert_eq!(response.answers["tool"]["choice"], "done", "the other answer stands");
+    // A duplicate outside the answers makes the whole reply unusable.
+    let server = Server::scripted(vec![Reply::text(200, r#"{"answers": {}, "answers": {}}"#)]);
+    let error = provider(&server).decide(&request()).unwrap_err();
+    assert!(error.message.contains("the key `answers` twice"), "{}", error.message);
+}

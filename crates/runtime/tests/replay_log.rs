@@ -440,3 +440,66 @@ fn breaks_around_the_hand_over_point_are_caught_once() {
         assert_eq!(report.breaks[0].line, at as u64 + 2, "the line after the changed one");
     }
 }
+
+/// A seal ends each run; the log is sealed only while a seal is its last line, and its head is
+/// the writer's.
+#[test]
+fn a_log_is_sealed_by_its_last_seal_and_its_head_is_the_writers() {
+    use decision_runtime::log::{SealStatus, read_head};
+    let dir = TempDir::new("replay-seal");
+    let path = dir.path().join("sealed.jsonl");
+    let header = LogHeader { id: "s".into(), created_at_ms: 1, cwd: None };
+    let mut log = SessionLog::create(&path, &header, FsyncPolicy::Never).unwrap();
+    log.append_event("run:start", &object(json!({"task": "t"}))).unwrap();
+    let head = log.seal().unwrap();
+    assert_eq!((head.seq, Some(head)), (2, log.head()));
+    drop(log);
+    let (report, _) = replay_with(&path, ReplayOptions::default());
+    assert_eq!(
+        (report.chain_status(), report.seal, report.head),
+        (ChainStatus::Intact, SealStatus::Sealed, Some(head))
+    );
+    assert_eq!(read_head(&path).unwrap(), Some(head));
+    // A resumed run appends after the seal: unfinished until it is sealed in turn.
+    let mut log = SessionLog::open(&path, FsyncPolicy::Never).unwrap();
+    log.set_run(1);
+    log.append_event("run:start", &object(json!({"task": "t"}))).unwrap();
+    log.commit().unwrap();
+    let (report, _) = replay_with(&path, ReplayOptions::default());
+    assert_eq!(report.seal, SealStatus::Unfinished);
+    assert_eq!(report.last_seal.map(|s| s.line), Some(3));
+    let head = log.seal().unwrap();
+    drop(log);
+    let (report, _) = replay_with(&path, ReplayOptions { threads: 2, ..ReplayOptions::default() });
+    assert_eq!((report.seal, report.head), (SealStatus::Sealed, Some(head)));
+    assert_eq!(report.last_seal.and_then(|s| s.run), Some(1));
+}
+
+/// A torn last line: `open` refuses to append after it, `open_repairing` removes it and the
+/// chain goes on from the last whole line.
+#[test]
+fn a_torn_tail_is_refused_by_open_and_removed_by_open_repairing() {
+    use decision_runtime::log::{LogError, Repair, SealStatus};
+    let dir = TempDir::new("replay-repair");
+    let path = dir.path().join("torn.jsonl");
+    let header = LogHeader { id: "s".into(), created_at_ms: 1, cwd: None };
+    let mut log = SessionLog::create(&path, &header, FsyncPolicy::Never).unwrap();
+    log.append_event("run:start", &object(json!({"task": "t"}))).unwrap();
+    drop(log);
+    let whole = std::fs::read(&path).unwrap();
+    let mut torn = whole.clone();
+    torn.extend_from_slice(br#"{"kind":"event","run":0,"at":2,"e":{"type":"tool:ca"#);
+    std::fs::write(&path, &torn).unwrap();
+    assert!(matches!(SessionLog::open(&path, FsyncPolicy::Never), Err(LogError::TornTail { line: 3, .. })));
+    let (mut log, repair) = SessionLog::open_repairing(&path, FsyncPolicy::Never).unwrap();
+    assert_eq!(repair, Some(Repair { line: 3, bytes: (torn.len() - whole.len()) as u64 }));
+    assert_eq!(std::fs::read(&path).unwrap(), whole, "only the torn line is removed");
+    log.append_event("run:end", &object(json!({"halt": "max_steps"}))).unwrap();
+    log.seal().unwrap();
+    drop(log);
+    let (report, _) = replay_with(&path, ReplayOptions::default());
+    assert_eq!((report.chain_status(), report.seal, report.torn_tail), (ChainStatus::Intact, SealStatus::Sealed, None));
+    // A log without a torn line is opened as it is.
+    let (_, repair) = SessionLog::open_repairing(&path, FsyncPolicy::Never).unwrap();
+    assert_eq!(repair, None);
+}

@@ -133,7 +133,7 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     let decider = Decider::new(provider).with_timeout(Duration::from_millis(args.timeout_ms));
     let decision = decider.decide(&spec).map_err(|e| e.to_string())?;
     if let Some(path) = &args.log {
-        record(path, &decision, artifact.map(|a| a.to_value()))
+        record(path, &decision, artifact.map(|a| a.to_value()), &args.gate)
             .map_err(|e| format!("cannot record the decision: {e}"))?;
     }
     Ok(decision)
@@ -194,7 +194,7 @@ fn build_provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, String> {
     }
 }
 
-fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>) -> Result<(), String> {
+fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>, gates: &[String]) -> Result<(), String> {
     let mut log = if path.exists() {
         SessionLog::open(path, FsyncPolicy::EveryLine)
     } else {
@@ -206,7 +206,12 @@ fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>) -> Res
         )
     }
     .map_err(|e| e.to_string())?;
-    let event = d.to_event(frame);
+    let mut event = d.to_event(frame);
+    // The overrides are recorded so that replay evaluates the policy the decision was made by.
+    if !gates.is_empty() {
+        let parsed = decision_core::policy::parse_gates(&gates.join("\n")).map_err(|e| e.to_string())?;
+        event.gates = Some(parsed.iter().map(|g| (g.key(), Value::from(g.value))).collect());
+    }
     log.append_decision(&event).map_err(|e| e.to_string())
 }
 

@@ -8,10 +8,14 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use decision_core::record::{Outcome, RECORD_SCHEMA, REPLAY_NOTES};
-use decision_runtime::log::replay::ChainBreak;
-use decision_runtime::log::{ChainStatus, LogReport, RecordResult, ReplayOptions, replay_file};
+use decision_runtime::log::policy::PolicyBook;
+use decision_runtime::log::replay::{ChainBreak, MacCheck};
+use decision_runtime::log::{
+    ChainStatus, LogHead, LogReport, RecordResult, ReplayOptions, SEAL_KEY_VARIABLE, SealKey, SealStatus, replay_file,
+};
 use decision_runtime::terminal;
 use serde_json::{Value, json};
 
@@ -39,17 +43,89 @@ pub struct Args {
     /// Lines longer than this many bytes are skipped and reported.
     #[arg(long, value_name = "BYTES", default_value_t = decision_runtime::log::lines::DEFAULT_MAX_LINE)]
     max_line: usize,
+    /// The head printed at the end of the run (`SEQ:HASH`): the log must end with exactly
+    /// that line, so nothing in it was changed, added or cut, its last byte included. Needs
+    /// exactly one LOG.
+    #[arg(long, value_name = "SEQ:HASH")]
+    head: Option<LogHead>,
+    /// Fail unless the log ends with its writer's seal (a run that did not finish, or a log
+    /// cut short, fails).
+    #[arg(long)]
+    require_seal: bool,
+    /// Fail unless the log carries an intact hash chain (a log without one — written by the
+    /// reference, or stripped — fails).
+    #[arg(long)]
+    require_chain: bool,
+    /// The DECISION.md the run followed: each record's action must follow from its recorded
+    /// answers under the block's policy (the `policy` check; a record whose action does not
+    /// is a mismatch).
+    #[arg(long, value_name = "DECISION.md")]
+    contract: Option<PathBuf>,
     /// Session logs (JSON Lines).
     #[arg(required = true, value_name = "LOG")]
     logs: Vec<PathBuf>,
 }
 
+/// What a log must satisfy beyond its records and chain.
+struct Requirements {
+    head: Option<LogHead>,
+    seal: bool,
+    chain: bool,
+}
+
+/// Why a log fails beyond its records: a stripped chain, a seal that does not hold, a
+/// requirement it does not meet, a head that is not its own.
+fn log_problems(report: &LogReport, required: &Requirements) -> Vec<String> {
+    let mut problems = Vec::new();
+    if report.chain_status() == ChainStatus::Missing {
+        problems.push(
+            "the header says the log was written with a hash chain, and no line carries one: the chain was stripped"
+                .to_owned(),
+        );
+    }
+    for ChainBreak { line, reason } in &report.seal_problems {
+        problems.push(format!("line {line}: {reason}"));
+    }
+    if required.chain && !matches!(report.chain_status(), ChainStatus::Intact | ChainStatus::Missing) {
+        problems.push(format!("--require-chain: the chain is {}", report.chain_status().as_str()));
+    }
+    if required.seal && !matches!(report.seal, SealStatus::Sealed | SealStatus::Invalid) {
+        problems.push(format!(
+            "--require-seal: the log is {} (it does not end with its writer's seal: the run did not finish, or lines were cut from its end)",
+            report.seal.as_str()
+        ));
+    }
+    if let Some(expected) = required.head {
+        match report.head {
+            Some(head) if head == expected => {}
+            Some(head) => problems.push(format!("--head {expected}: the log's head is {head}")),
+            None => problems.push(format!("--head {expected}: the log has no chained last line")),
+        }
+    }
+    problems
+}
+
 pub fn run(args: Args) -> ExitCode {
     let threads = if args.jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { args.jobs };
-    let options = ReplayOptions { max_line: args.max_line, threads, ..ReplayOptions::default() };
+    if args.head.is_some() && args.logs.len() != 1 {
+        return super::usage_error("--head names the last line of one log: give exactly one LOG");
+    }
+    let seal_key = match SealKey::from_env() {
+        Ok(key) => key,
+        Err(e) => return super::usage_error(&e.to_string()),
+    };
+    let required = Requirements { head: args.head, seal: args.require_seal, chain: args.require_chain };
+    let policies = match &args.contract {
+        Some(path) => match super::eval::load_contract(path).and_then(PolicyBook::new) {
+            Ok(book) => Some(Arc::new(book)),
+            Err(message) => return super::usage_error(&message),
+        },
+        None => None,
+    };
+    let options = ReplayOptions { max_line: args.max_line, threads, seal_key, policies, ..ReplayOptions::default() };
     let outcome = match args.format {
-        Format::Human => human(&args, &options),
-        Format::Json => json_document(&args, &options),
+        Format::Human => human(&args, &options, &required),
+        Format::Json => json_document(&args, &options, &required),
     };
     match outcome {
         Ok(Summary { unreadable: true, .. }) => ExitCode::from(super::EXIT_USAGE),
@@ -113,7 +189,7 @@ fn write_result(out: &mut impl Write, result: &RecordResult, failing_only: bool)
     Ok(())
 }
 
-fn human(args: &Args, options: &ReplayOptions) -> io::Result<Summary> {
+fn human(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::Result<Summary> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut summary = Summary::default();
@@ -164,10 +240,15 @@ fn human(args: &Args, options: &ReplayOptions) -> io::Result<Summary> {
             }
         }
         write_chain(&mut out, &report)?;
+        write_seal(&mut out, &report)?;
+        let problems = log_problems(&report, required);
+        for problem in &problems {
+            writeln!(out, "  ✗ {problem}")?;
+        }
         for skipped in &report.skipped {
             writeln!(out, "  skipped line {}: {}", skipped.line, terminal::one_line(&skipped.reason))?;
         }
-        summary.failed |= report.mismatch > 0 || report.chain_status() == ChainStatus::Broken;
+        summary.failed |= report.mismatch > 0 || report.chain_status() == ChainStatus::Broken || !problems.is_empty();
     }
     writeln!(out)?;
     writeln!(out, "Replay does not verify three things:")?;
@@ -176,7 +257,7 @@ fn human(args: &Args, options: &ReplayOptions) -> io::Result<Summary> {
     }
     writeln!(out)?;
     if summary.failed {
-        writeln!(out, "✗ some records are inconsistent, or the hash chain is broken")?;
+        writeln!(out, "✗ some records are inconsistent, or the log's chain, seal or head does not hold")?;
     } else if summary.unreadable {
         writeln!(out, "? some logs could not be read")?;
     } else {
@@ -216,6 +297,7 @@ fn write_chain(out: &mut impl Write, report: &LogReport) -> io::Result<()> {
     match report.chain_status() {
         ChainStatus::Intact => writeln!(out, "chain: intact (no line deleted, inserted, reordered or changed)"),
         ChainStatus::Absent => writeln!(out, "chain: absent (the log was written without a hash chain)"),
+        ChainStatus::Missing => writeln!(out, "chain: missing (the header claims a hash chain that no line carries)"),
         ChainStatus::Broken => {
             writeln!(out, "chain: broken ({} breaks)", report.chain_breaks)?;
             for ChainBreak { line, reason } in &report.breaks {
@@ -224,6 +306,34 @@ fn write_chain(out: &mut impl Write, report: &LogReport) -> io::Result<()> {
             Ok(())
         }
     }
+}
+
+/// The seal and the head, for a log that carries a chain (a reference-written log has
+/// neither, and its report is left as it always was).
+fn write_seal(out: &mut impl Write, report: &LogReport) -> io::Result<()> {
+    let seal = report.last_seal;
+    match report.seal {
+        SealStatus::Absent => return Ok(()),
+        SealStatus::Sealed => {
+            let (line, lines) = seal.map_or((0, 0), |s| (s.line, s.lines.unwrap_or(0)));
+            let run = seal.and_then(|s| s.run).map_or_else(String::new, |run| format!(" ends run {run};"));
+            let keyed = match seal.map(|s| s.mac) {
+                Some(MacCheck::Verified) => format!("; keyed, verified with ${SEAL_KEY_VARIABLE}"),
+                Some(MacCheck::Unchecked) => format!("; keyed, not checked (no key in ${SEAL_KEY_VARIABLE})"),
+                _ => String::new(),
+            };
+            writeln!(out, "seal: sealed (line {line}{run} {lines} lines before it{keyed})")?;
+        }
+        SealStatus::Unfinished => writeln!(
+            out,
+            "seal: unfinished (the log does not end with a seal: the run did not finish — a crash — or lines were cut from its end)"
+        )?,
+        SealStatus::Invalid => writeln!(out, "seal: invalid")?,
+    }
+    if let Some(head) = report.head {
+        writeln!(out, "head: {head}")?;
+    }
+    Ok(())
 }
 
 /// JSON results, kept in memory while small and spilled to a temporary file when large.
@@ -307,7 +417,7 @@ fn result_json(path: &str, result: &RecordResult) -> Value {
     value
 }
 
-fn json_document(args: &Args, options: &ReplayOptions) -> io::Result<Summary> {
+fn json_document(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::Result<Summary> {
     let mut summary = Summary::default();
     let mut sink = ResultSink { buffer: Vec::new(), spill: None, count: 0, error: None };
     let mut total = LogReport::default();
@@ -342,8 +452,9 @@ fn json_document(args: &Args, options: &ReplayOptions) -> io::Result<Summary> {
             *sum += part;
         }
         chains.push(report.chain_status());
-        summary.failed |= report.mismatch > 0 || report.chain_status() == ChainStatus::Broken;
-        files.push(json!({
+        let problems = log_problems(&report, required);
+        summary.failed |= report.mismatch > 0 || report.chain_status() == ChainStatus::Broken || !problems.is_empty();
+        let mut file = json!({
             "path": display,
             "session": report.session,
             "chain": report.chain_status().as_str(),
@@ -351,7 +462,19 @@ fn json_document(args: &Args, options: &ReplayOptions) -> io::Result<Summary> {
             "torn_tail": report.torn_tail,
             "long_lines": report.long_lines,
             "skipped": report.skipped,
-        }));
+        });
+        // A reference-written log's entry is left as it always was: it has no seal or head.
+        if let Some(entry) = file.as_object_mut() {
+            if report.seal != SealStatus::Absent {
+                entry.insert("seal".into(), json!(report.seal.as_str()));
+                entry.insert("last_seal".into(), json!(report.last_seal));
+                entry.insert("head".into(), json!(report.head));
+            }
+            if !problems.is_empty() {
+                entry.insert("problems".into(), json!(problems));
+            }
+        }
+        files.push(file);
     }
     if let Some(e) = sink.error.take() {
         return Err(e);
@@ -359,6 +482,8 @@ fn json_document(args: &Args, options: &ReplayOptions) -> io::Result<Summary> {
     // Any broken chain is broken; "intact" only when every log carries an intact chain.
     let chain = if chains.contains(&ChainStatus::Broken) {
         ChainStatus::Broken
+    } else if chains.contains(&ChainStatus::Missing) {
+        ChainStatus::Missing
     } else if !chains.is_empty() && chains.iter().all(|c| *c == ChainStatus::Intact) {
         ChainStatus::Intact
     } else {

@@ -84,8 +84,17 @@ pub fn run(args: Args) -> ExitCode {
             terminal::one_line(point.halt.as_deref().unwrap_or("none, the run never ended"))
         );
         if let Some((step, tool, input)) = &point.in_flight {
-            let call = format!("{tool} {input}");
-            eprintln!("step {step} was in flight ({}); it runs again", terminal::one_line(&call));
+            let call = format!("{tool} {}", input.lines().next().unwrap_or_default());
+            eprintln!(
+                "step {step} was in flight ({}): its call was recorded, its result was not; the step is decided again",
+                terminal::one_line(&call)
+            );
+            if !matches!(tool.as_str(), "list_dir" | "read_file") {
+                eprintln!(
+                    "  {} changes files: if it took effect before the process stopped, running it again acts a second time",
+                    terminal::one_line(tool)
+                );
+            }
         }
     }
     let log = match open_log(&args.log, &config.workdir, Some(point.run + 1)) {

@@ -16,7 +16,7 @@ use decision_runtime::host::human::{DenyAll, Human, TerminalHuman};
 use decision_runtime::host::{
     CODING_CONTRACT, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary, run_task,
 };
-use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog, now_ms};
+use decision_runtime::log::{FsyncPolicy, LogHeader, SealKey, SessionLog, now_ms, read_head};
 use decision_runtime::outcome::{ContractSet, load_contracts};
 use decision_runtime::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
@@ -55,7 +55,8 @@ pub struct Common {
     pub max_output_tokens: Option<u32>,
     /// A wall-clock budget for the run, in seconds (decimals allowed, > 0). It is checked
     /// between steps: when it is spent, the loop halts with `time_budget` and the answer is
-    /// still written from the evidence so far.
+    /// still written from the evidence so far. Every model request, retries included, ends
+    /// by the budget plus 1 s.
     #[arg(long, value_name = "SECONDS", value_parser = parse_time_budget)]
     pub time_budget: Option<Duration>,
     /// Where `auto_audit` appends audit records (default: next to the log).
@@ -168,7 +169,18 @@ pub fn open_log(path: &Path, workdir: &Path, run: Option<u64>) -> Result<Session
         std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     }
     let mut log = match run {
-        Some(_) => SessionLog::open(path, FsyncPolicy::Never),
+        // A torn last line left by a killed process is removed (it is the uncommitted group).
+        Some(_) => SessionLog::open_repairing(path, FsyncPolicy::Never).map(|(log, repair)| {
+            if let Some(repair) = repair {
+                eprintln!(
+                    "repaired {}: line {} was cut short when the process stopped ({} bytes of a write that never completed, so nothing it recorded took effect); it was removed",
+                    path.display(),
+                    repair.line,
+                    repair.bytes
+                );
+            }
+            log
+        }),
         None => {
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("run");
             let id: String =
@@ -185,6 +197,8 @@ pub fn open_log(path: &Path, workdir: &Path, run: Option<u64>) -> Result<Session
     if let Some(run) = run {
         log.set_run(run);
     }
+    // With a key in the environment the run's seal is keyed: only a key holder can make one.
+    log.set_seal_key(SealKey::from_env().map_err(|e| e.to_string())?);
     // The host commits the log before every side effect, at every step's end and at the end.
     Ok(log.with_group_commit())
 }
@@ -247,6 +261,10 @@ pub fn execute(
         Err(e) => {
             eprintln!("error: {}", terminal::lines(&e.to_string()));
             eprintln!("log: {} (verify with: decision replay {})", log_path.display(), log_path.display());
+            // The run was sealed on its way out when the log could still be written.
+            if let Ok(Some(head)) = read_head(log_path) {
+                eprintln!("head: {head}");
+            }
             ExitCode::from(1)
         }
     }
@@ -404,4 +422,7 @@ fn print_summary(s: &RunSummary, log: &Path) {
         s.decision_ms, s.model_ms, s.wall_ms
     );
     println!("log: {} (verify with: decision replay {})", log.display(), log.display());
+    if let Some(head) = &s.head {
+        println!("head: {head} (`decision replay --head SEQ:HASH LOG` checks the log against it, to its last byte)");
+    }
 }

@@ -31,6 +31,10 @@ pub enum CheckName {
     SentFrame,
     #[serde(rename = "request")]
     Request,
+    /// The recorded action follows from the recorded answers under the contract's policy
+    /// (run by replay when it is given the contract).
+    #[serde(rename = "policy")]
+    Policy,
 }
 
 impl CheckName {
@@ -40,6 +44,7 @@ impl CheckName {
             CheckName::QuestionsSolo => "questions-solo",
             CheckName::SentFrame => "sent-frame",
             CheckName::Request => "request",
+            CheckName::Policy => "policy",
         }
     }
 }

@@ -59,6 +59,23 @@ pub enum AnswerProblem {
     ScoreOutOfRange { score: f64, max_level: usize },
     #[error("the question offers nothing to choose")]
     NothingOffered,
+    /// The provider found the reply malformed where this answer was (a duplicate key, a
+    /// positive log-probability): nothing in it can be trusted.
+    #[error("the reply is malformed: {detail}")]
+    Malformed { detail: String },
+}
+
+/// The `type` of the entry a provider puts in place of an answer it found malformed.
+pub const MALFORMED_TYPE: &str = "malformed";
+
+/// The entry a provider records in place of an answer it found malformed, saying why:
+/// `{"type": "malformed", "problem": …}`. Validation rejects it with
+/// [`AnswerProblem::Malformed`].
+pub fn malformed_answer(problem: impl Into<String>) -> Value {
+    let mut entry = Map::new();
+    entry.insert("type".into(), Value::from(MALFORMED_TYPE));
+    entry.insert("problem".into(), Value::from(problem.into()));
+    Value::Object(entry)
 }
 
 /// The answer type an entry declares by its value (preferred) or its `type` tag (§1.3:
@@ -79,6 +96,10 @@ pub fn answer_kind(entry: &Map<String, Value>) -> Option<&'static str> {
 /// Validate the raw answer to one question. `None` means no answer came back.
 pub fn validate_answer(question: &WireQuestion, raw: Option<&Value>) -> Result<Answer, AnswerProblem> {
     let entry = raw.ok_or(AnswerProblem::Missing)?.as_object().ok_or(AnswerProblem::NotAnObject)?;
+    if entry.get("type").and_then(Value::as_str) == Some(MALFORMED_TYPE) {
+        let detail = entry.get("problem").and_then(Value::as_str).unwrap_or("no reason given");
+        return Err(AnswerProblem::Malformed { detail: detail.to_owned() });
+    }
     let kind = answer_kind(entry).ok_or(AnswerProblem::Unrecognised)?;
     if kind != question.type_name() {
         return Err(AnswerProblem::WrongType { expected: question.type_name(), found: kind });

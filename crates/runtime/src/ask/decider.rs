@@ -224,6 +224,7 @@ impl NodeDecision {
             degraded: self.degraded,
             escalate: self.escalate,
             warnings: (!self.warnings.is_empty()).then(|| self.warnings.clone()),
+            gates: None,
         }
     }
 
@@ -338,7 +339,7 @@ impl Decider {
         };
         let request_digest = request_digest_of_text(&sent_frame_digest, sent_questions.text());
         let model = specs.first().and_then(|s| s.model.map(str::to_owned)).or_else(|| self.model.clone());
-        let request = Request { state, questions, model, timeout: self.timeout };
+        let request = Request { state, questions, model, timeout: self.timeout, deadline: None };
         let step = self.step.load(Ordering::Relaxed);
         let started = Instant::now();
         let outcome = self.provider.decide(&request);

@@ -6,8 +6,8 @@ mod decider;
 mod wire;
 
 pub use answer::{
-    ARGMAX_TOLERANCE, AnswerProblem, Normalized, QuestionProblem, SUM_TOLERANCE, answer_kind, normalize,
-    validate_answer, validate_answers,
+    ARGMAX_TOLERANCE, AnswerProblem, MALFORMED_TYPE, Normalized, QuestionProblem, SUM_TOLERANCE, answer_kind,
+    malformed_answer, normalize, validate_answer, validate_answers,
 };
 pub use compile::{
     BlockQuestions, CandidateProvider, CandidateRegistry, Candidates, QuestionError, ReadCells, check_reads,

@@ -316,6 +316,15 @@ impl<C: GraphContext> GraphHost<C> {
         }
     }
 
+    /// End the run through the registered sink ([`EventSink::seal`]): a session log writes
+    /// its seal and returns its head.
+    pub fn seal(&mut self) -> Result<Option<crate::log::LogHead>, SinkError> {
+        match self.adapter.sink.as_mut() {
+            Some(sink) => sink.seal(),
+            None => Ok(None),
+        }
+    }
+
     /// Run from the start node.
     pub fn run(&mut self, ctx: &mut C) -> Result<RunOutcome, RunError> {
         let start = Cursor { node: self.graph.shape.start.clone(), step: 0, state_version: 0 };

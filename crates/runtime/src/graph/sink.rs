@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::log::{DecisionRecord, GraphEvent, SessionLog};
+use crate::log::{DecisionRecord, GraphEvent, LogHead, SessionLog};
 
 /// Why an event could not be recorded. A host that cannot record must stop.
 #[derive(Debug, Error)]
@@ -41,6 +41,13 @@ pub trait EventSink: Send {
     fn commit(&mut self) -> Result<(), SinkError> {
         Ok(())
     }
+
+    /// End the run: a session log writes its seal line and returns its head
+    /// ([`crate::log::seal`]); other sinks commit and return `None`. Hosts call it once, after
+    /// the run's last event.
+    fn seal(&mut self) -> Result<Option<LogHead>, SinkError> {
+        self.commit().map(|()| None)
+    }
 }
 
 impl EventSink for SessionLog {
@@ -60,6 +67,10 @@ impl EventSink for SessionLog {
 
     fn commit(&mut self) -> Result<(), SinkError> {
         SessionLog::commit(self).map_err(|e| SinkError { event: "commit".to_owned(), message: e.to_string() })
+    }
+
+    fn seal(&mut self) -> Result<Option<LogHead>, SinkError> {
+        SessionLog::seal(self).map(Some).map_err(|e| SinkError { event: "seal".to_owned(), message: e.to_string() })
     }
 }
 
@@ -141,6 +152,16 @@ impl EventSink for Tee {
 
     fn commit(&mut self) -> Result<(), SinkError> {
         self.sinks.iter_mut().try_for_each(|sink| sink.commit())
+    }
+
+    /// Seals every sink; the head is the first one a sink returns.
+    fn seal(&mut self) -> Result<Option<LogHead>, SinkError> {
+        let mut head = None;
+        for sink in &mut self.sinks {
+            let sealed = sink.seal()?;
+            head = head.or(sealed);
+        }
+        Ok(head)
     }
 }
 

@@ -9,7 +9,8 @@ use thiserror::Error;
 
 use super::heuristic::{TaskReading, contains_word};
 use crate::frame::clip;
-use crate::provider::ApiKey;
+use crate::provider::strict::parse_strict;
+use crate::provider::{ApiKey, redact_bearer, redact_value};
 
 /// The first line of every deterministic report: no one should mistake it for a model's answer.
 pub const EVIDENCE_REPORT_LABEL: &str = "[deterministic evidence report: no language model wrote this]";
@@ -28,6 +29,8 @@ pub struct GenerateRequest<'a> {
     pub halt: &'a str,
     /// Set when the delivery gate sent the previous draft back, with its reason.
     pub revise: Option<&'a str>,
+    /// When the run's time budget (plus its grace) ends: a model call must finish by then.
+    pub deadline: Option<Instant>,
 }
 
 /// A generated draft.
@@ -216,19 +219,35 @@ impl Generator for ChatGenerator {
         if let (Some(max_tokens), Some(fields)) = (self.max_tokens, body.as_object_mut()) {
             fields.insert("max_tokens".into(), json!(max_tokens));
         }
-        let mut request = self.agent.post(&self.url).config().timeout_global(Some(self.timeout)).build();
+        // The run's time budget bounds the whole exchange, as it bounds decision requests.
+        let timeout = match r.deadline {
+            None => self.timeout,
+            Some(deadline) => match deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) {
+                Some(left) => left.min(self.timeout),
+                None => return Err(fail("not sent: the run's time budget is spent".into())),
+            },
+        };
+        let mut request = self.agent.post(&self.url).config().timeout_global(Some(timeout)).build();
         if let Some(key) = &self.key {
             request = request.header("authorization", key.bearer());
         }
-        let scrub = |text: String| self.key.as_ref().map_or_else(|| text.clone(), |k| k.redact(&text));
+        let scrub = |text: String| self.key.as_ref().map_or_else(|| redact_bearer(&text), |k| k.redact(&text));
         let mut response = request.send_json(&body).map_err(|e| fail(scrub(e.to_string())))?;
         let status = response.status().as_u16();
-        let reply: Value = response
+        let bytes = response
             .body_mut()
             .with_config()
             .limit(MAX_REPLY_BYTES)
-            .read_json()
+            .read_to_vec()
             .map_err(|e| fail(scrub(format!("HTTP {status}: unreadable reply: {e}"))))?;
+        let (mut reply, duplicates) =
+            parse_strict(&bytes).map_err(|e| fail(format!("HTTP {status}: unreadable reply: {e}")))?;
+        // The answer reaches the terminal and the log: a server echoing the request's
+        // authorization header must not put the key there.
+        redact_value(&mut reply, self.key.as_ref());
+        if let Some(duplicate) = duplicates.first() {
+            return Err(fail(format!("HTTP {status}: the reply has the key `{}` twice in one object", duplicate.key)));
+        }
         if !(200..300).contains(&status) {
             // Scrubbed before clipping: a clip must not cut a key in two and keep half of it.
             return Err(fail(format!("HTTP {status}: {}", clip(&scrub(reply.to_string()), 200))));

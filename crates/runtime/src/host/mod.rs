@@ -16,6 +16,6 @@ pub mod sandbox;
 pub mod tools;
 
 pub use run::{
-    CODING_CONTRACT, CodingRun, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary,
-    coding_adapter, coding_description, coding_graph, run_task, start_host,
+    CODING_CONTRACT, CodingRun, Collaborators, DEFAULT_MAX_STEPS, HostError, MODEL_GRACE, ResumeState, RunConfig,
+    RunSummary, coding_adapter, coding_description, coding_graph, run_task, start_host,
 };

@@ -4,9 +4,15 @@
 //! step to rebuild the history (a result whose `tool:outcome` broke its contract is the
 //! violation, as the run saw it); `files` come from `list_dir` outputs and `readFiles` from
 //! `read_file` inputs. The first call without a result is in flight: it is left out of the
-//! history and its step runs again. A run that ended with `agent_done` is refused.
+//! history and its step runs again.
+//!
+//! A run that has ended is refused, unless it stopped at a ceiling — its step limit
+//! (`max_steps`) or its time budget (`time_budget`), which runtime.md §4.7 keeps resumable —
+//! or on an error (a backend or the log failed before the work was done). Every other halt
+//! (`task_done`, `agent_done`, `answered_directly`, `denied`, …) means the run did what it
+//! was going to do: continuing it would repeat its work after its answer was handed over.
 
-use std::io::BufRead;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -38,18 +44,41 @@ pub enum ResumeError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("{0}: the log has no usable run:start")]
     NoStart(PathBuf),
-    #[error("{0}: the last run ended with agent_done; there is nothing to resume")]
-    AgentDone(PathBuf),
+    #[error(
+        "{path}: run {run} already ended (halt `{halt}`); only a run stopped by its step limit, its time budget or an error can be resumed — start a new run with `decision run`"
+    )]
+    Ended { path: PathBuf, run: u64, halt: String },
 }
 
-/// Read the log and rebuild the state of its last run.
+/// Halts after which a run may be continued (the part before any `+…` suffix counts).
+pub const RESUMABLE_HALTS: [&str; 3] = ["max_steps", "time_budget", "error"];
+
+/// Whether a run that ended with `halt` may be resumed.
+pub fn is_resumable_halt(halt: &str) -> bool {
+    let base = halt.split('+').next().unwrap_or_default();
+    RESUMABLE_HALTS.contains(&base)
+}
+
+/// Read the log and rebuild the state of its last run, refusing a run that has ended (see the
+/// module documentation).
 pub fn resume_point(path: &Path) -> Result<ResumePoint, ResumeError> {
+    let point = rebuild_point(path)?;
+    match point.halt.as_deref().filter(|halt| !is_resumable_halt(halt)) {
+        Some(halt) => Err(ResumeError::Ended { path: path.to_path_buf(), run: point.run, halt: halt.to_owned() }),
+        None => Ok(point),
+    }
+}
+
+/// Read the log and rebuild the state of its last run, whether or not it may be resumed
+/// (for inspecting what a resume would see).
+pub fn rebuild_point(path: &Path) -> Result<ResumePoint, ResumeError> {
     let file = std::fs::File::open(path).map_err(|source| ResumeError::Read { path: path.to_path_buf(), source })?;
     let mut events: Vec<(u64, Value)> = Vec::new();
-    for line in std::io::BufReader::new(file).lines() {
+    // Lines are read as bytes: a torn last line may end inside a UTF-8 sequence.
+    for line in BufReader::new(file).split(b'\n') {
         let line = line.map_err(|source| ResumeError::Read { path: path.to_path_buf(), source })?;
         // A torn or foreign line is skipped, as the reader of the reference does.
-        let Ok(value) = serde_json::from_str::<Value>(&line) else { continue };
+        let Ok(value) = serde_json::from_slice::<Value>(&line) else { continue };
         if value.get("kind").and_then(Value::as_str) != Some("event") {
             continue;
         }
@@ -67,9 +96,6 @@ pub fn resume_point(path: &Path) -> Result<ResumePoint, ResumeError> {
         .rev()
         .find(|(_, e)| event_type(e) == "run:end")
         .and_then(|(_, e)| e.get("halt").and_then(Value::as_str).map(str::to_owned));
-    if halt.as_deref() == Some("agent_done") {
-        return Err(ResumeError::AgentDone(path.to_path_buf()));
-    }
     let mut history = Vec::new();
     let mut files: Vec<String> = Vec::new();
     let mut read_files: Vec<String> = Vec::new();
@@ -131,4 +157,39 @@ pub fn resume_point(path: &Path) -> Result<ResumePoint, ResumeError> {
 
 fn event_type(e: &Value) -> &str {
     e.get("type").and_then(Value::as_str).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_ceilings_and_errors_are_resumable() {
+        for halt in ["max_steps", "time_budget", "error", "max_steps+escalate", "time_budget+revise"] {
+            assert!(is_resumable_halt(halt), "{halt}");
+        }
+        for halt in ["task_done", "agent_done", "answered_directly", "denied", "step_failed", "task_done+revise", ""] {
+            assert!(!is_resumable_halt(halt), "{halt}");
+        }
+    }
+
+    #[test]
+    fn an_ended_run_is_refused_and_a_torn_line_is_skipped() {
+        let dir = std::env::temp_dir().join(format!("resume-ended-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("ended.jsonl");
+        let start = r#"{"kind":"event","run":0,"at":1,"e":{"type":"run:start","task":"t","cwd":"/w"}}"#;
+        let end = r#"{"kind":"event","run":0,"at":2,"e":{"type":"run:end","halt":"task_done","steps":1}}"#;
+        std::fs::write(&log, format!("{start}\n{end}\n")).unwrap();
+        let refused = resume_point(&log).unwrap_err();
+        assert!(matches!(&refused, ResumeError::Ended { run: 0, halt, .. } if halt == "task_done"), "{refused}");
+        // A torn last line cut inside a UTF-8 sequence does not stop the reader.
+        let mut torn = format!("{start}\n").into_bytes();
+        torn.extend_from_slice(
+            "{\"kind\":\"event\",\"run\":0,\"e\":{\"type\":\"x\",\"t\":\"é".as_bytes().split_last().unwrap().1,
+        );
+        std::fs::write(&log, torn).unwrap();
+        assert_eq!(resume_point(&log).unwrap().task, "t");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -50,12 +50,17 @@ use crate::graph::{
 use crate::log::now_ms;
 use crate::outcome::report::OUTCOME_EVENT_TYPE;
 use crate::outcome::{ContractSet, EventContext, LintErrors, Verdict, outcome_event};
-use crate::provider::DecisionProvider;
+use crate::provider::{DecisionProvider, WithDeadline};
 
 /// The bundled contract this host is written for.
 pub const CODING_CONTRACT: &str = include_str!("../../../../examples/coding-agent/DECISION.md");
 /// The default step limit.
 pub const DEFAULT_MAX_STEPS: u64 = 12;
+/// How long past the time budget a model request may still run: requests that start before
+/// the budget is spent end by `budget + MODEL_GRACE`, and requests after it (the delivery
+/// gate, generation) get no more than that either. So a slow or stalled model server cannot
+/// keep a run past its budget plus this grace (and the host's own work).
+pub const MODEL_GRACE: Duration = Duration::from_secs(1);
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -68,9 +73,12 @@ pub struct RunConfig {
     /// start another step — so a step that has begun runs to its end and no decision is half
     /// recorded; the first step always runs. When the budget is spent the loop halts with
     /// `time_budget` (after `max_steps`, which is checked first) and, as with `max_steps`, the
-    /// answer is still generated and put to the delivery gate, so a run can outlast its budget
-    /// by one step plus generation. The reference names this halt `budget_wall:<n>ms` and
-    /// skips generation; this host writes an honest report instead. `None`: no limit.
+    /// answer is still generated and put to the delivery gate. Every model request — the
+    /// decision provider's and the generator's, retries included — must end by the budget
+    /// plus [`MODEL_GRACE`]: past that nothing is sent, and a request that is not allowed
+    /// fails closed (a decision escalates, a generation fails). The reference names this halt
+    /// `budget_wall:<n>ms` and skips generation; this host writes an honest report instead.
+    /// `None`: no limit.
     pub time_budget: Option<Duration>,
     pub allow_write: bool,
     pub allow_delete: bool,
@@ -132,6 +140,8 @@ pub struct CodingRun {
     max_steps: u64,
     /// When the time budget is spent (`None`: never).
     deadline: Option<Instant>,
+    /// When model requests must end: the budget plus [`MODEL_GRACE`] (`None`: no budget).
+    model_deadline: Option<Instant>,
     halt: String,
     revisions: u8,
     human: Box<dyn Human>,
@@ -186,6 +196,8 @@ pub struct RunSummary {
     pub code_decisions: u64,
     /// Tool outcomes that broke their deliverable contract.
     pub contract_violations: u64,
+    /// The session log's head after its seal (`None` without a session log).
+    pub head: Option<crate::log::LogHead>,
 }
 
 #[derive(Debug, Error)]
@@ -313,12 +325,19 @@ pub fn run_task(
     let sandbox =
         Sandbox::new(&config.workdir).map_err(|source| HostError::Workdir { path: config.workdir.clone(), source })?;
     let contracts = ToolContracts::new(config.outcome_contracts.clone())?;
-    let mut host = start_host(contract, with.provider, with.sink)?;
+    // A budget too large to add to the clock is no limit at all.
+    let deadline = config.time_budget.and_then(|budget| started.checked_add(budget));
+    let model_deadline = deadline.and_then(|deadline| deadline.checked_add(MODEL_GRACE));
+    let provider: Arc<dyn DecisionProvider> = match model_deadline {
+        Some(at) => Arc::new(WithDeadline::new(with.provider, at)),
+        None => with.provider,
+    };
+    let mut host = start_host(contract, provider, with.sink)?;
     let instructions = host.contract().generator.clone().unwrap_or_default();
     let mut run = CodingRun::new(config, sandbox, with.human, with.generator, instructions, contracts);
     run.gate_policy = host.policy("grade_risk").cloned();
-    // A budget too large to add to the clock is no limit at all.
-    run.deadline = config.time_budget.and_then(|budget| started.checked_add(budget));
+    run.deadline = deadline;
+    run.model_deadline = model_deadline;
     let mut cursor = Cursor { node: "step".into(), step: 0, state_version: 0 };
     if let Some(resume) = resume {
         run.cells.insert("history".into(), Value::from(resume.history.clone()));
@@ -377,6 +396,7 @@ pub fn run_task(
         generate_us: run.generate_us,
         code_decisions: stats.code_decisions,
         contract_violations: run.contract_violations,
+        head: None,
     };
     let mut end = Map::new();
     end.insert("halt".into(), json!(summary.halt));
@@ -395,10 +415,11 @@ pub fn run_task(
         end.insert("error".into(), json!(error));
     }
     host.emit("run:end", end)?;
-    // The run's last lines are in the file before its answer is handed over.
-    host.commit()?;
+    // The run's last lines, and the seal that says it finished, are in the file before its
+    // answer is handed over.
+    let head = host.seal()?;
     outcome?;
-    Ok(summary)
+    Ok(RunSummary { head, ..summary })
 }
 
 impl CodingRun {
@@ -427,6 +448,7 @@ impl CodingRun {
             gate_policy: None,
             max_steps: config.max_steps,
             deadline: None,
+            model_deadline: None,
             halt: String::new(),
             revisions: 0,
             human,
@@ -634,6 +656,7 @@ impl CodingRun {
             history: &history,
             halt: "write_input",
             revise: None,
+            deadline: self.model_deadline,
         };
         // Generation is a side effect (a model call): the decision that asked for it is on disk first.
         d.commit()?;
@@ -669,6 +692,12 @@ impl CodingRun {
             Err(e) => cap_output(format!("{TOOL_ERROR_PREFIX}{e}")),
         };
         d.emit("tool:result", obj(json!({"step": step, "tool": name, "output": output, "ms": ms})))?;
+        // A tool that changed files has its result on disk at once: were the process to stop
+        // now, resume would see the call as done and not run it a second time. (Between the
+        // tool's return and this write the call is still in flight; that window is all.)
+        if tool(&name).is_some_and(|spec| spec.base_risk > 0) {
+            d.commit()?;
+        }
         let result_text = self.judge_outcome(d, step, &name, result, &output)?;
         if let Some(Value::Object(last)) = self.history_mut().and_then(|h| h.last_mut()) {
             last.insert("result".into(), json!(result_text));
@@ -807,6 +836,7 @@ impl CodingRun {
             history: &history,
             halt: &self.halt,
             revise,
+            deadline: self.model_deadline,
         };
         // What led to generation is on disk before the model is called.
         sink.commit().map_err(|e| HandlerError(e.to_string()))?;

@@ -22,14 +22,29 @@ impl ChainFields {
 /// What a line holds.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LineKind {
-    /// `{"kind":"header","v":…,"id":…}`.
-    Header { id: Option<String> },
+    /// `{"kind":"header","v":…,"id":…}`; `chain` is the header's `chain` claim (`"sha256"`
+    /// when this crate wrote the log chained).
+    Header { id: Option<String>, chain: Option<String> },
+    /// `{"kind":"seal","run":…,"lines":…}`: the last line of a finished run (see
+    /// [`super::seal`]).
+    Seal(SealFields),
     /// `{"kind":"event","run":…,"at":…,"e":…}`.
     Event { run: u64, event: EventRead },
     /// A legacy v1 `{"kind":"turn",…}` line: valid, but it carries no event.
     Turn,
     /// Valid JSON that is none of the above (counted as skipped, like the reference does).
     Unknown(&'static str),
+}
+
+/// The fields of a seal line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SealFields {
+    /// The run it ends.
+    pub run: Option<u64>,
+    /// How many lines precede it (the header included).
+    pub lines: Option<u64>,
+    /// The keyed seal (`mac`), present when the writer held a key.
+    pub mac: Option<[u8; 32]>,
 }
 
 /// A parsed line.
@@ -51,6 +66,9 @@ pub fn parse_line(bytes: &[u8]) -> Result<ParsedLine, ScanError> {
     let mut run: Option<f64> = None;
     let mut event: Option<EventRead> = None;
     let mut id: Option<String> = None;
+    let mut claim: Option<String> = None;
+    let mut lines: Option<f64> = None;
+    let mut mac: Option<[u8; 32]> = None;
     let mut chain = ChainFields::default();
     let mut key = Vec::with_capacity(16);
     if scanner.begin_object()? {
@@ -61,6 +79,9 @@ pub fn parse_line(bytes: &[u8]) -> Result<ParsedLine, ScanError> {
                 b"run" => run = number(&mut scanner)?,
                 b"e" => event = Some(read_event_at(&mut scanner)?),
                 b"id" => id = string(&mut scanner)?,
+                b"chain" => claim = string(&mut scanner)?,
+                b"lines" => lines = number(&mut scanner)?,
+                b"mac" => mac = string(&mut scanner)?.and_then(|s| parse_hex32(&s)),
                 b"seq" => chain.seq = number(&mut scanner)?.and_then(as_index),
                 b"prev" => chain.prev = string(&mut scanner)?.and_then(|s| parse_hex32(&s)),
                 _ => scanner.skip_value()?,
@@ -72,7 +93,10 @@ pub fn parse_line(bytes: &[u8]) -> Result<ParsedLine, ScanError> {
     }
     scanner.finish()?;
     let kind = match kind.as_deref() {
-        Some(b"header") => LineKind::Header { id },
+        Some(b"header") => LineKind::Header { id, chain: claim },
+        Some(b"seal") => {
+            LineKind::Seal(SealFields { run: run.and_then(as_index), lines: lines.and_then(as_index), mac })
+        }
         Some(b"turn") => LineKind::Turn,
         Some(b"event") => match (run.and_then(as_index), event) {
             (Some(run), Some(event)) => LineKind::Event { run, event },
@@ -257,7 +281,11 @@ mod tests {
     #[test]
     fn reads_headers_events_and_turns() {
         let header = parse_line(br#"{"kind":"header","v":2,"id":"s1","createdAt":1,"seq":0}"#).unwrap();
-        assert_eq!(header.kind, LineKind::Header { id: Some("s1".into()) });
+        assert_eq!(header.kind, LineKind::Header { id: Some("s1".into()), chain: None });
+        let claimed = parse_line(br#"{"kind":"header","v":2,"id":"s1","chain":"sha256","seq":0}"#).unwrap();
+        assert_eq!(claimed.kind, LineKind::Header { id: Some("s1".into()), chain: Some("sha256".into()) });
+        let seal = parse_line(br#"{"kind":"seal","run":1,"lines":9,"seq":9,"prev":"00"}"#).unwrap();
+        assert_eq!(seal.kind, LineKind::Seal(SealFields { run: Some(1), lines: Some(9), mac: None }));
         assert_eq!(header.chain, ChainFields { seq: Some(0), prev: None });
         let prev = "ab".repeat(32);
         let event = parse_line(

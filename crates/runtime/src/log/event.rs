@@ -41,6 +41,9 @@ pub struct DecisionEvent {
     pub degraded: bool,
     pub escalate: bool,
     pub warnings: Option<Vec<String>>,
+    /// The threshold overrides the policy was evaluated with (`{"block.question": value}`),
+    /// when any were given, so replay can evaluate the same policy (omitted otherwise).
+    pub gates: Option<Map<String, Value>>,
 }
 
 impl DecisionEvent {
@@ -82,6 +85,9 @@ impl DecisionEvent {
         o.boolean("escalate", self.escalate);
         if let Some(w) = &self.warnings {
             write_strings(w, o.key("warnings"));
+        }
+        if let Some(gates) = &self.gates {
+            write_map(gates, o.key("gates"));
         }
         o.close();
     }
@@ -134,6 +140,9 @@ impl DecisionEvent {
         put("escalate", Value::from(self.escalate));
         if let Some(w) = self.warnings {
             put("warnings", Value::from(w));
+        }
+        if let Some(gates) = self.gates {
+            put("gates", Value::Object(gates));
         }
         Value::Object(e)
     }

@@ -4,14 +4,18 @@
 //!
 //! Each line this crate writes also carries `seq` (0 on the header, then one more per line)
 //! and `prev` (the SHA-256 of the previous line's bytes). The reference ignores both; replay
-//! uses them to detect a deleted, inserted, reordered or changed line. The chain cannot
-//! notice lines removed from the end of a log: a chain only protects what comes before
-//! its last line.
+//! uses them to detect a deleted, inserted, reordered or changed line. The header claims the
+//! chain (`"chain":"sha256"`), so a log stripped of it does not pass for a reference-written
+//! one. A finished run ends with a seal line ([`seal`]), so a log cut short is told apart
+//! from a finished one, and the log's head (its last line's `seq` and hash) names the whole
+//! log, its last byte included.
 
 pub mod envelope;
 mod event;
 pub mod lines;
+pub mod policy;
 pub mod replay;
+pub mod seal;
 mod writer;
 
 use std::io;
@@ -20,8 +24,9 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 pub use event::{DecisionEvent, DecisionRecord, GraphEvent, NO_CONSUMER};
-pub use replay::{ChainStatus, LogReport, RecordResult, ReplayOptions, replay_file, replay_reader};
-pub use writer::{FsyncPolicy, LOG_VERSION, LogHeader, SessionLog, is_valid_session_id, now_ms};
+pub use replay::{ChainStatus, LogReport, RecordResult, ReplayOptions, SealStatus, replay_file, replay_reader};
+pub use seal::{LogHead, SEAL_KEY_VARIABLE, SealKey, read_head};
+pub use writer::{CHAIN_CLAIM, FsyncPolicy, LOG_VERSION, LogHeader, Repair, SessionLog, is_valid_session_id, now_ms};
 
 #[derive(Debug, Error)]
 pub enum LogError {

@@ -16,8 +16,11 @@ use decision_core::record::{
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::envelope::{ChainFields, LineKind, LineParser, parse_line};
+use super::envelope::{ChainFields, LineKind, LineParser, SealFields, parse_line};
 use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
+use super::policy::PolicyBook;
+use super::seal::{LogHead, SealKey};
+use super::writer::CHAIN_CLAIM;
 
 /// How many skipped lines and chain breaks a report lists (all are counted).
 pub const MAX_LISTED: usize = 100;
@@ -27,18 +30,23 @@ const BATCH_BYTES: usize = 1 << 20;
 /// On one thread, results are handed over every this many records.
 const STREAM_RESULTS: usize = 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ReplayOptions {
     pub rules: Rules,
     /// Lines longer than this are skipped and reported, never held in memory.
     pub max_line: usize,
     /// Worker threads; 1 verifies on the calling thread.
     pub threads: usize,
+    /// The key of the keyed seal: when given, every seal must carry a MAC made with it.
+    pub seal_key: Option<SealKey>,
+    /// The contract's policies: when given, each record's action is checked against them
+    /// (the `policy` check, [`super::policy`]).
+    pub policies: Option<Arc<PolicyBook>>,
 }
 
 impl Default for ReplayOptions {
     fn default() -> Self {
-        ReplayOptions { rules: Rules::Project, max_line: DEFAULT_MAX_LINE, threads: 1 }
+        ReplayOptions { rules: Rules::Project, max_line: DEFAULT_MAX_LINE, threads: 1, seal_key: None, policies: None }
     }
 }
 
@@ -73,6 +81,9 @@ pub enum ChainStatus {
     Broken,
     /// No line carries chain fields (a log written by the reference).
     Absent,
+    /// The header says the log was written chained, and no line carries chain fields: the
+    /// chain was stripped.
+    Missing,
 }
 
 impl ChainStatus {
@@ -81,8 +92,62 @@ impl ChainStatus {
             ChainStatus::Intact => "intact",
             ChainStatus::Broken => "broken",
             ChainStatus::Absent => "absent",
+            ChainStatus::Missing => "missing",
         }
     }
+}
+
+/// Whether the log ends with its writer's seal ([`super::seal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SealStatus {
+    /// The last line is a seal, and every seal holds.
+    Sealed,
+    /// A chained log whose last line is not a seal: the run did not finish (a crash), or
+    /// lines were cut from the end.
+    Unfinished,
+    /// A seal does not hold: its line count, or its MAC under the given key.
+    Invalid,
+    /// No chain, so no seal is expected (a log written by the reference).
+    #[default]
+    Absent,
+}
+
+impl SealStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SealStatus::Sealed => "sealed",
+            SealStatus::Unfinished => "unfinished",
+            SealStatus::Invalid => "invalid",
+            SealStatus::Absent => "absent",
+        }
+    }
+}
+
+/// What the keyed seal of the last seal line says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MacCheck {
+    /// The seal carries no MAC, and no key was given.
+    Unkeyed,
+    /// The seal carries a MAC, and no key was given to check it.
+    Unchecked,
+    /// The MAC verifies under the given key.
+    Verified,
+    /// A key was given and the MAC is missing or wrong (the seal is invalid).
+    Failed,
+}
+
+/// The last seal line found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SealSeen {
+    /// Its 1-based line number.
+    pub line: u64,
+    /// The run it ends.
+    pub run: Option<u64>,
+    /// How many lines it says precede it.
+    pub lines: Option<u64>,
+    pub mac: MacCheck,
 }
 
 /// Where and why the chain does not hold.
@@ -115,6 +180,15 @@ pub struct LogReport {
     pub breaks: Vec<ChainBreak>,
     /// The header's session id.
     pub session: Option<String>,
+    /// Whether the header claims a chain (`"chain":"sha256"`).
+    pub chain_claimed: bool,
+    pub seal: SealStatus,
+    /// The last seal line, wherever it is.
+    pub last_seal: Option<SealSeen>,
+    /// Seals that do not hold (also counted in `seal_breaks`).
+    pub seal_problems: Vec<ChainBreak>,
+    /// The last chained line's `seq` and SHA-256.
+    pub head: Option<LogHead>,
 }
 
 impl LogReport {
@@ -143,7 +217,7 @@ pub fn replay_reader<R: Read + Send>(
     let mut merger = Merger::default();
     if options.threads <= 1 {
         // Lines are verified where the reader holds them: nothing is copied.
-        let mut verifier = Verifier::new(options.rules);
+        let mut verifier = Verifier::new(options.rules, options.seal_key.clone(), options.policies.clone());
         while let Some(line) = lines.next_line()? {
             match line {
                 Line::Text { number, bytes, terminated } => verifier.line(number, LineText::Bytes(bytes), terminated),
@@ -187,6 +261,7 @@ fn replay_parallel<R: Read + Send>(
         for _ in 0..threads {
             let job_rx = Arc::clone(&job_rx);
             let done_tx = done_tx.clone();
+            let (seal_key, policies) = (&options.seal_key, &options.policies);
             scope.spawn(move || {
                 loop {
                     let job = match job_rx.lock() {
@@ -194,7 +269,7 @@ fn replay_parallel<R: Read + Send>(
                         Err(_) => return,
                     };
                     let Ok((index, batch)) = job else { return };
-                    if done_tx.send((index, verify_batch(&batch, rules))).is_err() {
+                    if done_tx.send((index, verify_batch(&batch, rules, seal_key.clone(), policies.clone()))).is_err() {
                         return;
                     }
                 }
@@ -283,6 +358,9 @@ struct Tally {
     runs: BTreeSet<u64>,
     last_run: Option<u64>,
     session: Option<String>,
+    chain_claimed: bool,
+    last_seal: Option<SealSeen>,
+    seal_problems: Vec<ChainBreak>,
 }
 
 impl Tally {
@@ -306,6 +384,41 @@ impl Tally {
         if self.breaks.len() < MAX_LISTED {
             self.breaks.push(ChainBreak { line, reason });
         }
+    }
+
+    fn bad_seal(&mut self, line: u64, reason: String) {
+        if self.seal_problems.len() < MAX_LISTED {
+            self.seal_problems.push(ChainBreak { line, reason });
+        }
+    }
+
+    /// Checks a seal line: its count against its `seq` (which the chain checks), its MAC
+    /// against the key when one is given.
+    fn seal(&mut self, line: u64, seal: SealFields, chain: ChainFields, key: Option<&SealKey>) {
+        match (seal.lines, chain.seq) {
+            (Some(lines), Some(seq)) if lines == seq => {}
+            (Some(lines), Some(seq)) => {
+                self.bad_seal(line, format!("the seal counts {lines} lines before it, but it is line seq {seq}"))
+            }
+            (None, _) => self.bad_seal(line, "the seal carries no line count".to_owned()),
+            (Some(_), None) => self.bad_seal(line, "the seal carries no chain fields".to_owned()),
+        }
+        let mac = match (key, seal.mac) {
+            (None, None) => MacCheck::Unkeyed,
+            (None, Some(_)) => MacCheck::Unchecked,
+            (Some(key), Some(mac)) => match (seal.lines, chain.prev) {
+                (Some(lines), Some(prev)) if key.verify(lines, &prev, &mac) => MacCheck::Verified,
+                _ => {
+                    self.bad_seal(line, "the seal's MAC does not verify under the given key".to_owned());
+                    MacCheck::Failed
+                }
+            },
+            (Some(_), None) => {
+                self.bad_seal(line, "a key was given, and the seal carries no MAC (it is not keyed)".to_owned());
+                MacCheck::Failed
+            }
+        };
+        self.last_seal = Some(SealSeen { line, run: seal.run, lines: seal.lines, mac });
     }
 }
 
@@ -352,8 +465,13 @@ fn check_start(b: Link) -> Option<String> {
     }
 }
 
-fn verify_batch(batch: &Batch, rules: Rules) -> BatchOutcome {
-    let mut verifier = Verifier::new(rules);
+fn verify_batch(
+    batch: &Batch,
+    rules: Rules,
+    seal_key: Option<SealKey>,
+    policies: Option<Arc<PolicyBook>>,
+) -> BatchOutcome {
+    let mut verifier = Verifier::new(rules, seal_key, policies);
     for line in &batch.lines {
         let text = match &line.body {
             LineBody::Bytes(range) => LineText::Bytes(batch.data.get(range.clone()).unwrap_or(&[])),
@@ -380,6 +498,8 @@ enum LineText<'a> {
 /// hashed if a link ever needs it.
 struct Verifier {
     rules: Rules,
+    seal_key: Option<SealKey>,
+    policies: Option<Arc<PolicyBook>>,
     tally: Tally,
     results: Vec<RecordResult>,
     first: Option<Link>,
@@ -392,9 +512,11 @@ struct Verifier {
 }
 
 impl Verifier {
-    fn new(rules: Rules) -> Self {
+    fn new(rules: Rules, seal_key: Option<SealKey>, policies: Option<Arc<PolicyBook>>) -> Self {
         Verifier {
             rules,
+            seal_key,
+            policies,
             tally: Tally::default(),
             results: Vec::new(),
             first: None,
@@ -407,7 +529,11 @@ impl Verifier {
     }
 
     fn line(&mut self, number: u64, text: LineText<'_>, terminated: bool) {
-        let Some(fields) = self.read(number, &text, terminated) else { return };
+        let fields = self.read(number, &text, terminated);
+        if let (Some(book), LineText::Bytes(bytes)) = (&self.policies, &text) {
+            amend_with_policy(book, number, bytes, &mut self.tally, &mut self.results);
+        }
+        let Some(fields) = fields else { return };
         let link = Link { number, fields };
         self.tally.chained |= fields.is_chained();
         match self.previous {
@@ -458,7 +584,10 @@ impl Verifier {
         }
         match parse_line(bytes) {
             Ok(parsed) => {
-                classify(number, parsed.kind, rules, tally, results, memo);
+                match parsed.kind {
+                    LineKind::Seal(seal) => tally.seal(number, seal, parsed.chain, self.seal_key.as_ref()),
+                    kind => classify(number, kind, rules, tally, results, memo),
+                }
                 Some(parsed.chain)
             }
             Err(error) if !terminated => {
@@ -501,11 +630,14 @@ fn classify(
     memo: &mut MergedDigests,
 ) {
     match kind {
-        LineKind::Header { id } => {
+        LineKind::Header { id, chain } => {
             if tally.session.is_none() {
                 tally.session = id;
             }
+            tally.chain_claimed |= chain.as_deref() == Some(CHAIN_CLAIM);
         }
+        // Seals are read where their chain fields are at hand (`Verifier::read`).
+        LineKind::Seal(_) => {}
         LineKind::Turn => {}
         LineKind::Unknown(reason) => tally.skip(number, reason.to_owned()),
         LineKind::Event { run, event } => {
@@ -519,6 +651,25 @@ fn classify(
             }
         }
     }
+}
+
+/// Adds the policy check to the record just verified from line `number`, if it was one; a
+/// failed check makes the record a mismatch.
+fn amend_with_policy(book: &PolicyBook, number: u64, bytes: &[u8], tally: &mut Tally, results: &mut [RecordResult]) {
+    let Some(result) = results.last_mut().filter(|r| r.line == number) else { return };
+    let Some(check) = book.check_line(bytes) else { return };
+    if check.status == decision_core::record::CheckStatus::Fail && result.status != Outcome::Mismatch {
+        let count = match result.status {
+            Outcome::Verified => &mut tally.verified,
+            Outcome::Partial => &mut tally.partial,
+            Outcome::Unverifiable => &mut tally.unverifiable,
+            Outcome::Mismatch => &mut tally.mismatch,
+        };
+        *count = count.saturating_sub(1);
+        tally.mismatch += 1;
+        result.status = Outcome::Mismatch;
+    }
+    result.checks.push(check);
 }
 
 /// Verifies one decision event and counts its outcome.
@@ -615,6 +766,12 @@ impl Merger {
         if t.session.is_none() {
             t.session = tally.session;
         }
+        t.chain_claimed |= tally.chain_claimed;
+        if tally.last_seal.is_some() {
+            t.last_seal = tally.last_seal;
+        }
+        let room = MAX_LISTED.saturating_sub(t.seal_problems.len());
+        t.seal_problems.extend(tally.seal_problems.into_iter().take(room));
     }
 
     fn finish(self) -> LogReport {
@@ -623,8 +780,24 @@ impl Merger {
             ChainStatus::Broken
         } else if t.chained {
             ChainStatus::Intact
+        } else if t.chain_claimed {
+            ChainStatus::Missing
         } else {
             ChainStatus::Absent
+        };
+        let head = self.last.and_then(|tail| tail.seq.map(|seq| LogHead { seq, sha256: tail.sha256 }));
+        let ends_sealed = match (t.last_seal, self.last) {
+            (Some(seal), Some(last)) => seal.line == last.number && t.torn_tail.is_none(),
+            _ => false,
+        };
+        let seal = if !t.seal_problems.is_empty() {
+            SealStatus::Invalid
+        } else if ends_sealed && t.chained {
+            SealStatus::Sealed
+        } else if t.chained || t.chain_claimed {
+            SealStatus::Unfinished
+        } else {
+            SealStatus::Absent
         };
         LogReport {
             records: t.records,
@@ -642,6 +815,11 @@ impl Merger {
             chain_breaks: t.chain_breaks,
             breaks: t.breaks,
             session: t.session,
+            chain_claimed: t.chain_claimed,
+            seal,
+            last_seal: t.last_seal,
+            seal_problems: t.seal_problems,
+            head,
         }
     }
 }

@@ -16,9 +16,15 @@ use super::LogError;
 use super::envelope::{parse_line, push_hex32};
 use super::event::{DecisionEvent, DecisionRecord, GraphEvent};
 use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
+use super::seal::{LogHead, SealKey};
 
 /// The session-log format version written in the header.
 pub const LOG_VERSION: u64 = 2;
+
+/// The header's `chain` claim: every line after it carries `seq` and `prev` (SHA-256). Replay
+/// refuses a log that makes this claim and carries no chain, so stripping the chain fields
+/// does not turn a log into a "reference-written" one.
+pub const CHAIN_CLAIM: &str = "sha256";
 
 /// Held lines beyond this many bytes are written at the next append even without a commit, so
 /// a caller that never commits does not hold the whole log in memory. Writing early is always
@@ -63,6 +69,15 @@ pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)).unwrap_or(0)
 }
 
+/// A torn last line that [`SessionLog::open_repairing`] removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Repair {
+    /// Its 1-based line number.
+    pub line: u64,
+    /// How many bytes of it were in the file.
+    pub bytes: u64,
+}
+
 /// An open session log.
 ///
 /// # When lines reach the file
@@ -76,12 +91,13 @@ pub fn now_ms() -> u64 {
 /// person, generation), at every step boundary and at the end of the run, so a decision is in
 /// the file before the action it led to takes effect.
 ///
-/// A crash of the process loses at most the lines appended since the last commit — whole
-/// lines, never part of one — and the rest still verifies and can be reopened and appended
-/// to. (A `write` cut short by the operating system or the machine failing can leave a torn
-/// last line with or without group commit: [`SessionLog::open`] refuses to append after it
-/// and replay reports it.) After a failed `write` nothing more is appended: how much of it
-/// reached the file is unknown.
+/// A crash of the process loses at most the lines appended since the last commit, and the
+/// rest still verifies and can be reopened and appended to. A process killed *during* a
+/// `write` — or the machine failing — can leave the last line torn (the kernel may stop a
+/// write of several pages at a page boundary): [`SessionLog::open`] refuses to append after
+/// it, [`SessionLog::open_repairing`] removes it (it belongs to the group whose `write` never
+/// returned), and replay reports it. After a failed `write` nothing more is appended: how much
+/// of it reached the file is unknown.
 ///
 /// The [`FsyncPolicy`] counts appended lines; a sync that falls due first writes the held
 /// lines, so a synced line is always a written one.
@@ -105,6 +121,8 @@ pub struct SessionLog {
     /// A write failed: how much of it reached the file is unknown, so nothing more may be
     /// appended (the next line could be glued onto a torn one).
     failed: bool,
+    /// The key of the keyed seal, if any.
+    seal_key: Option<SealKey>,
 }
 
 impl SessionLog {
@@ -129,23 +147,46 @@ impl SessionLog {
             line.push_str(",\"cwd\":");
             write_string(cwd, line);
         }
+        line.push_str(",\"chain\":");
+        write_string(CHAIN_CLAIM, line);
         line.push_str(",\"seq\":0}");
         log.end_line(start)?;
         Ok(log)
     }
 
     /// Reopens an existing log for appending, continuing its chain. A log whose last line
-    /// was cut short is refused: appending would glue the new line onto the torn one.
+    /// was cut short is refused: appending would glue the new line onto the torn one (see
+    /// [`SessionLog::open_repairing`]).
     pub fn open(path: impl AsRef<Path>, policy: FsyncPolicy) -> Result<Self, LogError> {
-        let path = path.as_ref().to_path_buf();
+        Self::open_with(path.as_ref(), policy, false).map(|(log, _)| log)
+    }
+
+    /// Reopens an existing log for appending, as [`SessionLog::open`] does, first removing a
+    /// torn last line, and says what was removed.
+    ///
+    /// A torn last line is what a process killed during a `write` leaves: the kernel can stop
+    /// a write of several pages at a page boundary. Lines reach the file only whole and in
+    /// order, one group per `write`, and the host acts only after its `write` returned, so the
+    /// torn line belongs to the last group, whose `write` never returned: nothing that line
+    /// recorded took effect. Removing it (truncating the file to the end of the last whole
+    /// line) loses nothing that happened, and the chain continues from the last whole line.
+    pub fn open_repairing(path: impl AsRef<Path>, policy: FsyncPolicy) -> Result<(Self, Option<Repair>), LogError> {
+        Self::open_with(path.as_ref(), policy, true)
+    }
+
+    fn open_with(path: &Path, policy: FsyncPolicy, repair: bool) -> Result<(Self, Option<Repair>), LogError> {
+        let path = path.to_path_buf();
         let io_error = |source| LogError::Io { path: path.clone(), source };
         let reader = File::open(&path).map_err(io_error)?;
         let mut lines = LineReader::new(io::BufReader::new(reader), DEFAULT_MAX_LINE);
         let mut last: Option<([u8; 32], Option<u64>)> = None;
         let mut count = 0u64;
         let mut run = 0u64;
+        let mut torn: Option<(u64, u64)> = None;
         while let Some(line) = lines.next_line().map_err(io_error)? {
             match line {
+                Line::Text { terminated: false, number, bytes } if repair => torn = Some((number, bytes.len() as u64)),
+                Line::TooLong { terminated: false, number, length, .. } if repair => torn = Some((number, length)),
                 Line::Text { terminated: false, number, .. } | Line::TooLong { terminated: false, number, .. } => {
                     return Err(LogError::TornTail { path, line: number });
                 }
@@ -166,8 +207,17 @@ impl SessionLog {
         }
         let (prev, last_seq) = last.ok_or_else(|| LogError::Empty(path.clone()))?;
         let file = OpenOptions::new().append(true).open(&path).map_err(io_error)?;
+        let repaired = match torn {
+            Some((line, bytes)) => {
+                let length = file.metadata().map_err(io_error)?.len();
+                file.set_len(length.saturating_sub(bytes)).map_err(io_error)?;
+                file.sync_data().map_err(io_error)?;
+                Some(Repair { line, bytes })
+            }
+            None => None,
+        };
         let seq = last_seq.map_or(count, |s| s + 1);
-        Ok(SessionLog::with_file(file, path, seq, prev, run, policy))
+        Ok((SessionLog::with_file(file, path, seq, prev, run, policy), repaired))
     }
 
     fn with_file(file: File, path: PathBuf, seq: u64, prev: [u8; 32], run: u64, policy: FsyncPolicy) -> Self {
@@ -183,7 +233,43 @@ impl SessionLog {
             held: String::with_capacity(16 << 10),
             group_commit: false,
             failed: false,
+            seal_key: None,
         }
+    }
+
+    /// Keys the seals this log writes ([`super::seal`]): only a holder of the key can then
+    /// produce a seal that verifies.
+    pub fn set_seal_key(&mut self, key: Option<SealKey>) {
+        self.seal_key = key;
+    }
+
+    /// The last line appended: its `seq` and SHA-256 (`None` before any line was appended,
+    /// which a log never is: its header is its first line).
+    pub fn head(&self) -> Option<LogHead> {
+        self.seq.checked_sub(1).map(|seq| LogHead { seq, sha256: self.prev })
+    }
+
+    /// Ends the run with a seal line — the count of the lines before it, chained to the last
+    /// of them, keyed when a key is set — writes every held line, syncs unless the policy
+    /// is [`FsyncPolicy::Never`], and returns the log's new head.
+    pub fn seal(&mut self) -> Result<LogHead, LogError> {
+        let start = self.begin_line()?;
+        let mut number = itoa::Buffer::new();
+        self.held.push_str("{\"kind\":\"seal\",\"run\":");
+        self.held.push_str(number.format(self.run));
+        self.held.push_str(",\"lines\":");
+        self.held.push_str(number.format(self.seq));
+        if let Some(key) = &self.seal_key {
+            self.held.push_str(",\"mac\":\"");
+            push_hex32(&key.mac(self.seq, &self.prev), &mut self.held);
+            self.held.push('"');
+        }
+        self.end_event(start)?;
+        match self.policy {
+            FsyncPolicy::Never => self.commit()?,
+            FsyncPolicy::EveryLine | FsyncPolicy::Every(_) => self.sync()?,
+        }
+        self.head().ok_or_else(|| LogError::Empty(self.path.clone()))
     }
 
     /// Replaces the clock that stamps `at` (milliseconds since the epoch).

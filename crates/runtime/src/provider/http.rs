@@ -7,7 +7,16 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::error::{ErrorCode, ProviderError, classify_status, parse_retry_after};
-use super::secret::ApiKey;
+use super::secret::{ApiKey, redact_bearer, redact_value};
+use super::strict::{Duplicate, parse_strict};
+
+/// A reply read strictly, every string of it redacted of the key and of `Bearer …` forms.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub value: Value,
+    /// Keys that appear twice in one object (the answers they touch are invalid).
+    pub duplicates: Vec<Duplicate>,
+}
 
 /// The `user-agent` sent (some front ends reject library default agents).
 const USER_AGENT: &str = concat!("decision-contract/", env!("CARGO_PKG_VERSION"));
@@ -28,8 +37,9 @@ impl JsonClient {
         JsonClient { agent: config.build().into(), max_response_bytes }
     }
 
-    /// POST `body` as JSON and read a JSON reply. Every failure is classified; no message
-    /// contains `key`.
+    /// POST `body` as JSON and read a JSON reply. Every failure is classified; no message,
+    /// and no string of the reply, contains `key` or a `Bearer …` credential (a server may
+    /// echo the request's headers).
     pub(crate) fn post(
         &self,
         who: &str,
@@ -37,10 +47,10 @@ impl JsonClient {
         key: Option<&ApiKey>,
         body: &impl serde::Serialize,
         timeout: Duration,
-    ) -> Result<Value, ProviderError> {
+    ) -> Result<Reply, ProviderError> {
         let scrub = |text: String| match key {
             Some(key) => key.redact(&text),
-            None => text,
+            None => redact_bearer(&text),
         };
         let bytes = serde_json::to_vec(body).map_err(|e| {
             ProviderError::new(who, ErrorCode::InvalidRequest, format!("{who}: cannot encode request: {e}"))
@@ -69,8 +79,10 @@ impl JsonClient {
             let text = scrub(String::from_utf8_lossy(&body).into_owned());
             return Err(classify_status(who, status, &text, retry_after));
         }
-        serde_json::from_slice(&body)
-            .map_err(|e| ProviderError::new(who, ErrorCode::Transport, format!("{who} returned invalid JSON: {e}")))
+        let (mut value, duplicates) = parse_strict(&body)
+            .map_err(|e| ProviderError::new(who, ErrorCode::Transport, format!("{who} returned invalid JSON: {e}")))?;
+        redact_value(&mut value, key);
+        Ok(Reply { value, duplicates })
     }
 }
 

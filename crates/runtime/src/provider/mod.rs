@@ -2,6 +2,7 @@
 //! scored by log-probabilities, the deterministic `mock` and `script:FILE`, retries and a
 //! fallback chain.
 
+mod deadline;
 mod error;
 mod fallback;
 mod http;
@@ -10,21 +11,24 @@ mod openai;
 mod retry;
 mod script;
 mod secret;
+pub(crate) mod strict;
 mod systemone;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+pub use deadline::WithDeadline;
 pub use error::{ErrorCode, ProviderError, classify_status, parse_retry_after};
 pub use fallback::FallbackChain;
 pub use mock::{MOCK_WARNING, MockProvider};
 pub use openai::{OpenAiMode, OpenAiProvider};
 pub use retry::{RetryNotice, RetryPolicy, Retrying};
 pub use script::{ScriptError, ScriptProvider};
-pub use secret::ApiKey;
+pub(crate) use secret::redact_value;
+pub use secret::{ApiKey, redact_bearer};
 pub use systemone::{DEFAULT_MAX_RESPONSE_BYTES, SystemOneProvider};
 
 use crate::ask::Questions;
@@ -45,12 +49,41 @@ pub struct Request {
     /// Shared, so a caller that keeps its questions (to validate the answers) need not copy them.
     pub questions: Arc<Questions>,
     pub model: Option<String>,
+    /// The longest one exchange with the provider may take.
     pub timeout: Duration,
+    /// When the run's time budget (plus its grace) ends: no exchange runs past it, and no
+    /// retry starts that would end after it. `None`: no budget.
+    pub deadline: Option<Instant>,
 }
 
 impl Request {
     pub fn new(state: Map<String, Value>, questions: impl Into<Arc<Questions>>) -> Self {
-        Request { state: Arc::new(state), questions: questions.into(), model: None, timeout: DEFAULT_TIMEOUT }
+        Request {
+            state: Arc::new(state),
+            questions: questions.into(),
+            model: None,
+            timeout: DEFAULT_TIMEOUT,
+            deadline: None,
+        }
+    }
+
+    /// How long the next exchange may take: the timeout, cut to what is left before the
+    /// deadline; `None` once the deadline has passed (nothing may be sent).
+    pub fn time_left(&self) -> Option<Duration> {
+        match self.deadline {
+            None => Some(self.timeout),
+            Some(deadline) => {
+                let left = deadline.checked_duration_since(Instant::now()).filter(|left| !left.is_zero())?;
+                Some(left.min(self.timeout))
+            }
+        }
+    }
+
+    /// [`Request::time_left`], or the error of a request the budget no longer allows.
+    pub fn time_left_for(&self, who: &str) -> Result<Duration, ProviderError> {
+        self.time_left().ok_or_else(|| {
+            ProviderError::new(who, ErrorCode::Timeout, format!("{who}: not sent: the run's time budget is spent"))
+        })
     }
 
     /// The System One body `{model, state, questions}` as a value; `model` is omitted when unset.

@@ -17,7 +17,7 @@ use super::http::JsonClient;
 use super::secret::ApiKey;
 use super::systemone::DEFAULT_MAX_RESPONSE_BYTES;
 use super::{DecisionProvider, Request, Response, Usage};
-use crate::ask::{WireQuestion, normalize};
+use crate::ask::{WireQuestion, malformed_answer, normalize};
 
 /// Which endpoint to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,22 +150,31 @@ impl OpenAiProvider {
             )));
         };
         let model = request.model.as_deref().unwrap_or(&self.model);
-        let reply = self.client.post(
-            &self.name,
-            &self.url(),
-            self.key.as_ref(),
-            &self.body(model, &prompt),
-            request.timeout,
-        )?;
+        let timeout = request.time_left_for(&self.name)?;
+        let reply =
+            self.client.post(&self.name, &self.url(), self.key.as_ref(), &self.body(model, &prompt), timeout)?;
+        let (reply, duplicates) = (reply.value, reply.duplicates);
         let usage = reply.get("usage");
         let tokens = |key: &str| usage.and_then(|u| u.get(key)).and_then(Value::as_u64);
         let mut asked = Asked { usage: (tokens("prompt_tokens"), tokens("completion_tokens")), ..Asked::default() };
+        // A reply that reads two ways is no answer: which value would the probabilities use?
+        if let Some(duplicate) = duplicates.first() {
+            asked.answer = Some(malformed_answer(format!("duplicate key `{}` in the reply", duplicate.key)));
+            return Ok(asked);
+        }
         let Some(top) = first_token_logprobs(&reply) else {
             asked.warnings.push(format!("`{id}`: the reply carried no log-probabilities"));
             return Ok(asked);
         };
         let mut mass = vec![0.0_f64; ids.len()];
         let mut total = 0.0;
+        // A log-probability is at most 0: a positive one is not a probability to renormalise.
+        if let Some((token, logprob)) = top.iter().find(|(_, logprob)| *logprob > 0.0) {
+            let token: String = token.chars().take(20).collect();
+            asked.answer =
+                Some(malformed_answer(format!("the log-probability of token {token:?} is {logprob}, above 0")));
+            return Ok(asked);
+        }
         for (token, logprob) in top {
             let p = logprob.exp();
             if !p.is_finite() {

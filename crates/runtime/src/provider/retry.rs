@@ -1,11 +1,13 @@
 //! Transport retries (runtime.md §1.6). Only rate limits, server errors, timeouts, transport
 //! failures and empty replies are retried; a decision is never retried because of what it
 //! said. Backoff doubles from `initial` up to `max`, with jitter; a server's `Retry-After` is
-//! used as given, and one longer than `max` ends the attempts at once.
+//! used as given, and one longer than `max` ends the attempts at once. No retry starts when
+//! the request's deadline (the run's time budget) would pass before it could: a timeout that
+//! used up the budget is final.
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::error::ProviderError;
 use super::{DecisionProvider, Request, Response};
@@ -104,6 +106,11 @@ impl<P: DecisionProvider> DecisionProvider for Retrying<P> {
                     let Some((delay, from_server)) = self.policy.delay(attempt, &error, uniform()) else {
                         return Err(error);
                     };
+                    if request.deadline.is_some_and(|deadline| Instant::now() + delay >= deadline) {
+                        let mut error = error;
+                        error.message.push_str(" (not retried: the run's time budget ends first)");
+                        return Err(error);
+                    }
                     let notice = RetryNotice {
                         who: error.who.clone(),
                         code: error.code.as_string(),
@@ -122,7 +129,59 @@ impl<P: DecisionProvider> DecisionProvider for Retrying<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ask::Questions;
     use crate::provider::ErrorCode;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// Times out every time, counting its attempts.
+    struct AlwaysTimesOut(AtomicU32);
+
+    impl DecisionProvider for AlwaysTimesOut {
+        fn name(&self) -> &str {
+            "slow"
+        }
+        fn decide(&self, request: &Request) -> Result<Response, ProviderError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            request.time_left_for("slow")?;
+            Err(ProviderError::new("slow", ErrorCode::Timeout, "slow timed out"))
+        }
+    }
+
+    #[test]
+    fn no_retry_starts_that_would_end_after_the_deadline() {
+        let policy = RetryPolicy { max_retries: 3, initial: Duration::from_millis(200), ..RetryPolicy::default() };
+        let provider = Retrying::new(AlwaysTimesOut(AtomicU32::new(0)), policy);
+        let mut request = Request::new(serde_json::Map::new(), Questions::new());
+        request.deadline = Some(Instant::now() + Duration::from_millis(100));
+        let started = Instant::now();
+        let error = provider.decide(&request).unwrap_err();
+        assert!(started.elapsed() < Duration::from_millis(100), "no backoff was slept: {:?}", started.elapsed());
+        assert_eq!(provider.inner.0.load(Ordering::SeqCst), 1);
+        assert!(error.message.contains("not retried: the run's time budget ends first"), "{}", error.message);
+        // Without a deadline the same policy retries.
+        let provider = Retrying::new(
+            AlwaysTimesOut(AtomicU32::new(0)),
+            RetryPolicy { max_retries: 1, initial: Duration::from_millis(1), ..policy },
+        );
+        request.deadline = None;
+        provider.decide(&request).unwrap_err();
+        assert_eq!(provider.inner.0.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_request_past_its_deadline_has_no_time_left() {
+        let mut request = Request::new(serde_json::Map::new(), Questions::new());
+        assert_eq!(request.time_left(), Some(request.timeout));
+        request.deadline = Some(Instant::now() + Duration::from_secs(2));
+        assert!(request.time_left().is_some_and(|left| left <= Duration::from_secs(2)));
+        request.deadline = Some(Instant::now());
+        assert_eq!(request.time_left(), None);
+        let error = request.time_left_for("x").unwrap_err();
+        assert_eq!(
+            (error.code, error.message.as_str()),
+            (ErrorCode::Timeout, "x: not sent: the run's time budget is spent")
+        );
+    }
 
     #[test]
     fn delays_double_up_to_the_cap_and_honour_retry_after() {

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::error::{ErrorCode, ProviderError};
-use super::http::JsonClient;
+use super::http::{JsonClient, Reply};
 use super::secret::ApiKey;
 use super::{DecisionProvider, Request, Response, Usage};
-use crate::ask::normalize;
+use crate::ask::{malformed_answer, normalize};
 
 /// Replies larger than this are refused (a decision reply is a few kilobytes).
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 1 << 20;
@@ -81,13 +81,35 @@ impl DecisionProvider for SystemOneProvider {
     fn decide(&self, request: &Request) -> Result<Response, ProviderError> {
         let started = Instant::now();
         let body = request.wire_body(self.default_model.as_deref());
-        let reply = self.client.post(&self.name, &self.endpoint, self.key.as_ref(), &body, request.timeout)?;
+        let timeout = request.time_left_for(&self.name)?;
+        let reply = self.client.post(&self.name, &self.endpoint, self.key.as_ref(), &body, timeout)?;
         parse_reply(&self.name, request, &reply, started.elapsed())
     }
 }
 
-/// Read `{answers, model?, usage?, warnings?, degraded?}`.
-fn parse_reply(who: &str, request: &Request, reply: &Value, latency: Duration) -> Result<Response, ProviderError> {
+/// Read `{answers, model?, usage?, warnings?, degraded?}`. A duplicate key inside an answer
+/// (or two answers to one question) makes that answer malformed; a duplicate key anywhere
+/// else makes the whole reply unusable.
+fn parse_reply(who: &str, request: &Request, reply: &Reply, latency: Duration) -> Result<Response, ProviderError> {
+    let Reply { value: reply, duplicates } = reply;
+    let mut malformed: Vec<(&str, String)> = Vec::new();
+    for duplicate in duplicates {
+        let question = match duplicate.at.as_slice() {
+            [answers] if answers == "answers" => Some(duplicate.key.as_str()),
+            [answers, question, ..] if answers == "answers" => Some(question.as_str()),
+            _ => None,
+        };
+        match question {
+            Some(question) => malformed.push((question, format!("duplicate key `{}` in the answer", duplicate.key))),
+            None => {
+                return Err(ProviderError::new(
+                    who,
+                    ErrorCode::EmptyResponse,
+                    format!("{who} replied with the key `{}` twice in one object", duplicate.key),
+                ));
+            }
+        }
+    }
     let answers = reply.get("answers").filter(|a| a.is_object()).ok_or_else(|| {
         ProviderError::new(who, ErrorCode::EmptyResponse, format!("{who} replied without an `answers` object"))
     })?;
@@ -96,7 +118,10 @@ fn parse_reply(who: &str, request: &Request, reply: &Value, latency: Duration) -
         .and_then(Value::as_array)
         .map(|list| list.iter().filter_map(Value::as_str).map(str::to_string).collect())
         .unwrap_or_default();
-    let normalized = normalize(&request.questions, Some(answers), server_warnings);
+    let mut normalized = normalize(&request.questions, Some(answers), server_warnings);
+    for (question, problem) in malformed {
+        normalized.answers.insert(question.to_owned(), malformed_answer(problem));
+    }
     Ok(Response {
         degraded: normalized.degraded() || reply.get("degraded") == Some(&Value::Bool(true)),
         answers: normalized.answers,
