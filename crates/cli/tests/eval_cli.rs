@@ -1,4 +1,5 @@
-//! `decision eval` and `decision ask` end to end, against the reference contract and, for
+//! `decision eval` and `decision ask` end to end, against the bundled coding-agent contract
+//! (its seven blocks are the reference's, with the same questions and policies) and, for
 //! System One, a real HTTP server on 127.0.0.1.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
@@ -13,7 +14,8 @@ use common::TempDir;
 use serde_json::{Value, json};
 use support::{Reply, Server};
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md");
+/// The bundled coding-agent contract.
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/coding-agent/DECISION.md");
 
 fn decision(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_decision")).args(args).env_remove("TYPESAFE_API_KEY").output().unwrap()

@@ -2,6 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 mod common;
+#[path = "../../core/tests/reference/mod.rs"]
+mod reference;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -127,10 +129,17 @@ fn the_adapter_report_is_generated_and_checked() {
     let bad = decision(&["adapter-report", "--check", s(&path)]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(text(&bad.stdout).contains("positions[after-tool]"), "{}", text(&bad.stdout));
-    // The reference fixture describes another host (the issue-triage graph): it drifts.
-    let fixture =
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/external-host.capabilities.json");
-    let other = decision(&["adapter-report", "--check", fixture]);
+    // The external host's report describes another host (the issue-triage graph): it drifts.
+    let triage = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/external-host/capabilities.json");
+    let other = decision(&["adapter-report", "--check", triage]);
+    assert_eq!(other.status.code(), Some(1));
+    assert!(text(&other.stdout).contains("hostPositions lists `host:review`"), "{}", text(&other.stdout));
+}
+
+#[test]
+fn the_reference_triage_report_drifts_from_the_coding_host() {
+    let Some(fixture) = reference::path("fixtures/jevloop/external-host.capabilities.json") else { return };
+    let other = decision(&["adapter-report", "--check", fixture.to_str().unwrap()]);
     assert_eq!(other.status.code(), Some(1));
     assert!(text(&other.stdout).contains("hostPositions lists `host:review`"), "{}", text(&other.stdout));
 }

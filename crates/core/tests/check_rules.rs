@@ -687,10 +687,9 @@ fn a_host_that_lists_its_cells_checks_exclusions_too() {
 fn the_reference_profile_checks_coverage_of_its_seven_blocks_only() {
     // §3.4: the frame layer applies the registry to the seven reference blocks; another
     // block's frame is checked by the adapter rules (§3.5), which do not require coverage.
-    const REFERENCE: &str =
-        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md"));
+    let bundled = include_str!("../../../examples/coding-agent/DECISION.md");
     let extra = format!(
-        "{REFERENCE}\n## extra\nkind: rule\nwhen: after-tool —— p\nframe:\n  + task 10 —— r\npolicy:\n  - else → stop\n"
+        "{bundled}\n## extra\nkind: rule\nwhen: after-tool —— p\nframe:\n  + task 10 —— r\npolicy:\n  - else → stop\n"
     );
     let report = check_with(&extra, &Capabilities::reference());
     assert_clean(&report);

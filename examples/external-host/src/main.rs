@@ -1,15 +1,17 @@
-//! `cargo run -p decision-external-host [REFERENCE.md CUSTOM.md]`: the conformance probe.
+//! `cargo run -p decision-external-host [CONTRACT.md TRIAGE.md]`: the conformance probe. By
+//! default it runs the bundled coding-agent contract (its four local blocks) and this host's
+//! own issue-triage contract, `triage.DECISION.md`; both are part of the repository.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let shared = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/");
-    let reference = args.next().unwrap_or_else(|| format!("{shared}DECISION.md"));
-    let custom = args.next().unwrap_or_else(|| format!("{shared}custom-graph.DECISION.md"));
+    let root = env!("CARGO_MANIFEST_DIR");
+    let local = args.next().unwrap_or_else(|| format!("{root}/../coding-agent/DECISION.md"));
+    let triage = args.next().unwrap_or_else(|| format!("{root}/triage.DECISION.md"));
     let read = |path: &str| std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"));
-    match read(&reference)
-        .and_then(|r| read(&custom).map(|c| (r, c)))
+    match read(&local)
+        .and_then(|r| read(&triage).map(|c| (r, c)))
         .and_then(|(r, c)| decision_external_host::demo(&r, &c))
     {
         Ok(text) => {
