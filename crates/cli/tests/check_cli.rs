@@ -71,7 +71,7 @@ fn json_output_is_one_document_with_located_diagnostics() {
 
 #[test]
 fn deny_warnings_turns_warnings_into_errors() {
-    let text = "schema: decision-contract/v1\n\n## done\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\npolicy:\n  - prob:done >= 0.6 → finish\n";
+    let text = "schema: decision-contract/v1\n\n## done\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\npolicy:\n  - prob:done >= 0.6 → finish\nframe:\n  + task 10 —— r\n";
     let dir = TempDir::new("check-deny");
     let file = dir.file("warn.md", text);
     let path = file.to_str().unwrap();

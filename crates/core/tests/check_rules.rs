@@ -109,10 +109,10 @@ fn contract(blocks: &Blocks<'_>) -> String {
     let rules = |items: &[&str]| items.iter().map(|r| format!("  - {r}\n")).collect::<String>();
     format!(
         "schema: decision-contract/v1\n\
-         ## done_block\nkind: noul\nwhen: step-start —— p\n### done\nask: q\n- true — y\n- false — n\npolicy:\n{}\n\
-         ## risk_block\nkind: score\nwhen: step-start —— p\n### risk\nask: q\n- low\n- mid\n- high\npolicy:\n{}\n\
-         ## tool_block\nkind: choice\nwhen: step-start —— p\n### tool\nask: q\n- read_file — r\n- list_dir — l\npolicy:\n{}\n\
-         ## mixed_block\nkind: mixed\nwhen: step-start —— p\n### a\nask: q\n- true — y\n- false — n\n### b\nask: q\n- low\n- high\npolicy:\n{}\n\
+         ## done_block\nkind: noul\nwhen: step-start —— p\n### done\nask: q\n- true — y\n- false — n\npolicy:\n{}frame:\n  + task 10 —— r\n\
+         ## risk_block\nkind: score\nwhen: step-start —— p\n### risk\nask: q\n- low\n- mid\n- high\npolicy:\n{}frame:\n  + task 10 —— r\n\
+         ## tool_block\nkind: choice\nwhen: step-start —— p\n### tool\nask: q\n- read_file — r\n- list_dir — l\npolicy:\n{}frame:\n  + task 10 —— r\n\
+         ## mixed_block\nkind: mixed\nwhen: step-start —— p\n### a\nask: q\n- true — y\n- false — n\n### b\nask: q\n- low\n- high\npolicy:\n{}frame:\n  + task 10 —— r\n\
          ## rule_block\nkind: rule\nwhen: step-start —— p\npolicy:\n{}",
         rules(blocks.noul),
         rules(blocks.score),
@@ -332,8 +332,8 @@ fn host() -> Capabilities {
 }
 
 /// Clean for [`host`]. Line numbers: `## ok` 3, `when:` 5, `+ task` 10, `+ steps` 11,
-/// `- files` 12, rules 14–15; `## pick` 17, `when:` 19, `dynamic:` 20, rules 25–26;
-/// `## review` 28, `when:` 30, rules 35–36.
+/// `- files` 12, rules 14–15; `## pick` 17, `when:` 19, `dynamic:` 20, rules 25–26, frame
+/// 27–30; `## review` 32, `when:` 34, rules 39–40, frame 41–42.
 const HOST_CONTRACT: &str = "schema: decision-contract/v1
 
 ## ok
@@ -360,6 +360,10 @@ ask: which
 policy:
   - top >= 0.6 → call
   - else → escalate
+frame:
+  + task 50 —— why
+  - files —— why
+  - history —— why
 
 ## review
 kind: noul
@@ -370,6 +374,8 @@ ask: q
 policy:
   - prob:review >= 0.6 → finish
   - else → escalate
+frame:
+  + task 50 —— why
 ";
 
 fn host_contract(find: &str, to: &str) -> String {
@@ -385,7 +391,7 @@ fn the_small_host_contract_is_clean() {
 #[test]
 fn adapter_position_not_registered() {
     let report = check_with(&host_contract("when: host:review", "when: host:reveiw"), &host());
-    let d = one(&report, Layer::Adapter, codes::A_POSITION, 28);
+    let d = one(&report, Layer::Adapter, codes::A_POSITION, 32);
     assert!(d.message.contains("`host:reveiw`"), "{}", d.message);
     assert_eq!(d.help.as_deref(), Some("did you mean `host:review`?"));
     assert_eq!(d.block.as_deref(), Some("review"));
@@ -431,7 +437,7 @@ fn adapter_action_not_handled_at_a_registered_position() {
     // Host positions are checked the same way.
     let mut caps = host();
     caps.positions.insert("host:review".into(), strings(&["call"]));
-    one(&check_with(HOST_CONTRACT, &caps), Layer::Adapter, codes::A_ACTION_AT_POSITION, 28);
+    one(&check_with(HOST_CONTRACT, &caps), Layer::Adapter, codes::A_ACTION_AT_POSITION, 32);
 }
 
 #[test]
