@@ -655,9 +655,28 @@ fn capability_explicit_actions_and_state_cells() {
 }
 
 #[test]
+fn unknown_capability_keys_are_located_errors_with_a_suggestion() {
+    let text = "{\n  \"positions\": {},\n  \"projectoins\": [\"recentSteps\"]\n}";
+    let err = Capabilities::from_json(text).unwrap_err();
+    let CapabilitiesError::UnknownKey { key, line, column, help } = &err else { panic!("{err}") };
+    assert_eq!((key.as_str(), *line, *column), ("projectoins", 3, 3));
+    assert_eq!(help.as_deref(), Some("did you mean `projections`?"));
+    assert_eq!(err.to_string(), "unknown key `projectoins` at line 3, column 3; did you mean `projections`?");
+    // A key like nothing known has no suggestion.
+    let err = Capabilities::from_json(r#"{"positions": {}, "zzzzzzzz": 1}"#).unwrap_err();
+    assert!(matches!(&err, CapabilitiesError::UnknownKey { help: None, column: 19, .. }), "{err:?}");
+    // Every key of the report format is accepted, including those the check does not read.
+    let full = r#"{"positions": {}, "hostPositions": {}, "projections": [], "dynamicProviders": [],
+        "dynamicProviderReads": {}, "actions": ["stop"], "stateCells": ["task"], "adapter": "a",
+        "contractSchema": "decision-contract/v1", "level": 2, "description": "d", "customGraphNodes": [],
+        "terminalStates": [], "graphFeatures": [], "conformance": {"command": "c"}, "knownLimitations": []}"#;
+    assert!(Capabilities::from_json(full).is_ok());
+}
+
+#[test]
 fn capability_json_errors_are_located() {
     let err = Capabilities::from_json("{\n  \"positions\": {\n    \"after-tool\": [\"stop\",]\n  }\n}").unwrap_err();
-    let CapabilitiesError::Json { line, column, .. } = &err;
+    let CapabilitiesError::Json { line, column, .. } = &err else { panic!("{err}") };
     assert_eq!(*line, 3);
     assert!(*column > 0);
     assert!(err.to_string().starts_with("invalid capability JSON at line 3"), "{err}");
