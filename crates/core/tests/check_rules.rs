@@ -401,13 +401,13 @@ fn adapter_position_not_registered() {
     let report = check_with(HOST_CONTRACT, &caps);
     let d = one(&report, Layer::Adapter, codes::A_POSITION, 17);
     assert!(d.help.as_deref().unwrap().starts_with("the host registers positions: "), "{:?}", d.help);
-    // An empty position is not registered either.
+    // An empty or unknown position is a parse error, reported once: not again by the adapter.
     let report = check_with(&host_contract("when: host:review —— p\n", ""), &host());
-    assert!(
-        report.layer(Layer::Adapter).any(|d| d.code == codes::A_POSITION && d.message.contains("``")),
-        "{}",
-        dump(&report)
-    );
+    assert!(report.diagnostics.iter().any(|d| d.code == codes::WHEN_MISSING), "{}", dump(&report));
+    assert!(found(&report, Layer::Adapter, codes::A_POSITION).is_empty(), "{}", dump(&report));
+    let report = check_with(&host_contract("when: tool-choice —— p", "when: tool-choise —— p"), &host());
+    assert!(report.diagnostics.iter().any(|d| d.code == codes::WHEN_UNKNOWN), "{}", dump(&report));
+    assert!(found(&report, Layer::Adapter, codes::A_POSITION).is_empty(), "{}", dump(&report));
 }
 
 #[test]
@@ -433,7 +433,7 @@ fn adapter_action_not_handled_at_a_registered_position() {
     let report = check_with(HOST_CONTRACT, &caps);
     let d = one(&report, Layer::Adapter, codes::A_ACTION_AT_POSITION, 3);
     assert!(d.message.contains("position `after-tool` does not handle action `stop`"), "{}", d.message);
-    assert_eq!(d.help.as_deref(), Some("`after-tool` handles: continue"));
+    assert_eq!(d.help.as_deref(), Some("in this host `after-tool` handles continue / escalate"));
     // Host positions are checked the same way.
     let mut caps = host();
     caps.positions.insert("host:review".into(), strings(&["call"]));
@@ -631,9 +631,11 @@ fn capability_actions_default_to_those_named_in_positions_plus_escalate() {
     assert_eq!(caps.projection_cell("recentSteps"), Some("history"));
     // Clean on the small contract: host positions work and cells are not checked.
     assert_clean(&check_with(&host_contract("+ task 100", "+ anything 100"), &caps));
-    // An action named nowhere has no handler.
-    let report = check_with(&host_contract("else → stop", "else → deliver"), &caps);
-    one(&report, Layer::Adapter, codes::A_ACTION, 3);
+    // An action named nowhere has no handler (reported once: not also as not handled at the
+    // position).
+    let report = check_with(&host_contract("prob:review >= 0.6 → finish", "prob:review >= 0.6 → deliver"), &caps);
+    one(&report, Layer::Adapter, codes::A_ACTION, 32);
+    assert!(found(&report, Layer::Adapter, codes::A_ACTION_AT_POSITION).is_empty(), "{}", dump(&report));
 }
 
 #[test]
@@ -652,6 +654,40 @@ fn capability_explicit_actions_and_state_cells() {
     assert_eq!(found(&report, Layer::Adapter, codes::A_ACTION).len(), 2, "escalate is not listed\n{}", dump(&report));
     let report = check_with(&host_contract("+ task 100", "+ anything 100"), &caps);
     one(&report, Layer::Adapter, codes::A_STATE_CELL, 10);
+}
+
+#[test]
+fn one_mistake_gives_one_error() {
+    // An unknown action: the parse layer says so, and no later check repeats it.
+    let typo = host_contract("else → stop", "else → stpo");
+    for report in [check_plain(&typo), check_with(&typo, &host()), check_with(&typo, &profile())] {
+        let errors: Vec<_> = report.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
+        assert_eq!(errors, [codes::POL_UNKNOWN_ACTION], "{}", dump(&report));
+    }
+    // With the reference profile, a misspelt position is reported once.
+    let bundled = include_str!("../../../examples/coding-agent/DECISION.md");
+    let misplaced = bundled.replacen("when: before-call", "when: before-cal", 1);
+    let report = check_with(&misplaced, &Capabilities::reference());
+    let errors: Vec<_> = report.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
+    assert_eq!(errors, [codes::WHEN_UNKNOWN], "{}", dump(&report));
+    // An action the format does not allow at a core position: once, by the parse layer.
+    let report = check_with(&bundled.replacen("else → auto\n", "else → continue\n", 1), &Capabilities::reference());
+    let errors: Vec<_> = report.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
+    assert_eq!(errors, [codes::ACTION_NOT_AT_POSITION], "{}", dump(&report));
+}
+
+#[test]
+fn two_diagnostics_about_one_block_agree_on_what_a_position_handles() {
+    // A host whose `after-tool` handles only `continue`: the adapter lists what it handles
+    // as the parse layer does, `escalate` included.
+    let mut caps = host();
+    caps.positions.insert("after-tool".into(), strings(&["continue"]));
+    let report = check_with(&host_contract("else → stop", "else → finish"), &caps);
+    let d = one(&report, Layer::Adapter, codes::A_ACTION_AT_POSITION, 3);
+    assert_eq!(d.help.as_deref(), Some("in this host `after-tool` handles continue / escalate"));
+    let parse = check_plain(&host_contract("else → stop", "else → use"));
+    let d = parse.diagnostics.iter().find(|d| d.code == codes::ACTION_NOT_AT_POSITION).unwrap();
+    assert!(d.message.ends_with("(it handles continue / stop / finish / keep_going / escalate)"), "{}", d.message);
 }
 
 #[test]

@@ -561,7 +561,12 @@ impl<'a> BlockReader<'a> {
                 let offending: Vec<String> = self
                     .rules
                     .iter()
-                    .filter(|r| !handled.contains(&r.action.as_str()) && r.action != ANY_POSITION_ACTION)
+                    // An unknown action is reported once, as unknown (DC0108), not again here.
+                    .filter(|r| {
+                        !handled.contains(&r.action.as_str())
+                            && r.action != ANY_POSITION_ACTION
+                            && vocab::is_action(&r.action)
+                    })
                     .map(|r| r.action.clone())
                     .collect();
                 for action in offending {
