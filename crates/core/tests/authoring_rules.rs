@@ -105,3 +105,53 @@ fn the_reference_contract_still_checks_clean() {
     let caps = Capabilities::reference();
     clean(&check::check(source.as_bytes(), CheckOptions { capabilities: Some(&caps) }));
 }
+
+/// The parse-layer diagnostics of `source`, as (code, help).
+fn helps(source: &str) -> Vec<(&'static str, String)> {
+    decision_core::syntax::parse(source.as_bytes())
+        .diagnostics
+        .into_iter()
+        .map(|d| (d.code, d.help.unwrap_or_default()))
+        .collect()
+}
+
+#[test]
+fn ascii_dashes_for_the_reason_separator_get_a_help_line() {
+    const DASHES: &str = "use `——` (two U+2014 em dashes) before the reason; `--` is not a separator here";
+    let block = |frame: &str, when: &str| {
+        format!(
+            "schema: decision-contract/v1\n## ok\nkind: noul\nwhen: {when}\nask: q\n- true — y\n- false — n\npolicy:\n  - prob:ok >= 0.6 → continue\n  - else → stop\nframe:\n{frame}\n"
+        )
+    };
+    // A field and an exclusion: one error each, with the help, and no extra-column errors.
+    let found = helps(&block("  + task 10 -- the task decides\n  - cwd -- not needed", "after-tool —— p"));
+    assert_eq!(
+        found,
+        [(codes::FRAME_NO_WHY, DASHES.to_string()), (codes::FRAME_NO_WHY, DASHES.to_string())],
+        "{found:?}"
+    );
+    // `when:` with `--` before the purpose.
+    let found = helps(&block("  + task 10 —— r", "after-tool -- after every call"));
+    assert_eq!(found, [(codes::WHEN_LEFTOVER, format!("{DASHES}: `when: after-tool —— after every call`"))]);
+    // Without `--` the usual help stays.
+    let found = helps(&block("  + task 10", "after-tool —— p"));
+    assert_eq!(found, [(codes::FRAME_NO_WHY, "add `—— reason` at the end of the line".to_string())]);
+    assert!(helps(&block("  + task 10 —— r", "after-tool —— p")).is_empty());
+}
+
+#[test]
+fn a_noul_with_one_option_says_to_add_the_other() {
+    let noul = |options: &str| {
+        format!(
+            "schema: decision-contract/v1\n## ok\nkind: noul\nwhen: after-tool —— p\nask: q\n{options}\npolicy:\n  - prob:ok >= 0.6 → continue\n  - else → stop\nframe:\n  + task 10 —— r\n"
+        )
+    };
+    let found = helps(&noul("- true — it worked"));
+    assert!(!found.is_empty());
+    for (code, help) in &found {
+        assert_eq!(help, "a noul has two options, `true` and `false`: add `- false — <when it is false>`", "{code}");
+    }
+    let found = helps(&noul("- false — it failed"));
+    assert!(found.iter().all(|(_, h)| h.contains("add `- true — <when it is true>`")), "{found:?}");
+    assert!(helps(&noul("- true — it worked\n- false — it failed")).is_empty());
+}
