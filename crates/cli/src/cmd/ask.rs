@@ -127,8 +127,8 @@ fn compile(block: &Block, cells: &Map<String, Value>) -> Result<Option<FrameArti
     let node = reference_node_id(&block.id).unwrap_or(&block.id);
     let host_cells = HostCells::reference();
     let projections = Projections::standard();
-    let spec = FrameSpec::from_block(node, block, &host_cells, &projections)
-        .map_err(|e| format!("block `{}`: {e}", block.id))?;
+    let spec =
+        FrameSpec::from_block(node, block, &host_cells, &projections).map_err(|e| super::in_block(&block.id, &e))?;
     Ok(Some(compile_frame(&spec, cells, &host_cells, &projections, Mode::Provenance)))
 }
 

@@ -111,7 +111,7 @@ fn build(args: &Args) -> Result<Built, String> {
     let projections = Projections::standard();
     let spec = match FrameSpec::from_block(&node, block, &cells, &projections) {
         Ok(spec) => spec,
-        Err(e) => return Ok(Built::Failed(format!("block `{}`: {e}", block.id))),
+        Err(e) => return Ok(Built::Failed(super::in_block(&block.id, &e))),
     };
     let mode = match args.marking {
         Marking::Provenance => Mode::Provenance,
