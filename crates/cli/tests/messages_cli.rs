@@ -49,3 +49,31 @@ fn an_unreadable_log_line_is_named_once() {
     assert!(text.contains(": line 2: not JSON at column "), "{text}");
     assert_eq!(text.matches("line 2").count(), 1, "{text}");
 }
+
+#[test]
+fn a_history_entry_with_a_missing_field_is_reported_not_shown_as_undefined() {
+    let dir = TempDir::new("messages-history");
+    let contract = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/coding-agent/DECISION.md");
+    let bad = dir.file("s.json", r#"{"task": "t", "history": [{"tool": "read_file", "input": "a.py"}]}"#);
+    let out = decision(&["frame", contract, "--block", "is_done", "--state", bad.to_str().unwrap()]);
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("history[0] lacks `result`"), "{text}");
+    let good =
+        dir.file("g.json", r#"{"task": "t", "history": [{"tool": "read_file", "input": "a.py", "result": "x"}]}"#);
+    let out = decision(&[
+        "frame",
+        contract,
+        "--block",
+        "is_done",
+        "--state",
+        good.to_str().unwrap(),
+        "--profile",
+        "reference",
+        "--format",
+        "json",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout.contains("read_file(a.py) → x") && !stdout.contains("undefined"), "{stdout}");
+}

@@ -95,6 +95,10 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     let Value::Object(state) = state else {
         return Err(format!("{}: the state must be a JSON object", args.state.display()));
     };
+    let problems = decision_runtime::frame::projections::history_problems(&state);
+    if !problems.is_empty() {
+        return Err(format!("{}: {}", args.state.display(), problems.join("; ")));
+    }
     let questions = block_questions(block, args.candidates.as_deref())?;
     let provider = build_provider(args)?;
     let artifact = compile(block, &state)?;
