@@ -12,7 +12,7 @@ use std::time::Duration;
 use decision_runtime::graph::{EventSink, FnSink, Tee};
 use decision_runtime::host::generate::{ChatGenerator, EvidenceReport, Generator};
 use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::{DenyAll, Human, TerminalHuman};
+use decision_runtime::host::human::{Human, NoTerminal, TerminalHuman};
 use decision_runtime::host::{
     CODING_CONTRACT, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary, run_task,
 };
@@ -244,7 +244,8 @@ pub fn execute(
         None => Box::new(EvidenceReport),
     };
     let generator_is_model = common.generator_url.is_some() || env("DECISION_GENERATOR_URL").is_some();
-    let human: Box<dyn Human> = if TerminalHuman::available() { Box::new(TerminalHuman) } else { Box::new(DenyAll) };
+    let human: Box<dyn Human> =
+        if TerminalHuman::available() { Box::new(TerminalHuman) } else { Box::new(NoTerminal::stderr()) };
     let quiet = common.quiet;
     let progress = FnSink(move |event_type: &str, e: &Map<String, Value>| {
         if !quiet {
