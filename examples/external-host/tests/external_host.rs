@@ -53,9 +53,20 @@ fn the_probe_runs_on_the_reference_contracts() {
 
 #[test]
 fn the_default_command_runs_from_the_repository_alone() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_decision-external-host")).output().unwrap();
+    // Run from another directory: the shipped contracts are built into the binary.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_decision-external-host"))
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_probe_output(String::from_utf8(out.stdout).unwrap().trim_end());
+    // Contracts given on the command line are read from there; a missing one is an error.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_decision-external-host"))
+        .args(["/nonexistent/DECISION.md"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read /nonexistent/DECISION.md"));
 }
 
 #[test]
