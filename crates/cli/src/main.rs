@@ -45,7 +45,31 @@ enum Command {
     Outcomes(cmd::outcomes::Command),
 }
 
+/// The exit status of a command whose output was closed before it finished (`decision … |
+/// head`): 128 + SIGPIPE, what a Unix tool killed by the signal reports.
+const CLOSED_OUTPUT: i32 = 141;
+
+/// Whether a panic is the standard library reporting a write to a closed stdout or stderr.
+fn is_closed_output(info: &std::panic::PanicHookInfo<'_>) -> bool {
+    let message = match (info.payload().downcast_ref::<String>(), info.payload().downcast_ref::<&str>()) {
+        (Some(s), _) => s.as_str(),
+        (None, Some(s)) => s,
+        (None, None) => return false,
+    };
+    message.starts_with("failed printing to std")
+        && (message.contains("Broken pipe") || message.contains("os error 32"))
+}
+
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so a write to a closed pipe fails and `println!` panics. The
+    // reader has gone: exit quietly, as a tool killed by SIGPIPE would, for every command.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if is_closed_output(info) {
+            std::process::exit(CLOSED_OUTPUT);
+        }
+        default_hook(info);
+    }));
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => cmd::check::run(args),

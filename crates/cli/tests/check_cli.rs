@@ -2,6 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 mod common;
+#[path = "../../core/tests/reference/mod.rs"]
+mod reference;
 
 use std::process::{Command, Output};
 
@@ -11,8 +13,14 @@ fn decision(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_decision")).args(args).output().unwrap()
 }
 
-fn shared(path: &str) -> String {
-    format!("{}/../../../shared/fixtures/jevloop/{path}", env!("CARGO_MANIFEST_DIR"))
+/// A reference fixture's path, or `None` (after a printed skip line) without the reference files.
+fn fixture(name: &str) -> Option<String> {
+    reference::path(&format!("fixtures/jevloop/{name}")).map(|p| p.display().to_string())
+}
+
+/// A file of the repository's `examples/`.
+fn shipped(path: &str) -> String {
+    format!("{}/../../examples/{path}", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn example() -> String {
@@ -21,10 +29,14 @@ fn example() -> String {
 
 #[test]
 fn the_bundled_example_and_the_reference_file_pass_with_the_reference_profile() {
-    let out = decision(&["check", "--profile", "reference", &example(), &shared("DECISION.md")]);
+    let mut files = vec![example()];
+    files.extend(fixture("DECISION.md"));
+    let mut args = vec!["check", "--profile", "reference"];
+    args.extend(files.iter().map(String::as_str));
+    let out = decision(&args);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(stdout.matches(": ok — 0 errors, 0 warnings").count(), 2, "{stdout}");
+    assert_eq!(stdout.matches(": ok — 0 errors, 0 warnings").count(), files.len(), "{stdout}");
 }
 
 #[test]
@@ -59,7 +71,7 @@ fn json_output_is_one_document_with_located_diagnostics() {
 
 #[test]
 fn deny_warnings_turns_warnings_into_errors() {
-    let text = "schema: decision-contract/v1\n\n## done\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\npolicy:\n  - prob:done >= 0.6 → finish\n";
+    let text = "schema: decision-contract/v1\n\n## done\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\npolicy:\n  - prob:done >= 0.6 → finish\nframe:\n  + task 10 —— r\n";
     let dir = TempDir::new("check-deny");
     let file = dir.file("warn.md", text);
     let path = file.to_str().unwrap();
@@ -88,8 +100,27 @@ fn human_output_shows_the_source_line_and_help() {
 
 #[test]
 fn capabilities_files_run_the_adapter_layer() {
-    let caps = shared("external-host.capabilities.json");
-    let out = decision(&["check", "--format", "json", "--capabilities", &caps, &shared("custom-graph.DECISION.md")]);
+    let caps = shipped("external-host/capabilities.json");
+    let triage = shipped("external-host/triage.DECISION.md");
+    let out = decision(&["check", "--format", "json", "--capabilities", &caps, &triage]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    // The host does not handle `auto` at `host:review`: the adapter layer says so.
+    let dir = TempDir::new("check-caps");
+    let bad = dir.file("triage.md", &std::fs::read_to_string(&triage).unwrap().replace("else → finish", "else → auto"));
+    let out = decision(&["check", "--format", "json", "--capabilities", &caps, bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let diagnostics = doc["files"][0]["diagnostics"].as_array().unwrap();
+    assert!(diagnostics.iter().any(|d| d["layer"] == "adapter" && d["severity"] == "error"), "{diagnostics:?}");
+}
+
+#[test]
+fn the_reference_custom_graph_has_one_policy_error_under_its_capabilities() {
+    let (Some(caps), Some(custom)) = (fixture("external-host.capabilities.json"), fixture("custom-graph.DECISION.md"))
+    else {
+        return;
+    };
+    let out = decision(&["check", "--format", "json", "--capabilities", &caps, &custom]);
     assert_eq!(out.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let diagnostics = doc["files"][0]["diagnostics"].as_array().unwrap();

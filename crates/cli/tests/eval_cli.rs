@@ -1,4 +1,5 @@
-//! `decision eval` and `decision ask` end to end, against the reference contract and, for
+//! `decision eval` and `decision ask` end to end, against the bundled coding-agent contract
+//! (its seven blocks are the reference's, with the same questions and policies) and, for
 //! System One, a real HTTP server on 127.0.0.1.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
@@ -13,7 +14,8 @@ use common::TempDir;
 use serde_json::{Value, json};
 use support::{Reply, Server};
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md");
+/// The bundled coding-agent contract.
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/coding-agent/DECISION.md");
 
 fn decision(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_decision")).args(args).env_remove("TYPESAFE_API_KEY").output().unwrap()
@@ -96,6 +98,8 @@ fn eval_applies_gates_and_shows_them_in_the_reason() {
     ]));
     assert_eq!(out["action"], "escalate");
     assert_eq!(out["margin"]["threshold"], 0.8);
+    // The catch-all decided; the reason still shows that the gate was raised.
+    assert_eq!(out["reason"], "else → escalate (gate: top >= 0.6 → call is now top >= 0.8 → call)");
     let risk = dir.file(
         "r.json",
         &json!({
@@ -107,7 +111,13 @@ fn eval_applies_gates_and_shows_them_in_the_reason() {
     assert_eq!(json_of(&decision(&args))["action"], "auto_audit");
     let gated: Vec<&str> = args.iter().copied().chain(["--gate", "grade_risk.risk[1]=1.5"]).collect();
     let out = json_of(&decision(&gated));
-    assert_eq!((out["action"].clone(), out["reason"].clone()), (json!("auto"), json!("else → auto")));
+    assert_eq!(
+        (out["action"].clone(), out["reason"].clone()),
+        (
+            json!("auto"),
+            json!("else → auto (gate: score:risk >= 1 → auto_audit is now score:risk >= 1.5 → auto_audit)")
+        )
+    );
     let both: Vec<&str> = args.iter().copied().chain(["--gate", "grade_risk.risk=3,grade_risk.risk[1]=1"]).collect();
     assert_eq!(json_of(&decision(&both))["action"], "auto_audit");
 }

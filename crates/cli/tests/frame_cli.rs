@@ -1,5 +1,6 @@
-//! `decision frame` over the reference contract: the reference marking reproduces the
-//! reference digests; the default marking adds provenance; errors exit 1 or 2.
+//! `decision frame` over the bundled coding-agent contract, whose frames declare the same
+//! fields as the reference's: the reference marking reproduces the reference digests; the
+//! default marking adds provenance; errors exit 1 or 2.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 mod common;
@@ -15,7 +16,7 @@ fn decision(args: &[&str]) -> Output {
 }
 
 fn fixture() -> String {
-    format!("{}/../../../shared/fixtures/jevloop/DECISION.md", env!("CARGO_MANIFEST_DIR"))
+    format!("{}/../../examples/coding-agent/DECISION.md", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn json_frame(block: &str, state: &Path, extra: &[&str]) -> Value {

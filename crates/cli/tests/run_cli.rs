@@ -2,6 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 mod common;
+#[path = "../../core/tests/reference/mod.rs"]
+mod reference;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -34,7 +36,9 @@ fn the_readme_command_delivers_offline_and_its_log_replays() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("halt: task_done (delivered)"), "{stdout}");
     assert!(stdout.contains("pricing.py:6:     return price * (100 - percent) / 100"), "{stdout}");
-    assert!(stdout.contains("decisions:") && stdout.contains("model calls: 1"), "{stdout}");
+    // The answer is the evidence report: no model wrote it, and the summary does not say one did.
+    assert!(stdout.contains("decisions:") && stdout.contains("evidence reports: 1 (no model)"), "{stdout}");
+    assert!(!stdout.contains("model calls"), "{stdout}");
     assert!(stdout.contains("time: decisions"), "{stdout}");
     // Each decision as it happens: node, action, probabilities, margin.
     assert!(stderr.contains("needs_tool   → use_tool    needs_tool=0.85  margin 0.35"), "{stderr}");
@@ -77,6 +81,27 @@ fn usage_problems_exit_2_and_refused_contracts_exit_1() {
     assert!(stderr.contains("the host refuses to start"), "{stderr}");
     assert!(stderr.contains("`is_done`"), "{stderr}");
     assert!(stderr.contains("(block `is_finished`)"), "the uninvoked block is located: {stderr}");
+}
+
+#[test]
+fn an_empty_task_and_zero_limits_are_refused_with_plain_messages() {
+    let tmp = TempDir::new("run-limits");
+    let log = tmp.path().join("a.jsonl");
+    for task in ["", "   "] {
+        let out = decision(&["run", "--task", task, "--workdir", WORKSPACE, "--log", s(&log)]);
+        assert_eq!(out.status.code(), Some(2), "{task:?}");
+        assert!(text(&out.stderr).contains("the task is empty"), "{}", text(&out.stderr));
+    }
+    let out = decision(&["run", "--task", "x", "--workdir", WORKSPACE, "--max-steps", "0", "--log", s(&log)]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("the step limit must be at least 1"), "{stderr}");
+    assert!(!stderr.contains("18446744073709551615"), "{stderr}");
+    let out = decision(&["resume", s(&log), "--max-steps", "0"]);
+    assert!(text(&out.stderr).contains("the step limit must be at least 1"), "{}", text(&out.stderr));
+    let out = decision(&["run", "--task", "x", "--workdir", WORKSPACE, "--max-output-tokens", "0", "--log", s(&log)]);
+    assert!(text(&out.stderr).contains("the token cap must be at least 1"), "{}", text(&out.stderr));
+    assert!(!log.exists(), "nothing ran");
 }
 
 #[test]
@@ -135,10 +160,17 @@ fn the_adapter_report_is_generated_and_checked() {
     let bad = decision(&["adapter-report", "--check", s(&path)]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(text(&bad.stdout).contains("positions[after-tool]"), "{}", text(&bad.stdout));
-    // The reference fixture describes another host (the issue-triage graph): it drifts.
-    let fixture =
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/external-host.capabilities.json");
-    let other = decision(&["adapter-report", "--check", fixture]);
+    // The external host's report describes another host (the issue-triage graph): it drifts.
+    let triage = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/external-host/capabilities.json");
+    let other = decision(&["adapter-report", "--check", triage]);
+    assert_eq!(other.status.code(), Some(1));
+    assert!(text(&other.stdout).contains("hostPositions lists `host:review`"), "{}", text(&other.stdout));
+}
+
+#[test]
+fn the_reference_triage_report_drifts_from_the_coding_host() {
+    let Some(fixture) = reference::path("fixtures/jevloop/external-host.capabilities.json") else { return };
+    let other = decision(&["adapter-report", "--check", fixture.to_str().unwrap()]);
     assert_eq!(other.status.code(), Some(1));
     assert!(text(&other.stdout).contains("hostPositions lists `host:review`"), "{}", text(&other.stdout));
 }

@@ -313,6 +313,11 @@ fn with_no_terminal_to_ask_a_gated_call_is_denied() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(stdout.contains("halt: denied"), "{stdout}\n{stderr}");
     assert!(stderr.contains("authorisation for delete_file: denied"), "{stderr}");
+    // It says why, and names the tool and the target.
+    assert!(
+        stderr.contains("authorisation denied for delete_file keep.txt: nobody can be asked, since stdin and stderr are not both a terminal"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("[y/N]"), "no prompt was shown: {stderr}");
     assert_eq!(std::fs::read_to_string(dir.0.path().join("ws").join("keep.txt")).unwrap(), "precious");
 }

@@ -12,8 +12,10 @@ use decision_core::check::{self, Capabilities, CheckOptions};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const REFERENCE: &str =
-    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md"));
+// The reference file is read from the reference files (`DECISION_REFERENCE_DIR`, else
+// `../shared`); without them its benchmark is skipped with a printed line.
+#[path = "../tests/reference/mod.rs"]
+mod reference;
 
 /// A contract of `blocks` noul blocks, each with `when`, `ask`, two options, a two-line frame
 /// and a two-rule policy.
@@ -39,10 +41,12 @@ A line of rationale explaining why this decision exists and what went wrong befo
 fn bench(c: &mut Criterion) {
     let reference = Capabilities::reference();
     let mut group = c.benchmark_group("check");
-    group.throughput(Throughput::Bytes(REFERENCE.len() as u64));
-    group.bench_function("reference_file_all_layers", |b| {
-        b.iter(|| check::check(black_box(REFERENCE.as_bytes()), CheckOptions { capabilities: Some(&reference) }))
-    });
+    if let Some(source) = reference::text("fixtures/jevloop/DECISION.md") {
+        group.throughput(Throughput::Bytes(source.len() as u64));
+        group.bench_function("reference_file_all_layers", |b| {
+            b.iter(|| check::check(black_box(source.as_bytes()), CheckOptions { capabilities: Some(&reference) }))
+        });
+    }
     let large = generated_contract(2000);
     assert!(!check::check(large.as_bytes(), CheckOptions::default()).has_errors());
     group.throughput(Throughput::Bytes(large.len() as u64));

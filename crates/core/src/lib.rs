@@ -1,6 +1,6 @@
 //! `decision-core`: the portable core of `DECISION.md` decision contracts.
 //!
-//! Text flows one way: [`parse`] turns source text into a typed [`Contract`] together with
+//! Text flows one way: [`syntax::parse`] turns source text into a typed [`Contract`] together with
 //! every [`Diagnostic`] found; [`check`] runs the schema, policy and adapter layers and the
 //! lints; [`policy`] compiles and evaluates rules; [`digest`] reproduces the reference's
 //! `JSON.stringify`-based digests; [`record`] verifies `decision-record/v1` records.

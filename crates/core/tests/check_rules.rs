@@ -109,10 +109,10 @@ fn contract(blocks: &Blocks<'_>) -> String {
     let rules = |items: &[&str]| items.iter().map(|r| format!("  - {r}\n")).collect::<String>();
     format!(
         "schema: decision-contract/v1\n\
-         ## done_block\nkind: noul\nwhen: step-start —— p\n### done\nask: q\n- true — y\n- false — n\npolicy:\n{}\n\
-         ## risk_block\nkind: score\nwhen: step-start —— p\n### risk\nask: q\n- low\n- mid\n- high\npolicy:\n{}\n\
-         ## tool_block\nkind: choice\nwhen: step-start —— p\n### tool\nask: q\n- read_file — r\n- list_dir — l\npolicy:\n{}\n\
-         ## mixed_block\nkind: mixed\nwhen: step-start —— p\n### a\nask: q\n- true — y\n- false — n\n### b\nask: q\n- low\n- high\npolicy:\n{}\n\
+         ## done_block\nkind: noul\nwhen: step-start —— p\n### done\nask: q\n- true — y\n- false — n\npolicy:\n{}frame:\n  + task 10 —— r\n\
+         ## risk_block\nkind: score\nwhen: step-start —— p\n### risk\nask: q\n- low\n- mid\n- high\npolicy:\n{}frame:\n  + task 10 —— r\n\
+         ## tool_block\nkind: choice\nwhen: step-start —— p\n### tool\nask: q\n- read_file — r\n- list_dir — l\npolicy:\n{}frame:\n  + task 10 —— r\n\
+         ## mixed_block\nkind: mixed\nwhen: step-start —— p\n### a\nask: q\n- true — y\n- false — n\n### b\nask: q\n- low\n- high\npolicy:\n{}frame:\n  + task 10 —— r\n\
          ## rule_block\nkind: rule\nwhen: step-start —— p\npolicy:\n{}",
         rules(blocks.noul),
         rules(blocks.score),
@@ -332,8 +332,8 @@ fn host() -> Capabilities {
 }
 
 /// Clean for [`host`]. Line numbers: `## ok` 3, `when:` 5, `+ task` 10, `+ steps` 11,
-/// `- files` 12, rules 14–15; `## pick` 17, `when:` 19, `dynamic:` 20, rules 25–26;
-/// `## review` 28, `when:` 30, rules 35–36.
+/// `- files` 12, rules 14–15; `## pick` 17, `when:` 19, `dynamic:` 20, rules 25–26, frame
+/// 27–30; `## review` 32, `when:` 34, rules 39–40, frame 41–42.
 const HOST_CONTRACT: &str = "schema: decision-contract/v1
 
 ## ok
@@ -360,6 +360,10 @@ ask: which
 policy:
   - top >= 0.6 → call
   - else → escalate
+frame:
+  + task 50 —— why
+  - files —— why
+  - history —— why
 
 ## review
 kind: noul
@@ -370,6 +374,8 @@ ask: q
 policy:
   - prob:review >= 0.6 → finish
   - else → escalate
+frame:
+  + task 50 —— why
 ";
 
 fn host_contract(find: &str, to: &str) -> String {
@@ -385,7 +391,7 @@ fn the_small_host_contract_is_clean() {
 #[test]
 fn adapter_position_not_registered() {
     let report = check_with(&host_contract("when: host:review", "when: host:reveiw"), &host());
-    let d = one(&report, Layer::Adapter, codes::A_POSITION, 28);
+    let d = one(&report, Layer::Adapter, codes::A_POSITION, 32);
     assert!(d.message.contains("`host:reveiw`"), "{}", d.message);
     assert_eq!(d.help.as_deref(), Some("did you mean `host:review`?"));
     assert_eq!(d.block.as_deref(), Some("review"));
@@ -395,13 +401,13 @@ fn adapter_position_not_registered() {
     let report = check_with(HOST_CONTRACT, &caps);
     let d = one(&report, Layer::Adapter, codes::A_POSITION, 17);
     assert!(d.help.as_deref().unwrap().starts_with("the host registers positions: "), "{:?}", d.help);
-    // An empty position is not registered either.
+    // An empty or unknown position is a parse error, reported once: not again by the adapter.
     let report = check_with(&host_contract("when: host:review —— p\n", ""), &host());
-    assert!(
-        report.layer(Layer::Adapter).any(|d| d.code == codes::A_POSITION && d.message.contains("``")),
-        "{}",
-        dump(&report)
-    );
+    assert!(report.diagnostics.iter().any(|d| d.code == codes::WHEN_MISSING), "{}", dump(&report));
+    assert!(found(&report, Layer::Adapter, codes::A_POSITION).is_empty(), "{}", dump(&report));
+    let report = check_with(&host_contract("when: tool-choice —— p", "when: tool-choise —— p"), &host());
+    assert!(report.diagnostics.iter().any(|d| d.code == codes::WHEN_UNKNOWN), "{}", dump(&report));
+    assert!(found(&report, Layer::Adapter, codes::A_POSITION).is_empty(), "{}", dump(&report));
 }
 
 #[test]
@@ -427,11 +433,11 @@ fn adapter_action_not_handled_at_a_registered_position() {
     let report = check_with(HOST_CONTRACT, &caps);
     let d = one(&report, Layer::Adapter, codes::A_ACTION_AT_POSITION, 3);
     assert!(d.message.contains("position `after-tool` does not handle action `stop`"), "{}", d.message);
-    assert_eq!(d.help.as_deref(), Some("`after-tool` handles: continue"));
+    assert_eq!(d.help.as_deref(), Some("in this host `after-tool` handles continue / escalate"));
     // Host positions are checked the same way.
     let mut caps = host();
     caps.positions.insert("host:review".into(), strings(&["call"]));
-    one(&check_with(HOST_CONTRACT, &caps), Layer::Adapter, codes::A_ACTION_AT_POSITION, 28);
+    one(&check_with(HOST_CONTRACT, &caps), Layer::Adapter, codes::A_ACTION_AT_POSITION, 32);
 }
 
 #[test]
@@ -625,9 +631,11 @@ fn capability_actions_default_to_those_named_in_positions_plus_escalate() {
     assert_eq!(caps.projection_cell("recentSteps"), Some("history"));
     // Clean on the small contract: host positions work and cells are not checked.
     assert_clean(&check_with(&host_contract("+ task 100", "+ anything 100"), &caps));
-    // An action named nowhere has no handler.
-    let report = check_with(&host_contract("else → stop", "else → deliver"), &caps);
-    one(&report, Layer::Adapter, codes::A_ACTION, 3);
+    // An action named nowhere has no handler (reported once: not also as not handled at the
+    // position).
+    let report = check_with(&host_contract("prob:review >= 0.6 → finish", "prob:review >= 0.6 → deliver"), &caps);
+    one(&report, Layer::Adapter, codes::A_ACTION, 32);
+    assert!(found(&report, Layer::Adapter, codes::A_ACTION_AT_POSITION).is_empty(), "{}", dump(&report));
 }
 
 #[test]
@@ -649,9 +657,62 @@ fn capability_explicit_actions_and_state_cells() {
 }
 
 #[test]
+fn one_mistake_gives_one_error() {
+    // An unknown action: the parse layer says so, and no later check repeats it.
+    let typo = host_contract("else → stop", "else → stpo");
+    for report in [check_plain(&typo), check_with(&typo, &host()), check_with(&typo, &profile())] {
+        let errors: Vec<_> = report.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
+        assert_eq!(errors, [codes::POL_UNKNOWN_ACTION], "{}", dump(&report));
+    }
+    // With the reference profile, a misspelt position is reported once.
+    let bundled = include_str!("../../../examples/coding-agent/DECISION.md");
+    let misplaced = bundled.replacen("when: before-call", "when: before-cal", 1);
+    let report = check_with(&misplaced, &Capabilities::reference());
+    let errors: Vec<_> = report.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
+    assert_eq!(errors, [codes::WHEN_UNKNOWN], "{}", dump(&report));
+    // An action the format does not allow at a core position: once, by the parse layer.
+    let report = check_with(&bundled.replacen("else → auto\n", "else → continue\n", 1), &Capabilities::reference());
+    let errors: Vec<_> = report.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
+    assert_eq!(errors, [codes::ACTION_NOT_AT_POSITION], "{}", dump(&report));
+}
+
+#[test]
+fn two_diagnostics_about_one_block_agree_on_what_a_position_handles() {
+    // A host whose `after-tool` handles only `continue`: the adapter lists what it handles
+    // as the parse layer does, `escalate` included.
+    let mut caps = host();
+    caps.positions.insert("after-tool".into(), strings(&["continue"]));
+    let report = check_with(&host_contract("else → stop", "else → finish"), &caps);
+    let d = one(&report, Layer::Adapter, codes::A_ACTION_AT_POSITION, 3);
+    assert_eq!(d.help.as_deref(), Some("in this host `after-tool` handles continue / escalate"));
+    let parse = check_plain(&host_contract("else → stop", "else → use"));
+    let d = parse.diagnostics.iter().find(|d| d.code == codes::ACTION_NOT_AT_POSITION).unwrap();
+    assert!(d.message.ends_with("(it handles continue / stop / finish / keep_going / escalate)"), "{}", d.message);
+}
+
+#[test]
+fn unknown_capability_keys_are_located_errors_with_a_suggestion() {
+    let text = "{\n  \"positions\": {},\n  \"projectoins\": [\"recentSteps\"]\n}";
+    let err = Capabilities::from_json(text).unwrap_err();
+    let CapabilitiesError::UnknownKey { key, line, column, help } = &err else { panic!("{err}") };
+    assert_eq!((key.as_str(), *line, *column), ("projectoins", 3, 3));
+    assert_eq!(help.as_deref(), Some("did you mean `projections`?"));
+    assert_eq!(err.to_string(), "unknown key `projectoins` at line 3, column 3; did you mean `projections`?");
+    // A key like nothing known has no suggestion.
+    let err = Capabilities::from_json(r#"{"positions": {}, "zzzzzzzz": 1}"#).unwrap_err();
+    assert!(matches!(&err, CapabilitiesError::UnknownKey { help: None, column: 19, .. }), "{err:?}");
+    // Every key of the report format is accepted, including those the check does not read.
+    let full = r#"{"positions": {}, "hostPositions": {}, "projections": [], "dynamicProviders": [],
+        "dynamicProviderReads": {}, "actions": ["stop"], "stateCells": ["task"], "adapter": "a",
+        "contractSchema": "decision-contract/v1", "level": 2, "description": "d", "customGraphNodes": [],
+        "terminalStates": [], "graphFeatures": [], "conformance": {"command": "c"}, "knownLimitations": []}"#;
+    assert!(Capabilities::from_json(full).is_ok());
+}
+
+#[test]
 fn capability_json_errors_are_located() {
     let err = Capabilities::from_json("{\n  \"positions\": {\n    \"after-tool\": [\"stop\",]\n  }\n}").unwrap_err();
-    let CapabilitiesError::Json { line, column, .. } = &err;
+    let CapabilitiesError::Json { line, column, .. } = &err else { panic!("{err}") };
     assert_eq!(*line, 3);
     assert!(*column > 0);
     assert!(err.to_string().starts_with("invalid capability JSON at line 3"), "{err}");
@@ -687,10 +748,9 @@ fn a_host_that_lists_its_cells_checks_exclusions_too() {
 fn the_reference_profile_checks_coverage_of_its_seven_blocks_only() {
     // §3.4: the frame layer applies the registry to the seven reference blocks; another
     // block's frame is checked by the adapter rules (§3.5), which do not require coverage.
-    const REFERENCE: &str =
-        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md"));
+    let bundled = include_str!("../../../examples/coding-agent/DECISION.md");
     let extra = format!(
-        "{REFERENCE}\n## extra\nkind: rule\nwhen: after-tool —— p\nframe:\n  + task 10 —— r\npolicy:\n  - else → stop\n"
+        "{bundled}\n## extra\nkind: rule\nwhen: after-tool —— p\nframe:\n  + task 10 —— r\npolicy:\n  - else → stop\n"
     );
     let report = check_with(&extra, &Capabilities::reference());
     assert_clean(&report);

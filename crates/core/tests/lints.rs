@@ -40,6 +40,13 @@ fn warns(source: &str, code: &str, layer: Layer, line: u32) -> Diagnostic {
     d
 }
 
+/// [`doc`] with a frame after the last line, for a block asked of a decision model.
+fn with_frame(lines: &[&str]) -> String {
+    let mut lines = lines.to_vec();
+    lines.extend_from_slice(&["frame:", "  + task 10 —— r"]);
+    doc(&lines)
+}
+
 /// No diagnostic at all.
 fn quiet(source: &str) {
     let report = run(source);
@@ -58,15 +65,18 @@ fn noul(extra: &[&str]) -> String {
         "policy:",
         "  - prob:ok >= 0.6 → continue",
         "  - else → stop",
+        "frame:",
+        "  + task 10 —— r",
     ]);
     doc(&lines)
 }
 
-/// A noul block whose policy items start on line 9.
+/// A noul block whose policy items start on line 9 (its frame follows them).
 fn noul_policy(items: &[&str]) -> String {
     let mut lines =
         vec!["## ok", "kind: noul", "when: after-tool —— p", "ask: q", "- true — y", "- false — n", "policy:"];
     lines.extend_from_slice(items);
+    lines.extend_from_slice(&["frame:", "  + task 10 —— r"]);
     doc(&lines)
 }
 
@@ -109,7 +119,7 @@ fn dc0502_when_written_twice() {
 
 #[test]
 fn dc0503_dynamic_written_twice() {
-    let source = doc(&[
+    let source = with_frame(&[
         "## pick",
         "kind: choice",
         "when: tool-choice —— p",
@@ -133,7 +143,7 @@ fn dc0504_ask_written_twice_for_one_question() {
     let d = warns(&noul(&["ask: first"]), codes::L_DUP_ASK, Layer::Parse, 6);
     assert!(d.message.contains("`ok`") && d.message.contains("line 5"), "{}", d.message);
     // One `ask:` per question is fine, in several questions.
-    quiet(&doc(&[
+    quiet(&with_frame(&[
         "## b",
         "kind: mixed",
         "when: after-tool —— p",
@@ -197,7 +207,7 @@ fn dc0507_threshold_outside_its_range() {
     );
     // Score thresholds range over the levels: [0, levels − 1].
     let score = |rule: &str| {
-        doc(&[
+        with_frame(&[
             "## risk",
             "kind: score",
             "when: before-call —— p",
@@ -210,10 +220,14 @@ fn dc0507_threshold_outside_its_range() {
             "  - else → auto",
         ])
     };
-    let d = warns(&score("  - score:risk >= 3 → ask_human"), codes::L_THRESHOLD_RANGE, Layer::Policy, 10);
+    let d = warns(&score("  - score:risk >= 3 → auto_audit"), codes::L_THRESHOLD_RANGE, Layer::Policy, 10);
     assert!(d.message.contains("[0, 2]"), "{}", d.message);
     // `top` on a score question reads the confidence: [0, 1].
-    warns(&score("  - top >= 1.5 → ask_human"), codes::L_THRESHOLD_RANGE, Layer::Policy, 10);
+    warns(&score("  - top >= 1.5 → auto_audit"), codes::L_THRESHOLD_RANGE, Layer::Policy, 10);
+    // On an authorisation gate the same threshold is an error of its own (DC0303), not this lint.
+    let report = run(&score("  - score:risk >= 3 → ask_human"));
+    assert!(report.diagnostics.iter().all(|d| d.code != codes::L_THRESHOLD_RANGE), "{}", dump(&report));
+    assert!(report.diagnostics.iter().any(|d| d.code == codes::GATE_UNREACHABLE && d.is_error()), "{}", dump(&report));
     for inside in [
         "  - score:risk >= 2 → ask_human",
         "  - score:risk >= 0 → ask_human",
@@ -240,7 +254,7 @@ fn dc0508_picked_names_no_option() {
             rule,
             "  - else → escalate",
         ]);
-        doc(&lines)
+        with_frame(&lines)
     };
     let d = warns(&pick("", "  - picked:pick = read_flie → call"), codes::L_PICKED_NOT_OPTION, Layer::Policy, 9);
     assert!(d.message.contains("`read_flie`") && d.message.contains("`pick`"), "{}", d.message);
@@ -255,7 +269,7 @@ fn dc0508_picked_names_no_option() {
 
 #[test]
 fn dc0509_option_name_written_twice() {
-    let source = doc(&[
+    let source = with_frame(&[
         "## pick",
         "kind: choice",
         "when: tool-choice —— p",
@@ -271,7 +285,7 @@ fn dc0509_option_name_written_twice() {
     assert!(d.message.contains("`a`") && d.message.contains("`pick`"), "{}", d.message);
     quiet(&source.replace("- a — second", "- c — second"));
     // Unnamed levels are named by position and never collide.
-    quiet(&doc(&[
+    quiet(&with_frame(&[
         "## risk",
         "kind: score",
         "when: before-call —— p",
@@ -353,7 +367,7 @@ fn dc0514_policy_without_fallback() {
     );
     assert_eq!(d.help.as_deref(), Some("end the policy with `- else → <action>`"));
     // A block that asks questions but has no policy at all.
-    let source = doc(&["## ok", "kind: noul", "when: after-tool —— p", "ask: q", "- true — y", "- false — n"]);
+    let source = with_frame(&["## ok", "kind: noul", "when: after-tool —— p", "ask: q", "- true — y", "- false — n"]);
     let d = warns(&source, codes::L_NO_FALLBACK, Layer::Policy, 2);
     assert!(d.message.contains("`ok`"), "{}", d.message);
     // A code-decided block with neither questions nor rules, and policies with a fallback.
@@ -389,7 +403,7 @@ fn dc0516_heading_like_prose() {
     assert_eq!((d.span.line, d.block.clone(), d.severity), (1, None, Severity::Warning));
     // Real headings and other `#` prose are not reported.
     quiet(&noul(&["#hashtag", "# a title-like line", "##", "#####"]));
-    quiet(&doc(&[
+    quiet(&with_frame(&[
         "## b",
         "kind: mixed",
         "when: after-tool —— p",
@@ -405,6 +419,28 @@ fn dc0516_heading_like_prose() {
         "  - prob:x >= 0.5 → stop",
         "  - else → continue",
     ]));
+}
+
+#[test]
+fn dc0517_rule_shadowed_by_an_earlier_tier() {
+    // Increasing `>=` tiers: the second can never fire, since the first matches first.
+    let d = warns(
+        &noul_policy(&["  - prob:ok >= 0.5 → continue", "  - prob:ok >= 0.8 → finish", "  - else → stop"]),
+        codes::L_SHADOWED_RULE,
+        Layer::Policy,
+        10,
+    );
+    assert!(d.message.contains("`prob:ok >= 0.8 → finish`") && d.message.contains("line 9"), "{}", d.message);
+    // `<` tiers shadow in the other direction.
+    warns(
+        &noul_policy(&["  - prob:ok < 0.8 → stop", "  - prob:ok < 0.5 → finish", "  - else → continue"]),
+        codes::L_SHADOWED_RULE,
+        Layer::Policy,
+        10,
+    );
+    // Decreasing tiers, and tiers on different probes, are fine.
+    quiet(&noul_policy(&["  - prob:ok >= 0.8 → finish", "  - prob:ok >= 0.5 → continue", "  - else → stop"]));
+    quiet(&noul_policy(&["  - prob:ok >= 0.5 → continue", "  - prob:ok < 0.9 → finish", "  - else → stop"]));
 }
 
 #[test]
@@ -427,11 +463,12 @@ fn every_lint_code_is_tested_here() {
         codes::L_NO_FALLBACK,
         codes::L_POLICY_VALUE,
         codes::L_NOT_A_HEADING,
+        codes::L_SHADOWED_RULE,
     ];
     let lints: Vec<&str> = codes::CODES.iter().map(|(c, _, _)| *c).filter(|c| c.starts_with("DC05")).collect();
     assert_eq!(lints, tested);
     assert_eq!(lints.first(), Some(&"DC0501"));
-    assert_eq!(lints.last(), Some(&"DC0516"));
+    assert_eq!(lints.last(), Some(&"DC0517"));
 }
 
 #[test]

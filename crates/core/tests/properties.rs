@@ -14,8 +14,16 @@ use decision_core::diag::Diagnostic;
 use decision_core::syntax::{Parsed, parse};
 use proptest::prelude::*;
 
-const REFERENCE: &str =
-    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md"));
+#[path = "reference/mod.rs"]
+mod reference;
+
+/// The bundled example contract, always present.
+const BUNDLED: &str = include_str!("../../../examples/coding-agent/DECISION.md");
+
+/// Real contracts to mutate: the bundled one, and the reference's when its files are present.
+fn real_contracts() -> Vec<&'static str> {
+    [Some(BUNDLED), reference::text("fixtures/jevloop/DECISION.md")].into_iter().flatten().collect()
+}
 
 /// Lines of real syntax, valid and broken, to build line soups from.
 const FRAGMENTS: &[&str] = &[
@@ -208,44 +216,50 @@ proptest! {
     }
 
     #[test]
-    fn the_reference_fixture_with_any_mix_of_line_endings(crlf in prop::collection::vec(any::<bool>(), 364)) {
-        let mut mixed = String::new();
-        for (line, cr) in REFERENCE.split('\n').zip(crlf.iter().chain(std::iter::repeat(&false))) {
-            if !mixed.is_empty() {
-                mixed.push('\n');
+    fn real_contracts_with_any_mix_of_line_endings(crlf in prop::collection::vec(any::<bool>(), 364)) {
+        for contract in real_contracts() {
+            let mut mixed = String::new();
+            for (line, cr) in contract.split('\n').zip(crlf.iter().chain(std::iter::repeat(&false))) {
+                if !mixed.is_empty() {
+                    mixed.push('\n');
+                }
+                mixed.push_str(line);
+                if *cr && !line.is_empty() {
+                    mixed.push('\r');
+                }
             }
-            mixed.push_str(line);
-            if *cr && !line.is_empty() {
-                mixed.push('\r');
-            }
+            let (lf, mixed) = (parse(contract.as_bytes()), parse(mixed.as_bytes()));
+            prop_assert!(mixed.diagnostics.is_empty(), "{:?}", mixed.diagnostics);
+            prop_assert_eq!(structure(&lf), structure(&mixed));
         }
-        let (lf, mixed) = (parse(REFERENCE.as_bytes()), parse(mixed.as_bytes()));
-        prop_assert!(mixed.diagnostics.is_empty(), "{:?}", mixed.diagnostics);
-        prop_assert_eq!(structure(&lf), structure(&mixed));
     }
 
     #[test]
-    fn lines_inserted_into_the_reference_fixture_never_panic(at in 0usize..364, lines in soup()) {
-        let mut all: Vec<&str> = REFERENCE.split('\n').collect();
-        let at = at.min(all.len());
-        for (i, line) in lines.iter().enumerate() {
-            all.insert(at + i, line);
-        }
-        let source = all.join("\n");
-        for diagnostics in all_layers(source.as_bytes()) {
-            for d in &diagnostics {
-                span_agrees(&source, d)?;
+    fn lines_inserted_into_real_contracts_never_panic(at in 0usize..364, lines in soup()) {
+        for contract in real_contracts() {
+            let mut all: Vec<&str> = contract.split('\n').collect();
+            let at = at.min(all.len());
+            for (i, line) in lines.iter().enumerate() {
+                all.insert(at + i, line);
+            }
+            let source = all.join("\n");
+            for diagnostics in all_layers(source.as_bytes()) {
+                for d in &diagnostics {
+                    span_agrees(&source, d)?;
+                }
             }
         }
     }
 }
 
 #[test]
-fn the_reference_fixture_with_crlf_has_the_same_structure() {
-    let crlf = REFERENCE.replace('\n', "\r\n");
-    let (lf, crlf) = (parse(REFERENCE.as_bytes()), parse(crlf.as_bytes()));
-    assert_eq!(structure(&lf), structure(&crlf));
-    assert!(crlf.diagnostics.is_empty());
+fn real_contracts_with_crlf_have_the_same_structure() {
+    for contract in real_contracts() {
+        let crlf = contract.replace('\n', "\r\n");
+        let (lf, crlf) = (parse(contract.as_bytes()), parse(crlf.as_bytes()));
+        assert_eq!(structure(&lf), structure(&crlf));
+        assert!(crlf.diagnostics.is_empty());
+    }
 }
 
 #[test]

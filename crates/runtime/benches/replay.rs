@@ -41,7 +41,11 @@ use serde_json::{Map, Value, json};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md");
+// The seven frames are the reference `DECISION.md`'s, read from the reference files
+// (`DECISION_REFERENCE_DIR`, else `../shared`); without them these benchmarks are skipped
+// with a printed line.
+#[path = "../../core/tests/reference/mod.rs"]
+mod reference;
 const RECORDS: u64 = 100_000;
 
 fn full_ctx() -> Map<String, Value> {
@@ -64,8 +68,9 @@ struct Reference {
     projections: Projections,
 }
 
-fn reference() -> Reference {
-    let contract = decision_core::syntax::parse(&std::fs::read(FIXTURE).unwrap()).contract;
+/// The reference contract's seven frames, or `None` (after a printed skip line).
+fn reference() -> Option<Reference> {
+    let contract = decision_core::syntax::parse(reference::text("fixtures/jevloop/DECISION.md")?.as_bytes()).contract;
     let cells = HostCells::reference();
     let projections = Projections::standard();
     let specs = contract
@@ -80,11 +85,11 @@ fn reference() -> Reference {
         })
         .collect::<Vec<_>>();
     assert_eq!(specs.len(), 7);
-    Reference { specs, cells, projections }
+    Some(Reference { specs, cells, projections })
 }
 
 fn frames(c: &mut Criterion) {
-    let r = reference();
+    let Some(r) = reference() else { return };
     let ctx = full_ctx();
     let mut group = c.benchmark_group("frames");
     group.throughput(Throughput::Elements(7));
@@ -320,7 +325,7 @@ fn record_count() -> u64 {
 }
 
 fn replay(c: &mut Criterion) {
-    let r = reference();
+    let Some(r) = reference() else { return };
     let records = record_count();
     let mut pending = Vec::new().into_iter();
     let mut run = 0;

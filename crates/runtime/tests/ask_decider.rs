@@ -19,7 +19,8 @@ use decision_runtime::provider::{
 };
 use serde_json::{Map, Value, json};
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md");
+/// The bundled example contract: its blocks are the reference's seven, in the project's words.
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/coding-agent/DECISION.md");
 
 fn contract() -> Contract {
     let source = std::fs::read(FIXTURE).unwrap();
@@ -153,10 +154,10 @@ fn static_questions_compile_to_the_wire_shapes() {
     let needs = compile_questions(block(&c, "needs_tool"), &cells(), &registry()).unwrap();
     let text = serde_json::to_string(&needs.questions).unwrap();
     assert!(
-        text.starts_with(r#"{"needs_tool":{"type":"noul","instructions":"The agent still has work to do"#),
+        text.starts_with(r#"{"needs_tool":{"type":"noul","instructions":"The task still needs an action"#),
         "{text}"
     );
-    assert!(text.contains(r#""criteria":{"true":"the task still requires"#));
+    assert!(text.contains(r#""criteria":{"true":"something the task asks for has not happened yet"#));
     let risk = compile_questions(block(&c, "grade_risk"), &cells(), &registry()).unwrap();
     assert_eq!(risk.questions.ids().collect::<Vec<_>>(), ["risk", "needs_auth"]);
     let json = risk.questions.to_json();

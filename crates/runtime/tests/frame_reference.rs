@@ -11,7 +11,8 @@ use decision_runtime::frame::{
 };
 use serde_json::{Map, Value, json};
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/DECISION.md");
+#[path = "../../core/tests/reference/mod.rs"]
+mod reference;
 
 struct Reference {
     contract: decision_core::Contract,
@@ -20,10 +21,15 @@ struct Reference {
 }
 
 impl Reference {
-    fn load() -> Self {
-        let source = std::fs::read(FIXTURE).unwrap();
-        let parsed = decision_core::syntax::parse(&source);
-        Reference { contract: parsed.contract, cells: HostCells::reference(), projections: Projections::standard() }
+    /// The reference contract, or `None` (after a printed skip line) without the reference files.
+    fn load() -> Option<Self> {
+        let source = reference::text("fixtures/jevloop/DECISION.md")?;
+        let parsed = decision_core::syntax::parse(source.as_bytes());
+        Some(Reference {
+            contract: parsed.contract,
+            cells: HostCells::reference(),
+            projections: Projections::standard(),
+        })
     }
 
     fn spec(&self, block: &str) -> FrameSpec {
@@ -57,7 +63,7 @@ fn state(v: Value) -> Map<String, Value> {
 
 #[test]
 fn step_ok_and_grade_risk_with_the_full_context() {
-    let r = Reference::load();
+    let Some(r) = Reference::load() else { return };
     let step_ok = r.frame("step_ok", &full_ctx(), Mode::Reference);
     assert_eq!(
         *step_ok.state,
@@ -78,7 +84,7 @@ fn step_ok_and_grade_risk_with_the_full_context() {
 
 #[test]
 fn pick_tool_with_the_full_and_the_bare_context() {
-    let r = Reference::load();
+    let Some(r) = Reference::load() else { return };
     let full = r.frame("pick_tool", &full_ctx(), Mode::Reference);
     assert_eq!(
         *full.state,
@@ -106,7 +112,7 @@ fn pick_tool_with_the_full_and_the_bare_context() {
 
 #[test]
 fn a_long_result_is_clipped_then_wrapped() {
-    let r = Reference::load();
+    let Some(r) = Reference::load() else { return };
     let mut ctx = full_ctx();
     ctx["lastResult"] = json!("x".repeat(2000));
     let step_ok = r.frame("step_ok", &ctx, Mode::Reference);
@@ -118,7 +124,7 @@ fn a_long_result_is_clipped_then_wrapped() {
 
 #[test]
 fn lists_are_cut_to_their_bound() {
-    let r = Reference::load();
+    let Some(r) = Reference::load() else { return };
     let mut ctx = full_ctx();
     ctx["files"] = json!((0..25).map(|i| format!("f{i}.ts")).collect::<Vec<_>>());
     let needs = r.frame("needs_tool", &ctx, Mode::Reference);
@@ -128,7 +134,7 @@ fn lists_are_cut_to_their_bound() {
 
 #[test]
 fn an_unknown_tool_leaves_base_risk_absent() {
-    let r = Reference::load();
+    let Some(r) = Reference::load() else { return };
     let mut ctx = full_ctx();
     ctx["lastTool"] = json!("rm_rf_everything");
     let grade = r.frame("grade_risk", &ctx, Mode::Reference);
@@ -140,7 +146,7 @@ fn an_unknown_tool_leaves_base_risk_absent() {
 
 #[test]
 fn list_valued_untrusted_keys_match_the_reference_pin() {
-    let r = Reference::load();
+    let Some(r) = Reference::load() else { return };
     let mut keys = Vec::new();
     for block in ["needs_tool", "pick_tool", "pick_input", "grade_risk", "step_ok", "is_done", "can_deliver"] {
         let frame = r.frame(block, &full_ctx(), Mode::Reference);
@@ -156,7 +162,7 @@ fn list_valued_untrusted_keys_match_the_reference_pin() {
 
 #[test]
 fn v7_merged_step_reproduces_every_digest() {
-    let r = Reference::load();
+    let Some(r) = Reference::load() else { return };
     let ctx = json!({"task": "list the files and explain what they do", "earlier": "", "files": [], "history": [],
         "canWrite": true, "canDelete": false, "cwd": "/w"});
     let needs = r.frame("needs_tool", &ctx, Mode::Reference);
@@ -184,7 +190,7 @@ fn v7_merged_step_reproduces_every_digest() {
 
 #[test]
 fn merge_conflicts_follow_the_reference_pins() {
-    let r = Reference::load();
+    let Some(r) = Reference::load() else { return };
     let ctx = full_ctx();
     let f = |b: &str| r.frame(b, &ctx, Mode::Reference);
     assert!(merge_conflicts(&[&f("needs_tool"), &f("pick_tool")]).is_empty());
@@ -215,7 +221,7 @@ fn merge_conflicts_follow_the_reference_pins() {
 
 #[test]
 fn merges_refuse_disagreeing_values_and_duplicate_questions() {
-    let r = Reference::load();
+    let Some(r) = Reference::load() else { return };
     let needs = r.frame("needs_tool", &full_ctx(), Mode::Reference);
     let mut pick = r.frame("pick_tool", &full_ctx(), Mode::Reference);
     let q = json!({"a": {"type": "noul"}});
@@ -228,7 +234,7 @@ fn merges_refuse_disagreeing_values_and_duplicate_questions() {
 
 #[test]
 fn provenance_mode_marks_untrusted_lists_inside_the_digest() {
-    let r = Reference::load();
+    let Some(r) = Reference::load() else { return };
     let ours = r.frame("pick_tool", &full_ctx(), Mode::Provenance);
     let reference = r.frame("pick_tool", &full_ctx(), Mode::Reference);
     assert_eq!(
@@ -254,7 +260,7 @@ fn provenance_mode_marks_untrusted_lists_inside_the_digest() {
 
 #[test]
 fn the_artifact_keeps_the_reference_key_order() {
-    let r = Reference::load();
+    let Some(r) = Reference::load() else { return };
     let artifact = r.frame("grade_risk", &full_ctx(), Mode::Reference).to_value();
     let keys: Vec<_> = artifact.as_object().unwrap().keys().cloned().collect();
     assert_eq!(keys, ["node", "state", "digest", "fields", "untrusted", "truncated", "unfilled", "absent", "excluded"]);
@@ -264,7 +270,7 @@ fn the_artifact_keeps_the_reference_key_order() {
 
 #[test]
 fn host_projections_and_unknown_names() {
-    let mut r = Reference::load();
+    let Some(mut r) = Reference::load() else { return };
     let mut block = r.contract.blocks.iter().find(|b| b.id == "step_ok").unwrap().clone();
     block.frame.as_mut().unwrap().fields[0].projection = Some("host:shout".into());
     assert!(FrameSpec::from_block("n", &block, &r.cells, &r.projections).is_err());
@@ -283,7 +289,7 @@ fn host_projections_and_unknown_names() {
 
 #[test]
 fn the_lists_a_spec_fixes_are_shared_and_written_as_their_items() {
-    let r = Reference::load();
+    let Some(r) = Reference::load() else { return };
     let spec = r.spec("pick_tool");
     let a = compile_frame(&spec, &state(full_ctx()), &r.cells, &r.projections, Mode::Reference);
     let b = compile_frame(&spec, &state(bare_ctx()), &r.cells, &r.projections, Mode::Reference);

@@ -1,5 +1,6 @@
 //! The generic Level-2 runtime on a graph that is not the reference loop: the issue-triage
-//! graph of format.md §6.3 with the custom-graph contract. Loops, branches, retries,
+//! graph of format.md §6.3 with the external host's own triage contract (and, in the
+//! reference conformance part, the reference's custom-graph contract). Loops, branches, retries,
 //! escalation and terminal states; invocation identities; a transition with no consumer
 //! refused; start refusals that list every problem with its location; and the capability
 //! report checked against this host, with every negative case of §6.3.
@@ -21,15 +22,17 @@ use decision_runtime::host::candidates::{FileOptions, ToolsFor};
 use decision_runtime::provider::{DecisionProvider, ProviderError, Request, Response};
 use serde_json::{Map, Value, json};
 
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/");
+#[path = "../../core/tests/reference/mod.rs"]
+mod reference;
 
-fn shared(name: &str) -> String {
-    std::fs::read_to_string(format!("{SHARED}{name}")).unwrap()
-}
+/// The triage contract the repository ships with its external host.
+const TRIAGE: &str = include_str!("../../../examples/external-host/triage.DECISION.md");
+/// The bundled coding-agent contract.
+const CODING: &str = include_str!("../../../examples/coding-agent/DECISION.md");
 
-/// The fixture contract with its one policy error fixed (the rule names the block's question).
-fn fixed_custom_graph() -> String {
-    shared("custom-graph.DECISION.md").replace("prob:true >= 0.6", "prob:request_review >= 0.6")
+/// A reference fixture, or `None` (after a printed skip line) without the reference files.
+fn fixture(name: &str) -> Option<&'static str> {
+    reference::text(&format!("fixtures/jevloop/{name}"))
 }
 
 struct Triage {
@@ -181,7 +184,7 @@ fn provider(ps: &[f64], review: f64) -> Arc<dyn DecisionProvider> {
 }
 
 fn start(sink: &MemorySink, ps: &[f64], review: f64) -> GraphHost<Triage> {
-    GraphHost::start(adapter(Some(sink.clone())), graph(), fixed_custom_graph().as_bytes(), provider(ps, review))
+    GraphHost::start(adapter(Some(sink.clone())), graph(), TRIAGE.as_bytes(), provider(ps, review))
         .unwrap_or_else(|refusal| panic!("{refusal}"))
 }
 
@@ -255,15 +258,11 @@ fn a_transition_with_no_consumer_is_refused() {
 
 #[test]
 fn the_fixture_contract_is_refused_at_its_policy_line() {
+    let Some(custom) = fixture("custom-graph.DECISION.md") else { return };
     let sink = MemorySink::new();
-    let refusal = GraphHost::start(
-        adapter(Some(sink.clone())),
-        graph(),
-        shared("custom-graph.DECISION.md").as_bytes(),
-        provider(&[], 0.1),
-    )
-    .err()
-    .expect("the fixture's request_review policy does not compile");
+    let refusal = GraphHost::start(adapter(Some(sink.clone())), graph(), custom.as_bytes(), provider(&[], 0.1))
+        .err()
+        .expect("the fixture's request_review policy does not compile");
     assert_eq!(refusal.problems.len(), 1, "{refusal}");
     let p = &refusal.problems[0];
     assert_eq!(p.layer, "policy");
@@ -314,11 +313,9 @@ fn description() -> HostDescription {
     report::describe(&adapter(None), &graph())
 }
 
+/// The contracts a report must carry: the repository's own.
 fn contracts() -> Vec<(String, Vec<u8>)> {
-    vec![
-        ("DECISION.md".into(), shared("DECISION.md").into_bytes()),
-        ("custom-graph.DECISION.md".into(), shared("custom-graph.DECISION.md").into_bytes()),
-    ]
+    vec![("DECISION.md".into(), CODING.into()), ("triage.DECISION.md".into(), TRIAGE.into())]
 }
 
 fn check(report: &str) -> Vec<String> {
@@ -327,8 +324,19 @@ fn check(report: &str) -> Vec<String> {
 
 #[test]
 fn the_fixture_report_checks_against_this_host() {
-    let problems = check(&shared("external-host.capabilities.json"));
+    let (Some(local), Some(custom), Some(fixture_report)) =
+        (fixture("DECISION.md"), fixture("custom-graph.DECISION.md"), fixture("external-host.capabilities.json"))
+    else {
+        return;
+    };
+    let reference_contracts =
+        vec![("DECISION.md".into(), local.into()), ("custom-graph.DECISION.md".into(), custom.into())];
+    let problems = report::check("report", fixture_report, &description(), &reference_contracts);
     assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn the_generated_report_checks_against_this_host() {
     // A generated report checks too, and states the proved features.
     let generated = report::generate(&description());
     assert_eq!(generated["graphFeatures"], json!(["branch", "retry", "escalation", "terminal-state"]));
@@ -337,8 +345,9 @@ fn the_fixture_report_checks_against_this_host() {
     assert!(check(&generated.to_string()).is_empty());
 }
 
+/// The generated report, edited.
 fn mutated(edit: impl FnOnce(&mut Value)) -> Vec<String> {
-    let mut v: Value = serde_json::from_str(&shared("external-host.capabilities.json")).unwrap();
+    let mut v = report::generate(&description());
     edit(&mut v);
     check(&v.to_string())
 }

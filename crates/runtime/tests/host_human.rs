@@ -9,7 +9,9 @@ use std::io::{BufRead, BufReader, Cursor, ErrorKind, Read, Write};
 use std::sync::{Arc, Mutex};
 
 use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::{Human, MAX_ANSWER_BYTES, MAX_SHOWN_CHARS, PromptHuman, prompt_text};
+use decision_runtime::host::human::{
+    Human, MAX_ANSWER_BYTES, MAX_SHOWN_CHARS, NoTerminal, PromptHuman, no_terminal_notice, prompt_text,
+};
 use host_common::{Options, TempDir, replay, run};
 
 /// Ask once with `input` as what the person types; the answer and what the prompt wrote.
@@ -18,6 +20,22 @@ fn ask(input: &[u8]) -> (bool, String) {
     let approved = human.ask("delete_file", "keep.txt", "risk 3 of 3");
     let (_, written) = human.into_parts();
     (approved, String::from_utf8(written).unwrap())
+}
+
+#[test]
+fn without_a_terminal_a_gated_call_is_denied_with_a_notice_that_names_it() {
+    let mut out = Vec::new();
+    let approved = NoTerminal::new(&mut out).authorize("delete_file", "notes.md", "score:risk >= 2 → ask_human");
+    assert!(!approved);
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(text.trim_end(), no_terminal_notice("delete_file", "notes.md", "score:risk >= 2 → ask_human"));
+    assert!(text.starts_with("authorisation denied for delete_file notes.md: nobody can be asked"), "{text}");
+    assert!(text.contains("not both a terminal") && text.contains("(gate: score:risk >= 2 → ask_human)"), "{text}");
+    // A long, multi-line target with control characters: its first line, clipped and escaped.
+    let target = format!("\u{1b}[2J{}\nsecond line", "x".repeat(500));
+    let notice = no_terminal_notice("write_file", &target, "r");
+    assert!(notice.contains("\\u{1b}[2Jxxx") && !notice.contains('\u{1b}'), "{notice}");
+    assert!(!notice.contains("second line") && notice.contains('…') && notice.len() < 400, "{notice}");
 }
 
 #[test]

@@ -102,6 +102,30 @@ fn every_type_specific_keyword_is_rejected_on_the_wrong_type() {
 }
 
 #[test]
+fn unknown_keywords_get_a_did_you_mean() {
+    let found = errors(&single_deliverable(r#"{"type": "object", "propertys": {}}"#));
+    assert!(
+        found[0].message.starts_with("unknown deliverable keyword `propertys`; did you mean `properties`?"),
+        "{}",
+        found[0].message
+    );
+    let found = errors(&single_deliverable(r#"{"type": "array", "minItems": 1}"#));
+    assert!(found[0].message.contains("did you mean `min_items`?"), "{}", found[0].message);
+    let found = errors(&single_deliverable(r#"{"type": "strng"}"#));
+    assert!(found[0].message.contains("did you mean `string`?"), "{}", found[0].message);
+    let found = errors(r#"{"contracts": [{"tool": "t", "methd": "m", "deliverable": {"type": "string"}}]}"#);
+    assert!(
+        found.iter().any(|e| e.message.contains("unknown key `methd` in a contract; did you mean `method`?")),
+        "{found:?}"
+    );
+    let found = errors(r#"{"contract": []}"#);
+    assert!(found.iter().any(|e| e.message.contains("did you mean `contracts`?")), "{found:?}");
+    // Nothing close: no guess.
+    let found = errors(&single_deliverable(r#"{"type": "array", "zzzzzz": 1}"#));
+    assert!(!found[0].message.contains("did you mean"), "{}", found[0].message);
+}
+
+#[test]
 fn unknown_keywords_are_errors_never_ignored() {
     let found = errors(&single_deliverable(r#"{"type": "array", "minItems": 1}"#));
     assert_eq!(places(&found), [(2, 34, "/contracts/0/deliverable/minItems")]);

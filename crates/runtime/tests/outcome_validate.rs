@@ -164,6 +164,25 @@ fn enum_values() {
 }
 
 #[test]
+fn an_enum_mismatch_names_the_value_and_the_allowed_values() {
+    let message = |deliverable: Value, value: Value| {
+        let validated = contract(deliverable).validate(Outcome::ok(value));
+        validated.outcome.tool_error().expect("a violation").message.clone()
+    };
+    let text = message(json!({"type": "string", "enum": ["G", "PG"]}), json!("pg"));
+    assert!(
+        text.ends_with("the value is \"pg\", which is not one of the declared enum values (\"G\", \"PG\")"),
+        "{text}"
+    );
+    // Nested, of another kind, and a long value clipped (control characters stay escaped).
+    let long = format!("\u{1b}[2J{}", "x".repeat(500));
+    let text = message(json!({"type": "object", "properties": {"rating": {"enum": [1, 2]}}}), json!({"rating": long}));
+    assert!(text.contains("`/rating` is \"\\u001b[2Jxxx"), "{text}");
+    assert!(text.contains("…, which is not one of the declared enum values (1, 2)"), "{text}");
+    assert!(text.len() < 300, "{text}");
+}
+
+#[test]
 fn non_empty_strings() {
     let deliverable = json!({"type": "string", "non_empty": true});
     assert_eq!(check(deliverable.clone(), json!("Arrival")), Ok(()));

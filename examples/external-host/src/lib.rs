@@ -178,11 +178,14 @@ pub fn demo_state() -> HostState {
     .collect()
 }
 
-/// The whole probe: check, then dispatch. Output is deterministic.
-pub fn demo(reference: &[u8], custom: &[u8]) -> Result<String, String> {
+/// The whole probe: check, then dispatch. `local` is a contract with the four
+/// [`LOCAL_BLOCKS`] (the bundled coding-agent contract, or the reference's), `custom` one
+/// with this host's three graph decisions (its own `triage.DECISION.md`, or the reference's
+/// custom graph). Output is deterministic.
+pub fn demo(local: &[u8], custom: &[u8]) -> Result<String, String> {
     let caps = capabilities();
     // Dispatch only after the capability check: every problem refuses the run.
-    let report = check(reference, CheckOptions { capabilities: Some(&caps) });
+    let report = check(local, CheckOptions { capabilities: Some(&caps) });
     let problems: Vec<String> = report
         .diagnostics
         .iter()
@@ -214,7 +217,8 @@ pub fn demo(reference: &[u8], custom: &[u8]) -> Result<String, String> {
     Ok(out.join("\n"))
 }
 
-/// This host's capability report, in the fixture's format.
+/// This host's capability report, in the reference's report format; `capabilities.json` next
+/// to this crate's manifest is this report, written out.
 pub fn report() -> Value {
     let caps = capabilities();
     let core: BTreeMap<&String, &Vec<String>> =

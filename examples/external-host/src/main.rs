@@ -1,16 +1,29 @@
-//! `cargo run -p decision-external-host [REFERENCE.md CUSTOM.md]`: the conformance probe.
+//! `cargo run -p decision-external-host [CONTRACT.md TRIAGE.md]`: the conformance probe. By
+//! default it runs the bundled coding-agent contract (its four local blocks) and this host's
+//! own issue-triage contract, `triage.DECISION.md`; both are part of the repository and built
+//! into the binary, so it runs from anywhere.
 
+use std::borrow::Cow;
 use std::process::ExitCode;
+
+/// The bundled coding-agent contract.
+const LOCAL: &[u8] = include_bytes!("../../coding-agent/DECISION.md");
+/// This host's issue-triage contract.
+const TRIAGE: &[u8] = include_bytes!("../triage.DECISION.md");
+
+fn read(path: Option<String>, default: &'static [u8]) -> Result<Cow<'static, [u8]>, String> {
+    match path {
+        None => Ok(Cow::Borrowed(default)),
+        Some(path) => std::fs::read(&path).map(Cow::Owned).map_err(|e| format!("cannot read {path}: {e}")),
+    }
+}
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let shared = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/jevloop/");
-    let reference = args.next().unwrap_or_else(|| format!("{shared}DECISION.md"));
-    let custom = args.next().unwrap_or_else(|| format!("{shared}custom-graph.DECISION.md"));
-    let read = |path: &str| std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"));
-    match read(&reference)
-        .and_then(|r| read(&custom).map(|c| (r, c)))
-        .and_then(|(r, c)| decision_external_host::demo(&r, &c))
+    let (local, triage) = (args.next(), args.next());
+    match read(local, LOCAL)
+        .and_then(|l| read(triage, TRIAGE).map(|t| (l, t)))
+        .and_then(|(l, t)| decision_external_host::demo(&l, &t))
     {
         Ok(text) => {
             println!("{text}");

@@ -105,7 +105,7 @@ pub fn run(args: Args) -> ExitCode {
 fn ask(args: &Args) -> Result<NodeDecision, String> {
     let contract = load_contract(&args.contract)?;
     let block = find_block(&contract, &args.block)?;
-    let policy = gated_policy(&contract, block, &args.gate)?;
+    let gated = gated_policy(&contract, block, &args.gate)?;
     let text =
         std::fs::read_to_string(&args.state).map_err(|e| format!("cannot read {}: {e}", args.state.display()))?;
     let state: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", args.state.display()))?;
@@ -114,6 +114,10 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     };
     if args.cells == CellSource::Reference && !args.untrusted.is_empty() {
         return Err("`--untrusted` names cells of STATE.json: use it with `--cells state`".into());
+    }
+    let problems = decision_runtime::frame::projections::history_problems(&state);
+    if !problems.is_empty() {
+        return Err(format!("{}: {}", args.state.display(), problems.join("; ")));
     }
     let questions = block_questions(block, args.candidates.as_deref())?;
     let provider = build_provider(args)?;
@@ -126,12 +130,15 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
         id: artifact.as_ref().map_or_else(|| block.id.clone(), |a| a.node.clone()),
         state: artifact.as_ref().map_or(state, |a| Map::clone(&a.state)),
         questions,
-        policy,
+        policy: gated.policy.clone(),
         frame_digest: artifact.as_ref().map(|a| a.digest.clone()),
         model: args.model.clone(),
     };
     let decider = Decider::new(provider).with_timeout(Duration::from_millis(args.timeout_ms));
-    let decision = decider.decide(&spec).map_err(|e| e.to_string())?;
+    let mut decision = decider.decide(&spec).map_err(|e| e.to_string())?;
+    if decision.valid {
+        decision.reason = gated.reason(&decision.reason, decision.rule);
+    }
     if let Some(path) = &args.log {
         record(path, &decision, artifact.map(|a| a.to_value()), &args.gate)
             .map_err(|e| format!("cannot record the decision: {e}"))?;
@@ -155,8 +162,8 @@ fn compile(
         None => (reference_node_id(&block.id).unwrap_or(&block.id), HostCells::reference()),
     };
     let projections = Projections::standard();
-    let spec = FrameSpec::from_block(node, block, &host_cells, &projections)
-        .map_err(|e| format!("block `{}`: {e}", block.id))?;
+    let spec =
+        FrameSpec::from_block(node, block, &host_cells, &projections).map_err(|e| super::in_block(&block.id, &e))?;
     Ok(Some(compile_frame(&spec, cells, &host_cells, &projections, Mode::Provenance)))
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use decision_core::contract::{Block, Contract, Primitive};
-use decision_core::policy::{CompiledPolicy, Decision, apply_gates, compile_block, parse_gates};
+use decision_core::policy::{CompiledPolicy, Decision, apply_gates, compile_block, gate_note, parse_gates};
 use decision_runtime::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
 use decision_runtime::terminal;
 use serde_json::{Value, json};
@@ -92,7 +92,7 @@ impl Outcome {
 fn evaluate(args: &Args) -> Result<Outcome, String> {
     let contract = load_contract(&args.contract)?;
     let block = find_block(&contract, &args.block)?;
-    let policy = gated_policy(&contract, block, &args.gate)?;
+    let gated = gated_policy(&contract, block, &args.gate)?;
     let text =
         std::fs::read_to_string(&args.answers).map_err(|e| format!("cannot read {}: {e}", args.answers.display()))?;
     let value: Value =
@@ -102,7 +102,11 @@ fn evaluate(args: &Args) -> Result<Outcome, String> {
     };
     let questions = block_questions(block, args.candidates.as_deref())?;
     let (problems, problem_text, decision) = match validate_answers(&questions, &answers) {
-        Ok(typed) => (Vec::new(), Vec::new(), decision_core::policy::evaluate(&policy, &typed)),
+        Ok(typed) => {
+            let mut decision = decision_core::policy::evaluate(&gated.policy, &typed);
+            decision.reason = gated.reason(&decision.reason, decision.rule);
+            (Vec::new(), Vec::new(), decision)
+        }
         Err(problems) => {
             let decision =
                 Decision { action: "escalate".into(), reason: invalid_reason(&problems), rule: None, margin: None };
@@ -136,20 +140,39 @@ pub fn find_block<'a>(contract: &'a Contract, id: &str) -> Result<&'a Block, Str
     })
 }
 
+/// A block's policy with the `--gate` overrides applied, and the policy as written.
+pub struct Gated {
+    pub policy: CompiledPolicy,
+    pub original: CompiledPolicy,
+}
+
+impl Gated {
+    /// `reason`, with what the overrides changed in rules other than `fired` appended, so a
+    /// raised gate shows even when another rule decides.
+    pub fn reason(&self, reason: &str, fired: Option<usize>) -> String {
+        match gate_note(&self.original, &self.policy, fired) {
+            Some(note) => format!("{reason} ({note})"),
+            None => reason.to_owned(),
+        }
+    }
+}
+
 /// The block's compiled policy with every `--gate` applied (all or nothing). A policy with a
 /// rule that does not compile is refused, as the reference refuses to load it.
-pub fn gated_policy(contract: &Contract, block: &Block, gates: &[String]) -> Result<CompiledPolicy, String> {
+pub fn gated_policy(contract: &Contract, block: &Block, gates: &[String]) -> Result<Gated, String> {
     let (policy, errors) = compile_block(block);
     if let Some((index, error)) = errors.first() {
         return Err(format!("block `{}`: policy rule {} does not compile: {error}", block.id, index + 1));
     }
     if gates.is_empty() {
-        return Ok(policy);
+        return Ok(Gated { original: policy.clone(), policy });
     }
     let gates = parse_gates(&gates.join("\n")).map_err(|e| e.to_string())?;
     let policies: Vec<CompiledPolicy> = contract.blocks.iter().map(|b| compile_block(b).0).collect();
     let gated = apply_gates(&contract.blocks, &policies, &gates).map_err(|e| e.to_string())?;
-    gated.into_iter().find(|p| p.block == block.id).ok_or_else(|| format!("no policy for block `{}`", block.id))
+    let gated =
+        gated.into_iter().find(|p| p.block == block.id).ok_or_else(|| format!("no policy for block `{}`", block.id))?;
+    Ok(Gated { policy: gated, original: policy })
 }
 
 /// A block's questions as offered. A `dynamic:` block's choice question offers the

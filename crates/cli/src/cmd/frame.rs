@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use decision_core::digest::request_digest;
 use decision_core::vocab::CellType;
 use decision_runtime::ask::wire_question;
+use decision_runtime::frame::projections::history_problems;
 use decision_runtime::frame::{Cell, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
 use serde_json::{Map, Value, json};
 
@@ -88,6 +89,10 @@ fn build(args: &Args) -> Result<Built, String> {
         Ok(_) => return Err(format!("{}: the state must be a JSON object of cells", args.state.display())),
         Err(e) => return Err(format!("{}: not JSON: {e}", args.state.display())),
     };
+    let problems = history_problems(&state);
+    if !problems.is_empty() {
+        return Err(format!("{}: {}", args.state.display(), problems.join("; ")));
+    }
     let (cells, node) = match args.profile {
         Some(Profile::Reference) => {
             (HostCells::reference(), reference_node_id(&block.id).unwrap_or(&block.id).to_owned())
@@ -97,7 +102,7 @@ fn build(args: &Args) -> Result<Built, String> {
     let projections = Projections::standard();
     let spec = match FrameSpec::from_block(&node, block, &cells, &projections) {
         Ok(spec) => spec,
-        Err(e) => return Ok(Built::Failed(format!("block `{}`: {e}", block.id))),
+        Err(e) => return Ok(Built::Failed(super::in_block(&block.id, &e))),
     };
     let mode = match args.marking {
         Marking::Provenance => Mode::Provenance,

@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     contract: Option<PathBuf>,
     /// The step limit (default: the one the run started with).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = super::run::parse_max_steps)]
     max_steps: Option<u64>,
     #[command(flatten)]
     common: Common,

@@ -12,7 +12,7 @@ use std::time::Duration;
 use decision_runtime::graph::{EventSink, FnSink, Tee};
 use decision_runtime::host::generate::{ChatGenerator, EvidenceReport, Generator};
 use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::{DenyAll, Human, TerminalHuman};
+use decision_runtime::host::human::{Human, NoTerminal, TerminalHuman};
 use decision_runtime::host::{
     CODING_CONTRACT, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary, run_task,
 };
@@ -51,7 +51,7 @@ pub struct Common {
     pub generator_model: Option<String>,
     /// The most tokens the generator may write per answer (`max_tokens` in its requests);
     /// needs a generator URL.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_token_cap)]
     pub max_output_tokens: Option<u32>,
     /// A wall-clock budget for the run, in seconds (decimals allowed, > 0). It is checked
     /// between steps: when it is spent, the loop halts with `time_budget` and the answer is
@@ -81,6 +81,32 @@ fn parse_time_budget(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(seconds).map_err(|e| format!("`{text}`: {e}"))
 }
 
+/// `--max-steps`: a whole number of steps, at least 1.
+pub fn parse_max_steps(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err("the step limit must be at least 1 (a run with no steps cannot act on the task)".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is not a whole number of steps")),
+    }
+}
+
+/// `--max-output-tokens`: a whole number of tokens, at least 1.
+fn parse_token_cap(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(0) => Err("the token cap must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is not a whole number of tokens from 1 to {}", u32::MAX)),
+    }
+}
+
+/// `--task`: some text to act on; an empty or blank task is refused before anything runs.
+fn parse_task(text: &str) -> Result<String, String> {
+    match text.trim().is_empty() {
+        true => Err("the task is empty: say what the run should do".into()),
+        false => Ok(text.to_owned()),
+    }
+}
+
 /// The `--outcome-contracts` file, loaded and linted (every problem located).
 pub fn outcome_contracts(common: &Common) -> Result<Option<Arc<ContractSet>>, String> {
     let Some(path) = &common.outcome_contracts else { return Ok(None) };
@@ -98,8 +124,8 @@ pub fn outcome_contracts(common: &Common) -> Result<Option<Arc<ContractSet>>, St
 pub struct Args {
     /// The DECISION.md contract (default: the bundled coding-agent contract).
     contract: Option<PathBuf>,
-    /// The task.
-    #[arg(long)]
+    /// The task (not empty).
+    #[arg(long, value_parser = parse_task)]
     task: String,
     /// The work directory the tools are confined to.
     #[arg(long, value_name = "DIR")]
@@ -108,7 +134,7 @@ pub struct Args {
     #[arg(long, value_name = "LOG")]
     log: Option<PathBuf>,
     /// The step limit.
-    #[arg(long, default_value_t = DEFAULT_MAX_STEPS, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = DEFAULT_MAX_STEPS, value_parser = parse_max_steps)]
     max_steps: u64,
     /// Offer `write_file` (and, with --allow-delete, `move_file`).
     #[arg(long)]
@@ -232,7 +258,9 @@ pub fn execute(
         }
         None => Box::new(EvidenceReport),
     };
-    let human: Box<dyn Human> = if TerminalHuman::available() { Box::new(TerminalHuman) } else { Box::new(DenyAll) };
+    let generator_is_model = common.generator_url.is_some() || env("DECISION_GENERATOR_URL").is_some();
+    let human: Box<dyn Human> =
+        if TerminalHuman::available() { Box::new(TerminalHuman) } else { Box::new(NoTerminal::stderr()) };
     let quiet = common.quiet;
     let progress = FnSink(move |event_type: &str, e: &Map<String, Value>| {
         if !quiet {
@@ -248,7 +276,7 @@ pub fn execute(
     }
     match run_task(source, config, with, resume) {
         Ok(summary) => {
-            print_summary(&summary, log_path);
+            print_summary(&summary, log_path, generator_is_model);
             if summary.delivered { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
         Err(HostError::Refused(refusal)) => {
@@ -399,7 +427,9 @@ fn answer_summary(answers: &Map<String, Value>) -> String {
         .join(" ")
 }
 
-fn print_summary(s: &RunSummary, log: &Path) {
+/// The run's summary. `generator_is_model` says whether the answer was written by a language
+/// model: without one the answer is the evidence report, and no model call is claimed.
+fn print_summary(s: &RunSummary, log: &Path, generator_is_model: bool) {
     let total = (s.decision_ms + s.model_ms).max(1);
     let share = 100.0 * s.decision_ms as f64 / total as f64;
     // The answer is the model's (or quotes the files): its lines stay lines, nothing else
@@ -407,9 +437,13 @@ fn print_summary(s: &RunSummary, log: &Path) {
     println!("{}", terminal::lines(&s.answer));
     println!();
     println!("halt: {} ({})", s.halt, if s.delivered { "delivered" } else { "not delivered" });
+    let written = match generator_is_model {
+        true => format!("model calls: {}", s.model_calls),
+        false => format!("evidence reports: {} (no model)", s.model_calls),
+    };
     println!(
-        "steps: {} · decisions: {} in {} requests · model calls: {} · audits: {}",
-        s.steps, s.decisions, s.requests, s.model_calls, s.audits
+        "steps: {} · decisions: {} in {} requests · {written} · audits: {}",
+        s.steps, s.decisions, s.requests, s.audits
     );
     if s.code_decisions + s.contract_violations > 0 {
         println!(

@@ -10,7 +10,7 @@ use crate::contract::{Block, Contract};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::names::NameSet;
 use crate::suggest::did_you_mean;
-use crate::vocab::ANY_POSITION_ACTION;
+use crate::vocab::{self, ANY_POSITION_ACTION};
 
 struct Sink<'a> {
     out: Vec<Diagnostic>,
@@ -145,7 +145,11 @@ fn check_block(
     marks: &mut Vec<u8>,
 ) {
     let position_actions = caps.positions.get(&block.position);
-    if position_actions.is_none() {
+    // A missing or unknown position is a parse error already (DC0113, DC0115): one mistake,
+    // one report. Only a `host:` position or a core one can be missing from a host.
+    let position_reported = block.position.is_empty()
+        || (vocab::position_actions(&block.position).is_none() && !vocab::is_host_name(&block.position));
+    if position_actions.is_none() && !position_reported {
         let positions: Vec<String> = caps.positions.keys().cloned().collect();
         sink.push(
             codes::A_POSITION,
@@ -158,6 +162,14 @@ fn check_block(
         );
     }
     for rule in &block.policy {
+        // An unknown action is a parse error already (DC0108), and so is a core position
+        // given an action the format does not allow there (DC0116).
+        let core = vocab::position_actions(&block.position);
+        if !vocab::is_action(&rule.action)
+            || core.is_some_and(|a| !a.contains(&rule.action.as_str()) && rule.action != ANY_POSITION_ACTION)
+        {
+            continue;
+        }
         if !caps.actions.contains(&rule.action) {
             sink.push(
                 codes::A_ACTION,
@@ -165,6 +177,8 @@ fn check_block(
                 format!("the host has no handler for action `{}` (rule on line {})", rule.action, rule.span.line),
                 suggest_in(&rule.action, &caps.actions, "actions"),
             );
+            // Without a handler it is handled nowhere: the position need not say so again.
+            continue;
         }
         if let Some(handled) = position_actions
             && rule.action != ANY_POSITION_ACTION
@@ -177,7 +191,11 @@ fn check_block(
                     "position `{}` does not handle action `{}` in this host (rule on line {})",
                     block.position, rule.action, rule.span.line
                 ),
-                Some(format!("`{}` handles: {}", block.position, handled.join(", "))),
+                Some(format!(
+                    "in this host `{}` handles {} / {ANY_POSITION_ACTION}",
+                    block.position,
+                    handled.iter().filter(|a| *a != ANY_POSITION_ACTION).cloned().collect::<Vec<_>>().join(" / ")
+                )),
             );
         }
     }

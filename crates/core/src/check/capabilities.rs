@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use thiserror::Error;
 
 use crate::vocab::{self, ACTIONS, ANY_POSITION_ACTION, POSITIONS, PROJECTIONS, REFERENCE_BLOCKS, REFERENCE_CELLS};
@@ -36,10 +37,63 @@ pub struct Capabilities {
 pub enum CapabilitiesError {
     #[error("invalid capability JSON at line {line}, column {column}: {message}")]
     Json { line: usize, column: usize, message: String },
+    /// A top-level key the format does not have: a misspelt key would otherwise be ignored
+    /// and the host's capability silently missing.
+    #[error("unknown key `{key}` at line {line}, column {column}{}", help.as_ref().map(|h| format!("; {h}")).unwrap_or_default())]
+    UnknownKey { key: String, line: usize, column: usize, help: Option<String> },
+}
+
+impl CapabilitiesError {
+    /// Where the problem is: `(line, column)`, both 1-based.
+    pub fn location(&self) -> (usize, usize) {
+        match self {
+            CapabilitiesError::Json { line, column, .. } | CapabilitiesError::UnknownKey { line, column, .. } => {
+                (*line, *column)
+            }
+        }
+    }
+}
+
+/// Every top-level key of the capability report format: those the check reads, and those that
+/// describe the host (its graph, its conformance commands) and are accepted but not read.
+pub const REPORT_KEYS: [&str; 16] = [
+    "positions",
+    "hostPositions",
+    "projections",
+    "dynamicProviders",
+    "dynamicProviderReads",
+    "actions",
+    "stateCells",
+    "adapter",
+    "contractSchema",
+    "level",
+    "description",
+    "customGraphNodes",
+    "terminalStates",
+    "graphFeatures",
+    "conformance",
+    "knownLimitations",
+];
+
+/// The key named by serde's "unknown field `key`, expected …" message.
+fn unknown_field(message: &str) -> Option<&str> {
+    message.strip_prefix("unknown field `")?.split_once('`').map(|(key, _)| key)
+}
+
+/// The line and column where `key` (quoted) starts, searching back from the position serde
+/// reported (the end of the key): the error points at the key, not past it.
+fn key_start(text: &str, key: &str, line: usize, column: usize) -> (usize, usize) {
+    let quoted = format!("\"{key}\"");
+    let line_text = text.lines().nth(line.saturating_sub(1)).unwrap_or_default();
+    let end = line_text.char_indices().nth(column).map_or(line_text.len(), |(i, _)| i);
+    match line_text.get(..end).and_then(|head| head.rfind(&quoted)) {
+        Some(byte) => (line, line_text.get(..byte).map_or(0, |h| h.chars().count()) + 1),
+        None => (line, column),
+    }
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ReportFile {
     positions: BTreeMap<String, Vec<String>>,
     #[serde(default)]
@@ -52,6 +106,35 @@ struct ReportFile {
     dynamic_provider_reads: BTreeMap<String, Vec<String>>,
     actions: Option<Vec<String>>,
     state_cells: Option<Vec<String>>,
+    // Accepted, not read: they describe the host rather than what it can honour. Declared so
+    // that `deny_unknown_fields` refuses only keys the format does not have.
+    #[allow(dead_code)]
+    #[serde(default)]
+    adapter: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    #[serde(default)]
+    contract_schema: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    #[serde(default)]
+    level: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    #[serde(default)]
+    description: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    #[serde(default)]
+    custom_graph_nodes: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    #[serde(default)]
+    terminal_states: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    #[serde(default)]
+    graph_features: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    #[serde(default)]
+    conformance: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    #[serde(default)]
+    known_limitations: Option<IgnoredAny>,
 }
 
 impl Capabilities {
@@ -60,10 +143,17 @@ impl Capabilities {
     /// Without `actions`, the host handles every action named in its positions, and
     /// `escalate`, which is legal everywhere. Without `stateCells`, cells are not checked.
     pub fn from_json(text: &str) -> Result<Capabilities, CapabilitiesError> {
-        let file: ReportFile = serde_json::from_str(text).map_err(|e| CapabilitiesError::Json {
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
+        let file: ReportFile = serde_json::from_str(text).map_err(|e| {
+            let message = e.to_string();
+            match unknown_field(&message) {
+                Some(key) => {
+                    let (line, column) = key_start(text, key, e.line(), e.column());
+                    let help = crate::suggest::did_you_mean(key, REPORT_KEYS.iter().copied())
+                        .map(|k| format!("did you mean `{k}`?"));
+                    CapabilitiesError::UnknownKey { key: key.to_owned(), line, column, help }
+                }
+                None => CapabilitiesError::Json { line: e.line(), column: e.column(), message },
+            }
         })?;
         let mut positions = file.positions;
         positions.extend(file.host_positions);
@@ -140,8 +230,7 @@ mod tests {
     #[test]
     fn malformed_files_are_located_errors() {
         let err = Capabilities::from_json("{\n  \"positions\": 3\n}").unwrap_err();
-        let CapabilitiesError::Json { line, .. } = err;
-        assert_eq!(line, 2);
+        assert_eq!(err.location().0, 2);
         assert!(Capabilities::from_json("{}").is_err(), "positions is required");
     }
 }

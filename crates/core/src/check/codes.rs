@@ -38,9 +38,12 @@ pub const CODES: &[(&str, &str, &str)] = &[
     (KIND_MISMATCH, "P-KIND-MISMATCH", "kind does not match the option style"),
     (CHOICE_FEW, "P-CHOICE-FEW", "choice with fewer than two options and no `dynamic:`"),
     (BLOCK_DUP_ID, "P-BLOCK-DUP-ID", "duplicate block id"),
+    (NO_FRAME, "no-frame", "a block asked of a decision model declares no `frame:`"),
     (SCHEMA_MISSING, "S-MISSING", "no `schema:` declaration"),
     (SCHEMA_UNSUPPORTED, "S-UNSUPPORTED", "unsupported schema"),
     (UNCOMPILED, "C-UNCOMPILED", "predicate does not compile"),
+    (DEAD_GATE, "dead-gate", "an authorisation gate rule is shadowed by an earlier rule and never fires"),
+    (GATE_UNREACHABLE, "gate-unreachable", "an authorisation gate rule's threshold is outside its probe's range"),
     (A_POSITION, "A-POSITION", "host has not registered the position"),
     (A_ACTION, "A-ACTION", "host has no handler for the action"),
     (A_ACTION_AT_POSITION, "A-ACTION-AT-POSITION", "registered position does not handle the action"),
@@ -73,6 +76,7 @@ pub const CODES: &[(&str, &str, &str)] = &[
     (L_NO_FALLBACK, "no-fallback", "policy has no catch-all rule"),
     (L_POLICY_VALUE, "policy-value", "text after `policy:` is ignored"),
     (L_NOT_A_HEADING, "not-a-heading", "a heading-like line is read as prose"),
+    (L_SHADOWED_RULE, "shadowed-rule", "rule shadowed by an earlier rule on the same probe can never fire"),
 ];
 
 pub const INVALID_UTF8: &str = "DC0100";
@@ -110,9 +114,17 @@ pub const SINGLE_COUNT: &str = "DC0132";
 pub const KIND_MISMATCH: &str = "DC0133";
 pub const CHOICE_FEW: &str = "DC0134";
 pub const BLOCK_DUP_ID: &str = "DC0135";
+/// A block asked of a decision model (any kind but `rule`) without `frame:` would send the
+/// whole state, unbounded.
+pub const NO_FRAME: &str = "DC0136";
 pub const SCHEMA_MISSING: &str = "DC0201";
 pub const SCHEMA_UNSUPPORTED: &str = "DC0202";
 pub const UNCOMPILED: &str = "DC0301";
+/// A rule whose action is `ask_human` or `escalate` is shadowed by an earlier rule on the
+/// same probe (e.g. increasing `>=` tiers), so the gate never fires.
+pub const DEAD_GATE: &str = "DC0302";
+/// A rule whose action is `ask_human` or `escalate` has a threshold no answer can reach.
+pub const GATE_UNREACHABLE: &str = "DC0303";
 pub const A_POSITION: &str = "DC0401";
 pub const A_ACTION: &str = "DC0402";
 pub const A_ACTION_AT_POSITION: &str = "DC0403";
@@ -145,6 +157,8 @@ pub const L_FRAME_LINE_DROPPED: &str = "DC0513";
 pub const L_NO_FALLBACK: &str = "DC0514";
 pub const L_POLICY_VALUE: &str = "DC0515";
 pub const L_NOT_A_HEADING: &str = "DC0516";
+/// A rule (not a gate) shadowed by an earlier rule on the same probe can never fire.
+pub const L_SHADOWED_RULE: &str = "DC0517";
 
 /// The reference rule id or lint name of a code.
 pub fn rule_id(code: &str) -> Option<&'static str> {

@@ -130,9 +130,13 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
                 _ => (0.0, 1.0, "probabilities"),
             })
         };
+        // A gate no answer reaches is an error of the policy layer instead (one mistake, one report).
+        let gate_never_fires =
+            super::is_gate_action(&rule.action) && super::reach::threshold_unreachable(block, rule).is_some();
         if let (Some(threshold), Some(question)) = (rule.predicate.threshold(), rule.predicate.question())
             && let Some((low, high, what)) = range(question)
             && !(low..=high).contains(&threshold)
+            && !gate_never_fires
         {
             lint(
                 &mut out,

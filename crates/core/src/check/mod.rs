@@ -5,13 +5,15 @@ mod adapter;
 mod capabilities;
 pub mod codes;
 mod lints;
+mod reach;
 mod summary;
 
 pub use adapter::adapter;
 pub use capabilities::{Capabilities, CapabilitiesError};
+pub use reach::{GATE_ACTIONS, is_gate_action};
 pub use summary::Summary;
 
-use crate::contract::Contract;
+use crate::contract::{Contract, Kind};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::policy::{CompileError, CompiledPolicy, compile_block};
 use crate::syntax::{self, Parsed};
@@ -51,6 +53,7 @@ impl Report {
 /// Parse and run every layer.
 pub fn check(source: &[u8], options: CheckOptions<'_>) -> Report {
     let Parsed { contract, mut diagnostics } = syntax::parse(source);
+    diagnostics.extend(missing_frames(&contract));
     diagnostics.extend(lints::frame_lints(&contract, options.capabilities));
     diagnostics.extend(schema(&contract));
     let (policies, policy_diagnostics) = policies(&contract);
@@ -61,6 +64,31 @@ pub fn check(source: &[u8], options: CheckOptions<'_>) -> Report {
     // Stable: keeps the order of discovery within a layer.
     diagnostics.sort_by_key(|d| d.layer);
     Report { contract, policies, diagnostics }
+}
+
+/// Every block asked of a decision model (any kind but `rule`) must declare `frame:`: without
+/// one, the host would send the whole state, unbounded and unreasoned. A `rule` block is
+/// decided by code and sends nothing.
+pub fn missing_frames(contract: &Contract) -> Vec<Diagnostic> {
+    contract
+        .blocks
+        .iter()
+        .filter(|b| b.kind != Kind::Rule && b.frame.is_none())
+        .map(|b| Diagnostic {
+            code: codes::NO_FRAME,
+            severity: Severity::Error,
+            layer: Layer::Parse,
+            message: format!(
+                "a `{}` block is asked of a decision model but declares no `frame:`, so it would be sent the whole state, unbounded",
+                b.kind.as_str()
+            ),
+            span: b.span,
+            block: Some(b.id.clone()),
+            help: Some(
+                "add `frame:` with a line `+ key bound —— why` for each cell the decision reads and `- cell —— why` for each it must not see".into(),
+            ),
+        })
+        .collect()
 }
 
 /// The schema layer: a missing or unknown `schema:` is refused, never guessed.
@@ -112,6 +140,7 @@ pub fn policies(contract: &Contract) -> (Vec<CompiledPolicy>, Vec<Diagnostic>) {
                 help: compile_help(&error, block),
             });
         }
+        diagnostics.extend(reach::dead_rules(block, &policy));
         diagnostics.extend(lints::policy_lints(block, &policy));
         policies.push(policy);
     }

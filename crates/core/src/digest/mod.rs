@@ -5,7 +5,7 @@
 //! - `frameDigest(node, state)` hashes `[node, Object.entries(state)]`;
 //! - `requestDigest(sentFrameDigest, sentQuestions)` hashes `[sentFrameDigest, sentQuestions]`.
 //!
-//! [`stringify`] serialises values built in Rust; [`canonical`] re-serialises JSON text read
+//! [`stringify`](fn@stringify) serialises values built in Rust; [`canonical`] re-serialises JSON text read
 //! back from a log (keeping escaped lone surrogates), so both sides hash the same bytes.
 
 pub mod canonical;

@@ -9,7 +9,7 @@ mod overrides;
 pub use answer::{Answer, Answers};
 pub use compile::{CompileError, compile_block, compile_predicate};
 pub use eval::{Decision, Margin, NO_MATCH_REASON, evaluate};
-pub use overrides::{Gate, GateError, apply_gates, parse_gate, parse_gates};
+pub use overrides::{Gate, GateError, apply_gates, gate_note, parse_gate, parse_gates};
 
 use serde::Serialize;
 

@@ -185,6 +185,23 @@ fn replace_trailing_number(text: &str, value: f64) -> String {
     format!("{head}{value}")
 }
 
+/// What the overrides changed in a policy, for the reason of a decision made under them:
+/// `gate: top >= 0.6 → call is now top >= 0.8 → call`, one entry per overridden rule other
+/// than `fired` (whose own text already shows the value used). `None` when nothing else was
+/// overridden. Without it, a decision by another rule (`else → escalate`) would hide that a
+/// gate was raised.
+pub fn gate_note(original: &CompiledPolicy, gated: &CompiledPolicy, fired: Option<usize>) -> Option<String> {
+    let changed: Vec<String> = original
+        .rules
+        .iter()
+        .zip(&gated.rules)
+        .enumerate()
+        .filter(|(index, (before, after))| Some(*index) != fired && before.text != after.text)
+        .map(|(_, (before, after))| format!("{} is now {}", before.reason(), after.reason()))
+        .collect();
+    (!changed.is_empty()).then(|| format!("gate: {}", changed.join("; ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 //! `decision-record/v1` records and their verification.
 //!
-//! A record is read from a `decision` event ([`read`]) exactly as the reference's `recordOf`
+//! A record is read from a `decision` event ([`read_event`]) exactly as the reference's `recordOf`
 //! does, keeping every JSON value in canonical `JSON.stringify` form so that digests are
 //! recomputed over the bytes JavaScript would hash. [`verify_record`] runs the four checks.
 

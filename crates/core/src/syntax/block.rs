@@ -17,6 +17,9 @@ use crate::vocab::{self, ACTIONS, ANY_POSITION_ACTION, BLOCK_KEYS, POSITIONS};
 /// The initial room in a frame's lists of fields and of exclusions.
 const FRAME_ROOM: usize = 8;
 
+/// The help for `--` written where the reason separator `——` belongs, as `->` gets one for `→`.
+const DASHES_HELP: &str = "use `——` (two U+2014 em dashes) before the reason; `--` is not a separator here";
+
 /// A question being read.
 struct Draft<'a> {
     id: &'a str,
@@ -343,17 +346,24 @@ impl<'a> BlockReader<'a> {
             Some((head, why)) => (head, js_trim(why)),
             None => (body, ""),
         };
+        // `--` written for `——`: the reason is there, behind the wrong separator. Say so, and
+        // do not also report its words as extra columns (one mistake, one error).
+        let ascii_dashes = why.is_empty() && head.contains("--");
         if why.is_empty() {
             let what = if is_field {
                 "every field must say why it is in this decision"
             } else {
                 "every deliberate exclusion must say why"
             };
+            let help = match ascii_dashes {
+                true => DASHES_HELP.to_string(),
+                false => "add `—— reason` at the end of the line".to_string(),
+            };
             self.push(
                 codes::FRAME_NO_WHY,
                 span,
                 format!("frame line `{}` gives no reason; {what}", utf16_prefix(trimmed, 40)),
-                Some("add `—— reason` at the end of the line".into()),
+                Some(help),
             );
         }
         // At most four tokens matter (name, bound, projection, and the first extra one).
@@ -372,7 +382,7 @@ impl<'a> BlockReader<'a> {
             return;
         };
         if !is_field {
-            if count > 1 {
+            if count > 1 && !ascii_dashes {
                 let extra = rest().skip(1).collect::<Vec<_>>().join(" ");
                 self.push(
                     codes::FRAME_EXCL_EXTRA,
@@ -410,7 +420,7 @@ impl<'a> BlockReader<'a> {
             self.push(codes::FRAME_BOUND, at, message, Some(help));
             return;
         };
-        if count > 3 {
+        if count > 3 && !ascii_dashes {
             let extra = rest().skip(3).collect::<Vec<_>>().join(" ");
             self.push(
                 codes::FRAME_COLUMNS,
@@ -553,7 +563,10 @@ impl<'a> BlockReader<'a> {
                     "text `{}` after position `{position}` is not introduced by `——`, so nothing reads it",
                     when.leftover
                 ),
-                Some(format!("write `when: {position} —— {}`", when.leftover)),
+                Some(match when.leftover.strip_prefix("--") {
+                    Some(purpose) => format!("{DASHES_HELP}: `when: {position} —— {}`", js_trim(purpose)),
+                    None => format!("write `when: {position} —— {}`", when.leftover),
+                }),
             );
         }
         match vocab::position_actions(&position) {
@@ -561,7 +574,12 @@ impl<'a> BlockReader<'a> {
                 let offending: Vec<String> = self
                     .rules
                     .iter()
-                    .filter(|r| !handled.contains(&r.action.as_str()) && r.action != ANY_POSITION_ACTION)
+                    // An unknown action is reported once, as unknown (DC0108), not again here.
+                    .filter(|r| {
+                        !handled.contains(&r.action.as_str())
+                            && r.action != ANY_POSITION_ACTION
+                            && vocab::is_action(&r.action)
+                    })
                     .map(|r| r.action.clone())
                     .collect();
                 for action in offending {
@@ -602,7 +620,10 @@ impl<'a> BlockReader<'a> {
                 DynamicProblem::NoWhy => (
                     codes::DYN_NO_WHY,
                     "`dynamic:` gives no reason why the candidates are rebuilt every step".to_string(),
-                    "add `—— reason` at the end".to_string(),
+                    match value.contains("--") {
+                        true => DASHES_HELP.to_string(),
+                        false => "add `—— reason` at the end".to_string(),
+                    },
                 ),
                 DynamicProblem::NoArrow => (
                     codes::DYN_NO_ARROW,
@@ -780,7 +801,9 @@ impl<'a> BlockReader<'a> {
                     return;
                 };
                 if question.primitive.as_str() != kind.as_str() {
+                    let missing = missing_noul_option(question);
                     let hint = match (question.primitive, kind) {
+                        (Primitive::Choice, Kind::Noul) if missing.is_some() => &*add_the_other(missing),
                         (Primitive::Score, _) => {
                             "the options have no names; if you meant choice, write each as `name — criterion`"
                         }
@@ -805,14 +828,36 @@ impl<'a> BlockReader<'a> {
         }
         if !has_dynamic {
             for q in questions.iter().filter(|q| q.primitive == Primitive::Choice && q.options.len() < 2) {
+                let help = match missing_noul_option(q) {
+                    Some(_) => add_the_other(missing_noul_option(q)),
+                    None => "add options, or declare runtime candidates: `dynamic: provider(ctx: cells…) → candidates —— why`".into(),
+                };
                 self.push(
                     codes::CHOICE_FEW,
                     q.span,
                     format!("question `{}` has {} option; a choice needs at least 2", q.id, q.options.len()),
-                    Some("add options, or declare runtime candidates: `dynamic: provider(ctx: cells…) → candidates —— why`".into()),
+                    Some(help),
                 );
             }
         }
+    }
+}
+
+/// For a question whose only option is `true` or `false` (a noul with one half missing), the
+/// other one.
+fn missing_noul_option(question: &Question) -> Option<&'static str> {
+    match question.options.as_slice() {
+        [only] if only.name == "true" => Some("false"),
+        [only] if only.name == "false" => Some("true"),
+        _ => None,
+    }
+}
+
+/// The help for a noul written with one option: add the other.
+fn add_the_other(missing: Option<&str>) -> String {
+    match missing {
+        Some(other) => format!("a noul has two options, `true` and `false`: add `- {other} — <when it is {other}>`"),
+        None => "a noul's two options must be `true` and `false`".into(),
     }
 }
 

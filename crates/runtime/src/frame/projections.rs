@@ -211,10 +211,55 @@ pub fn describe_done(history: &[Value]) -> String {
     format!("already called: {} ({n} step{})", tools.join(", "), if n > 1 { "s" } else { "" })
 }
 
+/// The fields of one entry of the `history` cell, which `recentSteps`, `writeEvidence` and
+/// `describeDone` read: `{"step": 1, "tool": "read_file", "input": "a.py", "result": "…"}`.
+/// `step` (the step number) is optional; `tool` (the tool called), `input` (its argument) and
+/// `result` (what it returned) are strings, and each must be present.
+pub const STEP_FIELDS: [&str; 3] = ["tool", "input", "result"];
+
+/// Every way the `history` cell of `state` departs from the step-entry shape
+/// ([`STEP_FIELDS`]): not a list, an entry that is not an object, a missing field. Empty when
+/// the cell is absent or well formed. A host building its own history never has any; state
+/// written by hand (`decision frame --state`) is checked with this before it is projected.
+pub fn history_problems(state: &HostState) -> Vec<String> {
+    let Some(history) = state.get("history") else { return Vec::new() };
+    let Some(entries) = history.as_array() else {
+        return vec!["`history` must be a list of steps `{\"tool\", \"input\", \"result\"}`".into()];
+    };
+    let mut problems = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        match entry.as_object() {
+            None => {
+                problems.push(format!("history[{index}] is not a step object `{{\"tool\", \"input\", \"result\"}}`"))
+            }
+            Some(step) => {
+                let missing: Vec<&str> = STEP_FIELDS.iter().copied().filter(|f| !step.contains_key(*f)).collect();
+                if !missing.is_empty() {
+                    problems.push(format!(
+                        "history[{index}] lacks {}",
+                        missing.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// A step field as text; a missing one is empty, never JavaScript's `undefined` (the reference
+/// writes `undefined`; [`history_problems`] reports the missing field instead).
+fn step_field<'v>(step: &'v Value, field: &str) -> Cow<'v, str> {
+    match step.get(field) {
+        None => Cow::Borrowed(""),
+        value => js_str(value),
+    }
+}
+
+/// One step as `tool(input) → result`, input and result clipped to their budgets.
 fn step_line(step: &Value, input_budget: usize, result_budget: usize) -> String {
-    let tool = js_str(step.get("tool"));
-    let input = js_str(step.get("input"));
-    let result = js_str(step.get("result"));
+    let tool = step_field(step, "tool");
+    let input = step_field(step, "input");
+    let result = step_field(step, "result");
     // Budgets count UTF-16 units; four bytes of UTF-8 cover a unit's worst case.
     let mut line = String::with_capacity(
         tool.len() + input.len().min(4 * input_budget) + result.len().min(4 * result_budget) + 32,
@@ -227,7 +272,8 @@ fn step_line(step: &Value, input_budget: usize, result_budget: usize) -> String 
     line
 }
 
-/// The last 5 steps, `tool(input) → result`, input clipped to 60 and result to 200.
+/// The last 5 steps, `tool(input) → result`, input clipped to 60 and result to 200. Each
+/// entry of `history` has the shape of [`STEP_FIELDS`]; a missing field shows as empty.
 pub fn recent_steps(history: &[Value]) -> Vec<Value> {
     let from = history.len().saturating_sub(5);
     history.get(from..).unwrap_or(&[]).iter().map(|h| Value::from(step_line(h, 60, 200))).collect()
@@ -365,6 +411,24 @@ mod tests {
             Err(FrameSpecError::UnknownProjection { key: "x".into(), projection: "noSuchThing".into() })
         );
         assert_eq!(spec(PROJECTIONS[0].name), Ok(1));
+    }
+
+    #[test]
+    fn a_step_with_a_missing_field_never_shows_undefined_and_is_reported() {
+        let state = json!({"history": [{"tool": "read_file", "result": "x"}, {"step": 2, "tool": "list_dir", "input": ".", "result": "a"}, 3]});
+        let state = state.as_object().unwrap().clone();
+        let steps = run("recentSteps", Value::Object(state.clone())).unwrap();
+        assert_eq!(steps[0], json!("read_file() → x"));
+        assert!(!steps.to_string().contains("undefined"), "{steps}");
+        assert!(!run("writeEvidence", Value::Object(state.clone())).unwrap().to_string().contains("undefined"));
+        assert_eq!(
+            history_problems(&state),
+            ["history[0] lacks `input`", "history[2] is not a step object `{\"tool\", \"input\", \"result\"}`"]
+        );
+        let good = json!({"history": [{"tool": "t", "input": "i", "result": "r"}], "task": "x"});
+        assert!(history_problems(good.as_object().unwrap()).is_empty());
+        assert!(history_problems(json!({"task": "x"}).as_object().unwrap()).is_empty());
+        assert_eq!(history_problems(json!({"history": "x"}).as_object().unwrap()).len(), 1);
     }
 
     #[test]

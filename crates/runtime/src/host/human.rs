@@ -156,3 +156,49 @@ impl Human for TerminalHuman {
         PromptHuman::new(std::io::stdin().lock(), std::io::stderr()).ask(tool, target, reason)
     }
 }
+
+/// How much of the target a denial notice shows: its first line, to this many characters.
+const NOTICE_TARGET_CHARS: usize = 120;
+
+/// Denies every call, as [`DenyAll`], and says why on `out`: nobody can be asked, because
+/// there is no terminal to ask on. The notice names the tool and its target (escaped and
+/// clipped) and the gate's reason, so a run in a pipe or a script does not end in a silent
+/// "denied".
+pub struct NoTerminal<W: Write + Send> {
+    out: W,
+}
+
+impl<W: Write + Send> NoTerminal<W> {
+    pub fn new(out: W) -> Self {
+        NoTerminal { out }
+    }
+}
+
+impl NoTerminal<std::io::Stderr> {
+    /// The notice on stderr.
+    pub fn stderr() -> Self {
+        NoTerminal::new(std::io::stderr())
+    }
+}
+
+/// The denial notice for one gated call.
+pub fn no_terminal_notice(tool: &str, target: &str, reason: &str) -> String {
+    let first = target.lines().next().unwrap_or_default();
+    let mut clipped: String = first.chars().take(NOTICE_TARGET_CHARS).collect();
+    if target.chars().count() > clipped.chars().count() {
+        clipped.push('…');
+    }
+    format!(
+        "authorisation denied for {} {}: nobody can be asked, since stdin and stderr are not both a terminal (gate: {}); run in a terminal to approve or deny it",
+        shown(tool),
+        shown(&clipped),
+        shown(reason)
+    )
+}
+
+impl<W: Write + Send> Human for NoTerminal<W> {
+    fn authorize(&mut self, tool: &str, target: &str, reason: &str) -> bool {
+        let _ = writeln!(self.out, "{}", no_terminal_notice(tool, target, reason));
+        false
+    }
+}

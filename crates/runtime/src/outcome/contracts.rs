@@ -176,7 +176,11 @@ impl Lint {
                 self.error(
                     member.key_at,
                     &pointer_child("", &member.key),
-                    format!("unknown key `{}` (a contracts file has only `contracts`)", member.key),
+                    format!(
+                        "unknown key `{}`{} (a contracts file has only `contracts`)",
+                        member.key,
+                        did_you_mean(&member.key, &["contracts"])
+                    ),
                 );
             }
         }
@@ -234,7 +238,11 @@ impl Lint {
                 other => self.error(
                     member.key_at,
                     &here,
-                    format!("unknown key `{other}` in a contract (allowed: {})", CONTRACT_MEMBERS.join(", ")),
+                    format!(
+                        "unknown key `{other}` in a contract{} (allowed: {})",
+                        did_you_mean(other, CONTRACT_MEMBERS),
+                        CONTRACT_MEMBERS.join(", ")
+                    ),
                 ),
             }
         }
@@ -351,8 +359,9 @@ impl Lint {
                         found.value.at,
                         &found.pointer,
                         format!(
-                            "unknown type {}; expected one of {}",
+                            "unknown type {}{}; expected one of {}",
                             Value::String(name.clone()),
+                            did_you_mean(name, &JsonType::ALL.map(JsonType::as_str)),
                             JsonType::ALL.map(JsonType::as_str).join(", ")
                         ),
                     ),
@@ -587,5 +596,12 @@ impl Lint {
 }
 
 fn unknown_keyword(name: &str) -> String {
-    format!("unknown deliverable keyword `{name}` (known: {})", KEYWORDS.join(", "))
+    format!("unknown deliverable keyword `{name}`{} (known: {})", did_you_mean(name, KEYWORDS), KEYWORDS.join(", "))
+}
+
+/// `; did you mean `x`?` when a known name is close to `name`, else nothing.
+fn did_you_mean(name: &str, known: &[&str]) -> String {
+    decision_core::suggest::did_you_mean(name, known.iter().copied())
+        .map(|k| format!("; did you mean `{k}`?"))
+        .unwrap_or_default()
 }

@@ -211,6 +211,24 @@ pub struct Violation {
     pub expected_min_items: Option<u64>,
     pub expected_max_items: Option<u64>,
     pub actual_items: Option<u64>,
+    /// For `enum_mismatch`: the value found and the declared values, as compact JSON (each
+    /// clipped, so a long tool output cannot flood a message); empty otherwise. Not part of
+    /// the outcome's metadata, whose members are fixed.
+    pub enum_found: Option<String>,
+    pub enum_allowed: Vec<String>,
+}
+
+/// How much of a value an `enum_mismatch` message shows, in characters.
+const SHOWN_VALUE_CHARS: usize = 60;
+
+/// A value as compact JSON (which escapes control characters), clipped to
+/// [`SHOWN_VALUE_CHARS`].
+fn shown(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(SHOWN_VALUE_CHARS) {
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or_default()),
+        None => text,
+    }
 }
 
 impl Violation {
@@ -252,7 +270,13 @@ impl Violation {
                 self.actual_items.unwrap_or_default(),
                 self.expected_max_items.unwrap_or_default()
             ),
-            Mismatch::EnumMismatch => format!("{place} is not one of the declared enum values"),
+            Mismatch::EnumMismatch => match &self.enum_found {
+                Some(found) => format!(
+                    "{place} is {found}, which is not one of the declared enum values ({})",
+                    self.enum_allowed.join(", ")
+                ),
+                None => format!("{place} is not one of the declared enum values"),
+            },
             Mismatch::EmptyValue => format!("{place} is an empty string but the contract requires non-empty"),
         }
     }
@@ -318,6 +342,8 @@ impl<'a> Path<'a> {
             expected_min_items: None,
             expected_max_items: None,
             actual_items: None,
+            enum_found: None,
+            enum_allowed: Vec::new(),
         })
     }
 }
@@ -381,7 +407,10 @@ impl Deliverable {
         if let Some(allowed) = &self.enum_values
             && !allowed.iter().any(|candidate| json_equal(candidate, value))
         {
-            return Err(path.violation(Mismatch::EnumMismatch, self.expected_shape(), value));
+            let mut violation = path.violation(Mismatch::EnumMismatch, self.expected_shape(), value);
+            violation.enum_found = Some(shown(value));
+            violation.enum_allowed = allowed.iter().map(shown).collect();
+            return Err(violation);
         }
         Ok(())
     }

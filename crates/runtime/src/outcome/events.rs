@@ -169,8 +169,18 @@ pub(crate) fn read_line(text: &str, last_unterminated: bool) -> Result<Line<'_>,
             None => Line::Other,
         }),
         Err(_) if last_unterminated => Ok(Line::Torn),
-        Err(error) => Err(format!("not JSON: {error}")),
+        Err(error) => Err(not_json(&error)),
     }
+}
+
+/// A line that is not JSON, for a message the caller prefixes with the line's number: the
+/// column, and serde's message without its own `at line … column …` (which would name the
+/// line a second time).
+fn not_json(error: &serde_json::Error) -> String {
+    let full = error.to_string();
+    let position = format!(" at line {} column {}", error.line(), error.column());
+    let message = full.strip_suffix(&position).unwrap_or(&full);
+    format!("not JSON at column {}: {message}", error.column())
 }
 
 fn contract_verdict(verdict: &str) -> Option<&'static str> {
