@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `decision check` on generated hostile contracts, each at two sizes, human and JSON output:
-# wall time, peak resident memory and output size. Linear work shows as the time and memory
+# wall and CPU time, peak resident memory and output size. Linear work shows as the time and memory
 # doubling with the input; the output stays bounded (at most 1,000 diagnostics per file).
 #
 #   cargo build --release -p decision-cli && scripts/bench-hostile.sh [path/to/decision]
@@ -23,16 +23,17 @@ unknown_question_rules() {
 }
 invalid_utf8() { head -c "$1" /dev/zero | tr '\000' '\377'; }
 
-printf '%-24s %10s %10s %6s %8s %9s %10s\n' input n bytes format seconds rss_MB output_B
+printf '%-24s %10s %10s %6s %8s %8s %9s %10s\n' input n bytes format wall_s cpu_s rss_MB output_B
 for spec in headings:500000 headings:1000000 duplicate_headings:500000 duplicate_headings:1000000 \
     unknown_question_rules:50000 unknown_question_rules:100000 invalid_utf8:6000000 invalid_utf8:12000000; do
     kind=${spec%%:*} n=${spec##*:}
     file="$dir/$kind-$n.md"
     "$kind" "$n" >"$file"
     for format in human json; do
-        /usr/bin/time -f '%e %M' -o "$dir/time" "$bin" check --format "$format" "$file" >"$dir/out" 2>"$dir/err" || true
-        read -r seconds rss_kb < <(tail -n 1 "$dir/time")
-        printf '%-24s %10d %10d %6s %8s %9d %10d\n' "$kind" "$n" "$(stat -c %s "$file")" "$format" "$seconds" \
+        /usr/bin/time -f '%e %M %U %S' -o "$dir/time" "$bin" check --format "$format" "$file" >"$dir/out" 2>"$dir/err" || true
+        read -r seconds rss_kb user system < <(tail -n 1 "$dir/time")
+        printf '%-24s %10d %10d %6s %8s %8s %9d %10d\n' "$kind" "$n" "$(stat -c %s "$file")" "$format" "$seconds" \
+            "$(awk -v u="$user" -v s="$system" 'BEGIN { printf "%.2f", u + s }')" \
             $((rss_kb / 1024)) $(($(stat -c %s "$dir/out") + $(stat -c %s "$dir/err")))
     done
 done
