@@ -460,6 +460,44 @@ mod tests {
         }
     }
 
+    /// Bytes of any kind in runs long enough to be clipped, with newlines among them.
+    fn hostile_bytes() -> impl Strategy<Value = Vec<u8>> {
+        let run = prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..40),
+            (any::<u8>(), 0..2_500usize).prop_map(|(b, n)| vec![b; n]),
+            Just(b"\r\n".to_vec()),
+            Just(b"\n".to_vec()),
+            Just("—→é".as_bytes().to_vec()),
+        ];
+        proptest::collection::vec(run, 0..12).prop_map(|runs| runs.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn any_bytes_and_any_span_render_without_panic_or_terminal_controls(
+            source in hostile_bytes(),
+            start in any::<prop::sample::Index>(),
+            len in 0..3_000usize,
+            line in any::<u32>(),
+            column in any::<u32>(),
+        ) {
+            let start = start.index(source.len() + 1);
+            let d = Diagnostic {
+                span: Span { line, column, start, end: start.saturating_add(len) },
+                ..diagnostic_at("", 0, 0)
+            };
+            let window = Window::around(&source, &d.span);
+            // At most four lines; a shown byte is at most three bytes of text (`�`, `␛`).
+            prop_assert!(window.text.len() <= 4 * (3 * MAX_LINE_BYTES + 2 * ELLIPSIS.len_utf8() + 1));
+            prop_assert!(window.label.start <= window.label.end && window.label.end <= window.text.len());
+            let out = renderer().diagnostic("f.md", &source, &d);
+            prop_assert!(!out.chars().any(|c| c.is_control() && c != '\n' && c != '\t'), "{:?}", out);
+            prop_assert!(out.contains(&format!("(f.md:{line}:{column})")), "{}", out);
+        }
+    }
+
     #[test]
     fn a_long_line_is_clipped_around_the_span() {
         let mut source = "x".repeat(100_000);
