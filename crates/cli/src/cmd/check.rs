@@ -35,6 +35,7 @@ pub fn run(args: Args) -> ExitCode {
     let mut any_error = false;
     let mut io_error = false;
     let mut files = Vec::new();
+    let renderer = render::Renderer::for_stderr();
     for path in &args.files {
         let source = match read_source(path) {
             Ok(s) => s,
@@ -52,28 +53,45 @@ pub fn run(args: Args) -> ExitCode {
         }
         let ok = !report.has_errors();
         any_error |= !ok;
+        let errors = report.diagnostics.iter().filter(|d| d.is_error()).count();
+        let warnings = report.diagnostics.len() - errors;
+        // Past the cap, only the count is reported: output stays linear in the input.
+        let omitted = report.diagnostics.len().saturating_sub(render::MAX_DIAGNOSTICS_PER_FILE);
+        report.diagnostics.truncate(render::MAX_DIAGNOSTICS_PER_FILE);
         match args.format {
             Format::Human => {
-                let text = String::from_utf8_lossy(&source);
                 let display = path.display().to_string();
                 for d in &report.diagnostics {
-                    eprint!("{}", render::diagnostic(&display, &text, d));
+                    eprint!("{}", renderer.diagnostic(&display, &source, d));
                 }
-                let errors = report.diagnostics.iter().filter(|d| d.is_error()).count();
-                let warnings = report.diagnostics.len() - errors;
+                if omitted > 0 {
+                    eprintln!(
+                        "{display}: {} more not shown (at most {} are shown per file)",
+                        render::count(omitted, "diagnostic"),
+                        render::MAX_DIAGNOSTICS_PER_FILE
+                    );
+                }
                 let verdict = if ok { "ok" } else { "FAILED" };
                 println!(
-                    "{display}: {verdict} — {errors} errors, {warnings} warnings; {}",
+                    "{display}: {verdict} — {}, {}; {}",
+                    render::count(errors, "error"),
+                    render::count(warnings, "warning"),
                     report.summary().headline()
                 );
             }
-            Format::Json => files.push(json!({
-                "path": path.display().to_string(),
-                "ok": ok,
-                "schema": report.contract.schema.as_ref().map(|s| s.value.clone()),
-                "summary": report.summary(),
-                "diagnostics": report.diagnostics.iter().map(diagnostic_json).collect::<Vec<_>>(),
-            })),
+            Format::Json => {
+                let mut file = json!({
+                    "path": path.display().to_string(),
+                    "ok": ok,
+                    "schema": report.contract.schema.as_ref().map(|s| s.value.clone()),
+                    "summary": report.summary(),
+                    "diagnostics": report.diagnostics.iter().map(diagnostic_json).collect::<Vec<_>>(),
+                });
+                if omitted > 0 {
+                    file["omitted"] = json!(omitted);
+                }
+                files.push(file);
+            }
         }
     }
     if args.format == Format::Json {

@@ -25,7 +25,11 @@ pub fn run(args: Args) -> ExitCode {
     print!("{}", explain(&report.contract, &report.policies));
     let errors = report.diagnostics.iter().filter(|d| d.is_error()).count();
     if errors > 0 {
-        println!("\n{errors} errors: run `decision check {}` for details", args.file.display());
+        println!(
+            "\n{}: run `decision check {}` for details",
+            crate::render::count(errors, "error"),
+            args.file.display()
+        );
     }
     ExitCode::SUCCESS
 }

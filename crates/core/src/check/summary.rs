@@ -32,14 +32,38 @@ impl Summary {
     /// 1 authorisation gate; 22 options in total`
     pub fn headline(&self) -> String {
         let mut parts = vec![
-            format!("{} decisions", self.blocks),
-            format!("{} questions", self.questions),
+            count(self.blocks, "decision"),
+            count(self.questions, "question"),
             format!("{} answered by the decision model", self.model_decisions),
             format!("{} decided by code", self.code_decisions),
         ];
         if self.gates > 0 {
-            parts.push(format!("{} authorisation {}", self.gates, if self.gates == 1 { "gate" } else { "gates" }));
+            parts.push(count(self.gates, "authorisation gate"));
         }
-        format!("{}; {} options in total", parts.join(", "), self.options)
+        format!("{}; {} in total", parts.join(", "), count(self.options, "option"))
+    }
+}
+
+/// `1 decision`, `0 decisions`, `2 decisions`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_headline_says_one_in_the_singular() {
+        let one = Summary { blocks: 1, questions: 1, model_decisions: 1, code_decisions: 0, gates: 1, options: 1 };
+        assert_eq!(
+            one.headline(),
+            "1 decision, 1 question, 1 answered by the decision model, 0 decided by code, 1 authorisation gate; 1 option in total"
+        );
+        let two = Summary { blocks: 2, questions: 0, model_decisions: 0, code_decisions: 2, gates: 2, options: 2 };
+        assert_eq!(
+            two.headline(),
+            "2 decisions, 0 questions, 0 answered by the decision model, 2 decided by code, 2 authorisation gates; 2 options in total"
+        );
     }
 }

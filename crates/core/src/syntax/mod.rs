@@ -97,11 +97,13 @@ pub fn parse_str(source: &str) -> Parsed {
 }
 
 /// Every invalid UTF-8 sequence (at most 100 reported), and the input with each invalid byte
-/// replaced by U+001A.
+/// replaced by U+001A. One pass: the line and column of each problem are counted on from
+/// the previous one, never from the start of the input.
 fn invalid_utf8(source: &[u8]) -> (Vec<Diagnostic>, Vec<u8>) {
     const SUBSTITUTE: u8 = 0x1A;
     let mut problems = Vec::new();
     let mut repaired = Vec::with_capacity(source.len());
+    let mut position = Position { at: 0, line: 1, column: 1 };
     let mut at = 0;
     while let Some(rest) = source.get(at..) {
         match std::str::from_utf8(rest) {
@@ -114,10 +116,11 @@ fn invalid_utf8(source: &[u8]) -> (Vec<Diagnostic>, Vec<u8>) {
                 repaired.extend_from_slice(rest.get(..valid).unwrap_or_default());
                 let start = at + valid;
                 let len = e.error_len().unwrap_or(rest.len() - valid).max(1);
-                repaired.extend(std::iter::repeat_n(SUBSTITUTE, len));
                 if problems.len() < 100 {
-                    problems.push(utf8_problem(source, start, len));
+                    position.advance(&repaired, start);
+                    problems.push(utf8_problem(source, &position, len));
                 }
+                repaired.extend(std::iter::repeat_n(SUBSTITUTE, len));
                 at = start + len;
             }
         }
@@ -125,19 +128,39 @@ fn invalid_utf8(source: &[u8]) -> (Vec<Diagnostic>, Vec<u8>) {
     (problems, repaired)
 }
 
-fn utf8_problem(source: &[u8], start: usize, len: usize) -> Diagnostic {
-    let before = source.get(..start).unwrap_or_default();
-    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
-    let column = String::from_utf8_lossy(source.get(line_start..start).unwrap_or_default()).chars().count() + 1;
+/// A byte offset with its 1-based line and column, columns counted as [`Line`] counts them
+/// (each invalid byte, read as U+001A, one character).
+struct Position {
+    at: usize,
+    line: usize,
+    column: usize,
+}
+
+impl Position {
+    /// Move to `to`, counting over `repaired` (the input repaired up to at least `to`).
+    fn advance(&mut self, repaired: &[u8], to: usize) {
+        for byte in repaired.get(self.at..to).unwrap_or_default() {
+            if *byte == b'\n' {
+                self.line += 1;
+                self.column = 1;
+            } else if (*byte as i8) >= -0x40 {
+                self.column += 1;
+            }
+        }
+        self.at = to.max(self.at);
+    }
+}
+
+fn utf8_problem(source: &[u8], at: &Position, len: usize) -> Diagnostic {
+    let start = at.at;
     Diagnostic {
         code: codes::INVALID_UTF8,
         severity: Severity::Error,
         layer: Layer::Parse,
         message: format!("invalid UTF-8 (byte 0x{:02X})", source.get(start).copied().unwrap_or(0)),
         span: Span {
-            line: u32::try_from(line).unwrap_or(u32::MAX),
-            column: u32::try_from(column).unwrap_or(u32::MAX),
+            line: u32::try_from(at.line).unwrap_or(u32::MAX),
+            column: u32::try_from(at.column).unwrap_or(u32::MAX),
             start,
             end: start + len,
         },
@@ -349,5 +372,23 @@ mod tests {
         assert_eq!(seen.get("b3"), Some(3));
         assert_eq!(seen.get("b20"), Some(20));
         assert_eq!(seen.get("b25"), None);
+    }
+
+    #[test]
+    fn invalid_bytes_are_located_as_every_other_span_counts_columns() {
+        // `E2 82` (a cut-off `→`) is two invalid bytes, two columns: the `FF` is at column 5,
+        // and so is the span of `b` plus one, as the line scanner counts it.
+        let (problems, repaired) = invalid_utf8(b"a\xE2\x82b\xFF\nx\xFF");
+        let at: Vec<_> = problems.iter().map(|d| (d.span.line, d.span.column, d.span.start)).collect();
+        assert_eq!(at, [(1, 2, 1), (1, 5, 4), (2, 2, 7)]);
+        assert_eq!(repaired, b"a\x1A\x1Ab\x1A\nx\x1A");
+    }
+
+    #[test]
+    fn at_most_100_invalid_bytes_are_reported() {
+        let (problems, repaired) = invalid_utf8(&[0xFF; 1000]);
+        assert_eq!(problems.len(), 100);
+        assert_eq!(problems.last().map(|d| d.span.column), Some(100));
+        assert_eq!(repaired.len(), 1000);
     }
 }
