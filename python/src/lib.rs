@@ -330,6 +330,42 @@ fn frame_error(py: Python<'_>, error: FrameError) -> PyErr {
     }
 }
 
+/// The benchmark's baseline: nanoseconds per call of the Rust function behind
+/// `Contract.frame` (`kind="frame"`, with the reference profile) or `Contract.evaluate`
+/// (`kind="evaluate"`), run `n` times in Rust on the same inputs, with nothing converted.
+#[pyfunction]
+fn _rust_timing(
+    py: Python<'_>,
+    contract: &Contract,
+    kind: &str,
+    block: &str,
+    input: &Bound<'_, PyAny>,
+    n: u32,
+) -> PyResult<f64> {
+    let found = contract.block(py, block)?;
+    let input = object_from_py(input, "input")?;
+    let runs = n.max(1);
+    let started = std::time::Instant::now();
+    match kind {
+        "frame" => {
+            let options = FrameOptions { reference_profile: true, ..FrameOptions::default() };
+            for _ in 0..runs {
+                let document = api::frame::document(found, &input, &options).map_err(|e| frame_error(py, e))?;
+                std::hint::black_box(document);
+            }
+        }
+        "evaluate" => {
+            let built = contract.policy_and_questions(py, found, &[], &api::eval::Candidates::new())?;
+            let (policy, questions) = &*built;
+            for _ in 0..runs {
+                std::hint::black_box(api::eval::evaluate(found, policy, questions, &input).to_json());
+            }
+        }
+        other => return Err(usage_error(py, &format!("unknown kind `{other}`"), None)),
+    }
+    Ok(started.elapsed().as_nanos() as f64 / f64::from(runs))
+}
+
 /// The engine's version and the schema versions it reads and writes.
 #[pyfunction]
 fn engine<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -341,6 +377,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", api::ENGINE_VERSION)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(engine, m)?)?;
+    m.add_function(wrap_pyfunction!(_rust_timing, m)?)?;
     m.add_class::<Contract>()?;
     log::register(m)?;
     outcomes::register(m)?;
