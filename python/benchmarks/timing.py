@@ -1,7 +1,7 @@
 """Call overhead of the Python package over the Rust functions behind it, and `verify_log`
 against `decision replay --jobs 1`.
 
-    python python/bench.py [--records N] [--decision PATH-TO-RELEASE-decision]
+    python python/benchmarks/timing.py [--records N] [--decision PATH-TO-RELEASE-decision]
 
 `Contract.frame` and `Contract.evaluate` are timed from Python on the reference-sized inputs
 of the Rust benchmarks (the reference contract's `pick_tool` frame with the reference
@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict
 import decision_contract as dc
 from decision_contract import _native
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO.parent / "shared/fixtures/jevloop/DECISION.md"
 CONTRACT = REFERENCE if REFERENCE.exists() else REPO / "examples/coding-agent/DECISION.md"
 
