@@ -74,6 +74,9 @@ def overhead(number: int) -> None:
         python_us = best_of(call, number)
         rust_us = min(_native._rust_timing(contract, kind, "pick_tool", given, number) for _ in range(7)) / 1000
         print(f"{name:9} python {python_us:7.2f} µs   rust {rust_us:7.2f} µs   added {python_us - rust_us:6.2f} µs per call")
+    for part in ("frame-in", "frame-out"):
+        part_us = min(_native._rust_timing(contract, part, "pick_tool", FULL_CONTEXT, number) for _ in range(7)) / 1000
+        print(f"  of which {part}: {part_us:.2f} µs")
 
 
 def write_log(path: Path, records: int) -> None:

@@ -21,11 +21,8 @@ pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
         }
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(to_py(py, item)?)?;
-            }
-            list.into_any()
+            let converted = items.iter().map(|item| to_py(py, item)).collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, converted)?.into_any()
         }
         Value::Object(map) => {
             let dict = PyDict::new(py);
