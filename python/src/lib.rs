@@ -250,10 +250,13 @@ impl Contract {
                 ));
             }
         };
-        if profile.is_some() || capabilities.is_some() {
-            // Validates the profile; the reference profile's capabilities are not needed here.
-            if let Some(capabilities) = capabilities_of(py, profile, capabilities)?.filter(|_| profile.is_none()) {
-                self.refuse_adapter_errors(py, found, &capabilities)?;
+        match (profile, capabilities) {
+            (None | Some("reference"), None) => {}
+            // The reference profile's own capabilities are not needed to frame for it.
+            _ => {
+                if let Some(capabilities) = capabilities_of(py, profile, capabilities)? {
+                    self.refuse_adapter_errors(py, found, &capabilities)?;
+                }
             }
         }
         let state = object_from_py(state, "state")?;
