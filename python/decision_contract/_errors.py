@@ -40,7 +40,8 @@ class UsageError(DecisionError, ValueError):
 
 
 class ProviderError(DecisionError):
-    """The decision provider failed (transport, status, an unusable response)."""
+    """A request the decider cannot make at all. A provider that is down or answers nonsense
+    is not an exception: the decision escalates, degraded, with the reason in `warnings`."""
 
 
 class LogError(DecisionError):

@@ -73,7 +73,7 @@ pub fn usage_error(py: Python<'_>, message: &str, argument: Option<&str>) -> PyE
     raise(py, "UsageError", message, Details { code: Some("usage"), path: argument, ..Details::default() })
 }
 
-/// The decision provider failed (transport, status, an unusable response).
+/// A request the decider cannot make at all (an outage is a degraded, escalating decision).
 pub fn provider_error(py: Python<'_>, message: &str) -> PyErr {
     raise(py, "ProviderError", message, Details { code: Some("provider"), ..Details::default() })
 }

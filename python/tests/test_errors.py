@@ -139,3 +139,24 @@ def test_outcome_contracts_with_lint_errors_raise_located(tmp_path: Path) -> Non
         loaded.validate("catalog", "nope", {"status": "ok", "value": {}})
     with pytest.raises(dc.UsageError, match="not an outcome"):
         loaded.validate("catalog", "find_movies", {"value": 1})
+
+
+def test_a_provider_that_cannot_be_reached_fails_closed(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    # A port on 127.0.0.1 that nothing listens on: bind one, note it, close it.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    contract = dc.Contract.parse((REPO / "examples/coding-agent/DECISION.md").read_bytes())
+    started = time.monotonic()
+    # As `decision ask` does: an outage is a decision (escalate, degraded), not an exception.
+    out = contract.ask("needs_tool", {"task": "t"}, provider="openai", url=f"http://127.0.0.1:{port}/v1", timeout_ms=2000)
+    assert out["action"] == "escalate" and out["valid"] is False and out["degraded"] is True
+    assert "unavailable" in out["reason"]
+    assert time.monotonic() - started < 60
+    with pytest.raises(dc.UsageError, match="unknown openai_api"):
+        contract.ask("needs_tool", {"task": "t"}, provider="openai", openai_api="bogus")
+    with pytest.raises(dc.UsageError):
+        contract.ask("needs_tool", {"task": "t"}, provider="script:" + str(tmp_path / "missing.json"))
