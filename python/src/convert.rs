@@ -22,7 +22,7 @@ pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
                 n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
             }
         }
-        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::String(s) => kept_string(py, &VALUES, s, KEPT_VALUE_BYTES, KEPT_VALUES).into_any(),
         Value::Array(items) => {
             let converted = items.iter().map(|item| to_py(py, item)).collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, converted)?.into_any()
@@ -30,7 +30,7 @@ pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
         Value::Object(map) => {
             let dict = PyDict::new(py);
             for (key, item) in map {
-                dict.set_item(key_string(py, key), to_py(py, item)?)?;
+                dict.set_item(kept_string(py, &KEYS, key, KEPT_KEY_BYTES, KEPT_KEYS), to_py(py, item)?)?;
             }
             dict.into_any()
         }
@@ -42,26 +42,43 @@ const KEPT_KEY_BYTES: usize = 48;
 /// At most this many keys are kept, so keys taken from host data cannot grow the cache
 /// without bound.
 const KEPT_KEYS: usize = 2048;
+/// String values up to this long are kept: a block's questions, criteria, field names and
+/// exclusion reasons come back in every frame document.
+const KEPT_VALUE_BYTES: usize = 256;
+/// At most this many values are kept (the first ones seen: a contract's own text comes
+/// first, with the first frame of each block).
+const KEPT_VALUES: usize = 4096;
+
+type Kept = RefCell<HashMap<String, Py<PyString>, foldhash::fast::RandomState>>;
 
 thread_local! {
     /// The documents' keys repeat from call to call (`block`, `frame`, `state`, `key`, …):
-    /// each is made into a Python string once and reused, with its hash already computed,
-    /// which takes about a third off building a frame document.
-    static KEYS: RefCell<HashMap<String, Py<PyString>, foldhash::fast::RandomState>> = RefCell::default();
+    /// each is made into a Python string once and reused, with its hash already computed.
+    static KEYS: Kept = RefCell::default();
+    /// Short string values, kept the same way (Python strings are immutable, so sharing one
+    /// between documents is safe).
+    static VALUES: Kept = RefCell::default();
 }
 
-fn key_string<'py>(py: Python<'py>, key: &str) -> Bound<'py, PyString> {
-    if key.len() > KEPT_KEY_BYTES {
-        return PyString::new(py, key);
+/// A Python string for `text`, made once and kept in `cache` while it has room.
+fn kept_string<'py>(
+    py: Python<'py>,
+    cache: &'static std::thread::LocalKey<Kept>,
+    text: &str,
+    max_bytes: usize,
+    max_entries: usize,
+) -> Bound<'py, PyString> {
+    if text.len() > max_bytes {
+        return PyString::new(py, text);
     }
-    KEYS.with(|keys| {
-        let mut keys = keys.borrow_mut();
-        if let Some(kept) = keys.get(key) {
-            return kept.bind(py).clone();
+    cache.with(|kept| {
+        let Ok(mut kept) = kept.try_borrow_mut() else { return PyString::new(py, text) };
+        if let Some(found) = kept.get(text) {
+            return found.bind(py).clone();
         }
-        let made = PyString::new(py, key);
-        if keys.len() < KEPT_KEYS {
-            keys.insert(key.to_owned(), made.clone().unbind());
+        let made = PyString::new(py, text);
+        if kept.len() < max_entries {
+            kept.insert(text.to_owned(), made.clone().unbind());
         }
         made
     })
