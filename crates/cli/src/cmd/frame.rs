@@ -4,12 +4,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_core::digest::request_digest;
-use decision_core::vocab::CellType;
-use decision_runtime::ask::wire_question;
-use decision_runtime::frame::projections::history_problems;
-use decision_runtime::frame::{Cell, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
-use serde_json::{Map, Value, json};
+use decision_runtime::api;
+use decision_runtime::api::frame::{FrameError, FrameOptions};
+use decision_runtime::frame::Mode;
+use serde_json::Value;
+pub use decision_runtime::api::frame::cells_of_state;
 
 use super::contract_input::{Format, Profile, read_source};
 
@@ -68,83 +67,28 @@ enum Built {
 
 fn build(args: &Args) -> Result<Built, String> {
     let source = read_source(&args.contract)?;
-    let parsed = decision_core::syntax::parse(&source);
-    let errors: Vec<String> = parsed
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .map(|d| format!("{}:{}: {} {}", args.contract.display(), d.span.line, d.code, d.message))
-        .collect();
-    if !errors.is_empty() {
-        return Ok(Built::Failed(format!("the contract does not parse:\n  {}", errors.join("\n  "))));
-    }
-    let Some(block) = parsed.contract.blocks.iter().find(|b| b.id == args.block) else {
-        let known: Vec<&str> = parsed.contract.blocks.iter().map(|b| b.id.as_str()).collect();
-        return Err(format!("no block `{}` in {} (blocks: {})", args.block, args.contract.display(), known.join(", ")));
-    };
-    let text =
-        std::fs::read_to_string(&args.state).map_err(|e| format!("cannot read {}: {e}", args.state.display()))?;
-    let state: Map<String, Value> = match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(map)) => map,
-        Ok(_) => return Err(format!("{}: the state must be a JSON object of cells", args.state.display())),
-        Err(e) => return Err(format!("{}: not JSON: {e}", args.state.display())),
-    };
-    let problems = history_problems(&state);
-    if !problems.is_empty() {
-        return Err(format!("{}: {}", args.state.display(), problems.join("; ")));
-    }
-    let (cells, node) = match args.profile {
-        Some(Profile::Reference) => {
-            (HostCells::reference(), reference_node_id(&block.id).unwrap_or(&block.id).to_owned())
-        }
-        None => (cells_of_state(&state, &args.untrusted), block.id.clone()),
-    };
-    let projections = Projections::standard();
-    let spec = match FrameSpec::from_block(&node, block, &cells, &projections) {
-        Ok(spec) => spec,
-        Err(e) => return Ok(Built::Failed(super::in_block(&block.id, &e))),
-    };
-    let mode = match args.marking {
-        Marking::Provenance => Mode::Provenance,
-        Marking::Reference => Mode::Reference,
-    };
-    let frame = compile_frame(&spec, &state, &cells, &projections, mode);
-    let questions: Map<String, Value> =
-        block.questions.iter().map(|q| (q.id.clone(), wire_question(q).to_json())).collect();
-    let questions = Value::Object(questions);
-    let request = request_digest(&frame.digest, &questions);
-    let mut doc = json!({
-        "block": block.id,
-        "frame": frame.to_value(),
-        "questions": questions,
-        "requestDigest": request,
-    });
-    if let (Some(dynamic), Some(map)) = (&block.dynamic, doc.as_object_mut()) {
-        map.insert(
-            "dynamic".to_owned(),
-            json!({"provider": dynamic.provider, "reads": dynamic.reads,
-                   "note": "candidates are rebuilt by the host each step; the file's default set is shown"}),
-        );
-    }
-    Ok(Built::Document(doc))
-}
-
-/// A host whose cells are the keys of a state object, typed by their values; a cell is
-/// untrusted when `untrusted` names it.
-pub fn cells_of_state(state: &Map<String, Value>, untrusted: &[String]) -> HostCells {
-    let cells = state
-        .iter()
-        .map(|(name, value)| Cell {
-            name: name.clone(),
-            ty: match value {
-                Value::Bool(_) => CellType::Bool,
-                Value::Array(_) => CellType::StringList,
-                _ => CellType::String,
+    let path = args.contract.display().to_string();
+    let built = (|| {
+        let contract = api::frame::parse_contract(&path, &source)?;
+        let block = api::frame::find_block(&path, &contract, &args.block)?;
+        let text = std::fs::read_to_string(&args.state)
+            .map_err(|e| FrameError::Usage(format!("cannot read {}: {e}", args.state.display())))?;
+        let state = api::frame::parse_state(&args.state.display().to_string(), &text)?;
+        let options = FrameOptions {
+            reference_profile: args.profile == Some(Profile::Reference),
+            untrusted: args.untrusted.clone(),
+            mode: match args.marking {
+                Marking::Provenance => Mode::Provenance,
+                Marking::Reference => Mode::Reference,
             },
-            untrusted: untrusted.contains(name),
-        })
-        .collect();
-    HostCells::new(cells)
+        };
+        api::frame::document(block, &state, &options)
+    })();
+    match built {
+        Ok(doc) => Ok(Built::Document(doc)),
+        Err(FrameError::Failed(message)) => Ok(Built::Failed(message)),
+        Err(FrameError::Usage(message)) => Err(message),
+    }
 }
 
 fn print(args: &Args, doc: &Value) {

@@ -23,11 +23,3 @@ pub fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(EXIT_USAGE)
 }
 
-/// A frame problem of block `block`, named once: the message already names the block when
-/// the block has no frame at all.
-pub fn in_block(block: &str, error: &decision_runtime::frame::FrameSpecError) -> String {
-    match error {
-        decision_runtime::frame::FrameSpecError::NoFrame { .. } => error.to_string(),
-        _ => format!("block `{block}`: {error}"),
-    }
-}

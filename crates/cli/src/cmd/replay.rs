@@ -11,13 +11,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use decision_core::record::{Outcome, RECORD_SCHEMA, REPLAY_NOTES};
+use decision_runtime::api;
+use decision_runtime::api::replay::{Requirements, log_problems};
 use decision_runtime::log::policy::PolicyBook;
 use decision_runtime::log::replay::{ChainBreak, MacCheck};
 use decision_runtime::log::{
     ChainStatus, LogHead, LogReport, RecordResult, ReplayOptions, SEAL_KEY_VARIABLE, SealKey, SealStatus, replay_file,
 };
 use decision_runtime::terminal;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::contract_input::Format;
 
@@ -64,45 +66,6 @@ pub struct Args {
     /// Session logs (JSON Lines).
     #[arg(required = true, value_name = "LOG")]
     logs: Vec<PathBuf>,
-}
-
-/// What a log must satisfy beyond its records and chain.
-struct Requirements {
-    head: Option<LogHead>,
-    seal: bool,
-    chain: bool,
-}
-
-/// Why a log fails beyond its records: a stripped chain, a seal that does not hold, a
-/// requirement it does not meet, a head that is not its own.
-fn log_problems(report: &LogReport, required: &Requirements) -> Vec<String> {
-    let mut problems = Vec::new();
-    if report.chain_status() == ChainStatus::Missing {
-        problems.push(
-            "the header says the log was written with a hash chain, and no line carries one: the chain was stripped"
-                .to_owned(),
-        );
-    }
-    for ChainBreak { line, reason } in &report.seal_problems {
-        problems.push(format!("line {line}: {reason}"));
-    }
-    if required.chain && !matches!(report.chain_status(), ChainStatus::Intact | ChainStatus::Missing) {
-        problems.push(format!("--require-chain: the chain is {}", report.chain_status().as_str()));
-    }
-    if required.seal && !matches!(report.seal, SealStatus::Sealed | SealStatus::Invalid) {
-        problems.push(format!(
-            "--require-seal: the log is {} (it does not end with its writer's seal: the run did not finish, or lines were cut from its end)",
-            report.seal.as_str()
-        ));
-    }
-    if let Some(expected) = required.head {
-        match report.head {
-            Some(head) if head == expected => {}
-            Some(head) => problems.push(format!("--head {expected}: the log's head is {head}")),
-            None => problems.push(format!("--head {expected}: the log has no chained last line")),
-        }
-    }
-    problems
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -389,128 +352,40 @@ impl ResultSink {
     }
 }
 
-/// A step as JavaScript would print it: integral values without a fraction.
-fn js_number(n: f64) -> Value {
-    if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
-        #[allow(clippy::cast_possible_truncation)]
-        Value::from(n as i64)
-    } else {
-        Value::from(n)
-    }
-}
-
-fn result_json(path: &str, result: &RecordResult) -> Value {
-    let mut value = json!({
-        "run": result.run,
-        "step": result.step.map(js_number),
-        "node": result.node,
-        "status": result.status.as_str(),
-        "checks": result.checks.iter().map(|c| json!({
-            "name": c.name.as_str(), "status": c.status.as_str(), "detail": c.detail,
-        })).collect::<Vec<_>>(),
-        "file": path,
-        "line": result.line,
-    });
-    if let (Some(problem), Some(map)) = (&result.problem, value.as_object_mut()) {
-        map.insert("problem".to_owned(), Value::from(problem.as_str()));
-    }
-    value
-}
-
 fn json_document(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::Result<Summary> {
-    let mut summary = Summary::default();
     let mut sink = ResultSink { buffer: Vec::new(), spill: None, count: 0, error: None };
-    let mut total = LogReport::default();
-    let mut chains = Vec::new();
-    let mut files = Vec::new();
+    let mut logs = api::replay::LogSummary::default();
     for path in &args.logs {
         let display = path.display().to_string();
         let report = replay_file(path, options, &mut |result| {
-            if args.verbose || matches!(result.status, Outcome::Mismatch | Outcome::Unverifiable) {
-                sink.push(&result_json(&display, result));
+            if api::replay::is_listed(result, args.verbose) {
+                sink.push(&api::replay::result_json(&display, result));
             }
         });
-        let report = match report {
-            Ok(report) => report,
+        match report {
+            Ok(report) => {
+                logs.add(&display, &report, required);
+            }
             Err(e) => {
                 eprintln!("error: cannot read {display}: {e}");
-                summary.unreadable = true;
-                files.push(json!({"path": display, "error": e.to_string()}));
-                continue;
-            }
-        };
-        for (sum, part) in [
-            (&mut total.records, report.records),
-            (&mut total.other_events, report.other_events),
-            (&mut total.runs, report.runs),
-            (&mut total.skipped_lines, report.skipped_lines),
-            (&mut total.verified, report.verified),
-            (&mut total.partial, report.partial),
-            (&mut total.unverifiable, report.unverifiable),
-            (&mut total.mismatch, report.mismatch),
-        ] {
-            *sum += part;
-        }
-        chains.push(report.chain_status());
-        let problems = log_problems(&report, required);
-        summary.failed |= report.mismatch > 0 || report.chain_status() == ChainStatus::Broken || !problems.is_empty();
-        let mut file = json!({
-            "path": display,
-            "session": report.session,
-            "chain": report.chain_status().as_str(),
-            "chain_breaks": report.breaks,
-            "torn_tail": report.torn_tail,
-            "long_lines": report.long_lines,
-            "skipped": report.skipped,
-        });
-        // A reference-written log's entry is left as it always was: it has no seal or head.
-        if let Some(entry) = file.as_object_mut() {
-            if report.seal != SealStatus::Absent {
-                entry.insert("seal".into(), json!(report.seal.as_str()));
-                entry.insert("last_seal".into(), json!(report.last_seal));
-                entry.insert("head".into(), json!(report.head));
-            }
-            if !problems.is_empty() {
-                entry.insert("problems".into(), json!(problems));
+                logs.add_unreadable(&display, &e.to_string());
             }
         }
-        files.push(file);
     }
     if let Some(e) = sink.error.take() {
         return Err(e);
     }
-    // Any broken chain is broken; "intact" only when every log carries an intact chain.
-    let chain = if chains.contains(&ChainStatus::Broken) {
-        ChainStatus::Broken
-    } else if chains.contains(&ChainStatus::Missing) {
-        ChainStatus::Missing
-    } else if !chains.is_empty() && chains.iter().all(|c| *c == ChainStatus::Intact) {
-        ChainStatus::Intact
-    } else {
-        ChainStatus::Absent
-    };
-    let head = json!({
-        "records": total.records,
-        "other_events": total.other_events,
-        "runs": total.runs,
-        "skipped_lines": total.skipped_lines,
-        "verified": total.verified,
-        "partial": total.partial,
-        "unverifiable": total.unverifiable,
-        "mismatch": total.mismatch,
-        "chain": chain.as_str(),
-    })
-    .to_string();
+    let head = logs.head().to_string();
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     // The head object without its closing brace, then the streamed results, then the rest.
     out.write_all(head.get(..head.len().saturating_sub(1)).unwrap_or("{").as_bytes())?;
     out.write_all(b",\"results\":[")?;
     sink.write_into(&mut out)?;
-    let tail = json!({"notes": REPLAY_NOTES, "files": files}).to_string();
+    let tail = logs.tail().to_string();
     out.write_all(b"],")?;
     out.write_all(tail.get(1..).unwrap_or("}").as_bytes())?;
     out.write_all(b"\n")?;
     out.flush()?;
-    Ok(summary)
+    Ok(Summary { failed: logs.failed(), unreadable: logs.unreadable() })
 }
