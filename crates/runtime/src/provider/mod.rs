@@ -1,15 +1,18 @@
 //! Decision providers behind one trait: System One over HTTP, OpenAI-compatible servers
 //! scored by log-probabilities, the deterministic `mock` and `script:FILE`, retries and a
-//! fallback chain.
+//! fallback chain. The HTTP providers need the `http` feature (on by default).
 
 mod error;
 mod fallback;
+#[cfg(feature = "http")]
 mod http;
 mod mock;
+#[cfg(feature = "http")]
 mod openai;
 mod retry;
 mod script;
 mod secret;
+#[cfg(feature = "http")]
 mod systemone;
 
 use std::sync::Arc;
@@ -21,10 +24,12 @@ use serde_json::{Map, Value};
 pub use error::{ErrorCode, ProviderError, classify_status, parse_retry_after};
 pub use fallback::FallbackChain;
 pub use mock::{MOCK_WARNING, MockProvider};
+#[cfg(feature = "http")]
 pub use openai::{OpenAiMode, OpenAiProvider};
 pub use retry::{RetryNotice, RetryPolicy, Retrying};
 pub use script::{ScriptError, ScriptProvider};
 pub use secret::ApiKey;
+#[cfg(feature = "http")]
 pub use systemone::{DEFAULT_MAX_RESPONSE_BYTES, SystemOneProvider};
 
 use crate::ask::Questions;

@@ -17,6 +17,7 @@ impl ApiKey {
         std::env::var(variable).ok().and_then(ApiKey::new)
     }
 
+    #[cfg(feature = "http")]
     pub(crate) fn bearer(&self) -> String {
         format!("Bearer {}", self.0)
     }
