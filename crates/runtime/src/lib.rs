@@ -2,6 +2,7 @@
 //! answers, decision providers, the indexed question space, graph execution, the session log
 //! and contract-driven tool outcomes.
 
+pub mod api;
 pub mod ask;
 pub mod clock;
 pub mod frame;

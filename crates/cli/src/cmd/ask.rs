@@ -7,17 +7,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use decision_core::contract::Block;
+use decision_runtime::api;
 use decision_runtime::ask::{Decider, NodeDecision, NodeSpec};
-use decision_runtime::frame::{
-    FrameArtifact, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id,
-};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog, now_ms};
 use decision_runtime::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
     SystemOneProvider,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::contract_input::Format;
 use super::eval::{block_questions, find_block, gated_policy, load_contract};
@@ -76,8 +73,8 @@ pub fn run(args: Args) -> ExitCode {
     match ask(&args) {
         Ok(decision) => {
             match args.format {
-                Format::Json => println!("{}", to_json(&args.block, &decision)),
-                Format::Human => print!("{}", to_text(&decision)),
+                Format::Json => println!("{}", api::ask::document(&args.block, &decision)),
+                Format::Human => print!("{}", api::ask::text(&decision)),
             }
             ExitCode::SUCCESS
         }
@@ -97,7 +94,7 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     };
     let questions = block_questions(block, args.candidates.as_deref())?;
     let provider = build_provider(args)?;
-    let artifact = compile(block, &state)?;
+    let artifact = api::ask::compile(block, &state)?;
     let spec = NodeSpec {
         id: artifact.as_ref().map_or_else(|| block.id.clone(), |a| a.node.clone()),
         state: artifact.as_ref().map_or(state, |a| Map::clone(&a.state)),
@@ -113,20 +110,6 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
             .map_err(|e| format!("cannot record the decision: {e}"))?;
     }
     Ok(decision)
-}
-
-/// The block's frame compiled from the host cells with the reference host's cells and the
-/// standard projections (provenance mode); `None` for a block without `frame:`.
-fn compile(block: &Block, cells: &Map<String, Value>) -> Result<Option<FrameArtifact>, String> {
-    if block.frame.is_none() {
-        return Ok(None);
-    }
-    let node = reference_node_id(&block.id).unwrap_or(&block.id);
-    let host_cells = HostCells::reference();
-    let projections = Projections::standard();
-    let spec = FrameSpec::from_block(node, block, &host_cells, &projections)
-        .map_err(|e| format!("block `{}`: {e}", block.id))?;
-    Ok(Some(compile_frame(&spec, cells, &host_cells, &projections, Mode::Provenance)))
 }
 
 fn build_provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, String> {
@@ -177,53 +160,4 @@ fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>) -> Res
     .map_err(|e| e.to_string())?;
     let event = d.to_event(frame);
     log.append_decision(&event).map_err(|e| e.to_string())
-}
-
-fn margin_json(d: &NodeDecision) -> Value {
-    d.margin
-        .as_ref()
-        .map(|m| json!({"question": m.question, "threshold": m.threshold, "value": m.value, "margin": m.margin}))
-        .unwrap_or(Value::Null)
-}
-
-fn to_json(block: &str, d: &NodeDecision) -> Value {
-    json!({
-        "block": block,
-        "node": d.id,
-        "provider": d.provider,
-        "model": d.model,
-        "valid": d.valid,
-        "problems": d.problems,
-        "answers": d.raw_answers,
-        "action": d.action,
-        "reason": d.reason,
-        "rule": d.rule,
-        "margin": margin_json(d),
-        "degraded": d.degraded,
-        "warnings": d.warnings,
-        "requestDigest": d.request_digest,
-        "latencyMs": d.latency_ms,
-    })
-}
-
-fn to_text(d: &NodeDecision) -> String {
-    let model = d.model.as_deref().unwrap_or("-");
-    let mut out = format!("{}: {} (provider {}, model {model}, {} ms)\n", d.id, d.action, d.provider, d.latency_ms);
-    out.push_str(&format!("  reason: {}\n", d.reason));
-    if let Some(m) = &d.margin {
-        out.push_str(&format!(
-            "  margin: {:.4} ({} = {} against threshold {})\n",
-            m.margin, m.question, m.value, m.threshold
-        ));
-    }
-    for (id, answer) in &d.raw_answers {
-        out.push_str(&format!("  answer {id}: {answer}\n"));
-    }
-    for problem in &d.problems {
-        out.push_str(&format!("  invalid: {problem}\n"));
-    }
-    for warning in &d.warnings {
-        out.push_str(&format!("  warning: {warning}\n"));
-    }
-    out
 }

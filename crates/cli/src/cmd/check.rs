@@ -3,10 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_core::Diagnostic;
-use decision_core::check::{self, CheckOptions};
-use decision_core::diag::Severity;
-use serde_json::json;
+use decision_runtime::api;
 
 use super::contract_input::{Format, HostArgs, read_source};
 use crate::render;
@@ -44,12 +41,7 @@ pub fn run(args: Args) -> ExitCode {
                 continue;
             }
         };
-        let mut report = check::check(&source, CheckOptions { capabilities: capabilities.as_ref() });
-        if deny_warnings {
-            for d in &mut report.diagnostics {
-                d.severity = Severity::Error;
-            }
-        }
+        let report = api::check::check_source(&source, capabilities.as_ref(), deny_warnings);
         let ok = !report.has_errors();
         any_error |= !ok;
         match args.format {
@@ -67,17 +59,11 @@ pub fn run(args: Args) -> ExitCode {
                     report.summary().headline()
                 );
             }
-            Format::Json => files.push(json!({
-                "path": path.display().to_string(),
-                "ok": ok,
-                "schema": report.contract.schema.as_ref().map(|s| s.value.clone()),
-                "summary": report.summary(),
-                "diagnostics": report.diagnostics.iter().map(diagnostic_json).collect::<Vec<_>>(),
-            })),
+            Format::Json => files.push(api::check::file_json(Some(&path.display().to_string()), &report)),
         }
     }
     if args.format == Format::Json {
-        println!("{}", json!({ "files": files }));
+        println!("{}", api::check::document(files));
     }
     if io_error {
         ExitCode::from(super::EXIT_USAGE)
@@ -86,19 +72,4 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-fn diagnostic_json(d: &Diagnostic) -> serde_json::Value {
-    json!({
-        "code": d.code,
-        "severity": d.severity,
-        "layer": d.layer,
-        "message": d.message,
-        "line": d.span.line,
-        "column": d.span.column,
-        "start": d.span.start,
-        "end": d.span.end,
-        "block": d.block,
-        "help": d.help,
-    })
 }

@@ -4,11 +4,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_core::digest::request_digest;
-use decision_core::vocab::CellType;
-use decision_runtime::ask::wire_question;
-use decision_runtime::frame::{Cell, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
-use serde_json::{Map, Value, json};
+use decision_runtime::api;
+use decision_runtime::api::frame::{FrameError, FrameOptions};
+use decision_runtime::frame::Mode;
+use serde_json::Value;
 
 use super::contract_input::{Format, Profile, read_source};
 
@@ -67,75 +66,28 @@ enum Built {
 
 fn build(args: &Args) -> Result<Built, String> {
     let source = read_source(&args.contract)?;
-    let parsed = decision_core::syntax::parse(&source);
-    let errors: Vec<String> = parsed
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .map(|d| format!("{}:{}: {} {}", args.contract.display(), d.span.line, d.code, d.message))
-        .collect();
-    if !errors.is_empty() {
-        return Ok(Built::Failed(format!("the contract does not parse:\n  {}", errors.join("\n  "))));
+    let path = args.contract.display().to_string();
+    let built = (|| {
+        let contract = api::frame::parse_contract(&path, &source)?;
+        let block = api::frame::find_block(&path, &contract, &args.block)?;
+        let text = std::fs::read_to_string(&args.state)
+            .map_err(|e| FrameError::Usage(format!("cannot read {}: {e}", args.state.display())))?;
+        let state = api::frame::parse_state(&args.state.display().to_string(), &text)?;
+        let options = FrameOptions {
+            reference_profile: args.profile == Some(Profile::Reference),
+            untrusted: args.untrusted.clone(),
+            mode: match args.marking {
+                Marking::Provenance => Mode::Provenance,
+                Marking::Reference => Mode::Reference,
+            },
+        };
+        api::frame::document(block, &state, &options)
+    })();
+    match built {
+        Ok(doc) => Ok(Built::Document(doc)),
+        Err(FrameError::Failed(message)) => Ok(Built::Failed(message)),
+        Err(FrameError::Usage(message)) => Err(message),
     }
-    let Some(block) = parsed.contract.blocks.iter().find(|b| b.id == args.block) else {
-        let known: Vec<&str> = parsed.contract.blocks.iter().map(|b| b.id.as_str()).collect();
-        return Err(format!("no block `{}` in {} (blocks: {})", args.block, args.contract.display(), known.join(", ")));
-    };
-    let text =
-        std::fs::read_to_string(&args.state).map_err(|e| format!("cannot read {}: {e}", args.state.display()))?;
-    let state: Map<String, Value> = match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(map)) => map,
-        Ok(_) => return Err(format!("{}: the state must be a JSON object of cells", args.state.display())),
-        Err(e) => return Err(format!("{}: not JSON: {e}", args.state.display())),
-    };
-    let (cells, node) = match args.profile {
-        Some(Profile::Reference) => {
-            (HostCells::reference(), reference_node_id(&block.id).unwrap_or(&block.id).to_owned())
-        }
-        None => {
-            let cells = state
-                .iter()
-                .map(|(name, value)| Cell {
-                    name: name.clone(),
-                    ty: match value {
-                        Value::Bool(_) => CellType::Bool,
-                        Value::Array(_) => CellType::StringList,
-                        _ => CellType::String,
-                    },
-                    untrusted: args.untrusted.contains(name),
-                })
-                .collect();
-            (HostCells::new(cells), block.id.clone())
-        }
-    };
-    let projections = Projections::standard();
-    let spec = match FrameSpec::from_block(&node, block, &cells, &projections) {
-        Ok(spec) => spec,
-        Err(e) => return Ok(Built::Failed(format!("block `{}`: {e}", block.id))),
-    };
-    let mode = match args.marking {
-        Marking::Provenance => Mode::Provenance,
-        Marking::Reference => Mode::Reference,
-    };
-    let frame = compile_frame(&spec, &state, &cells, &projections, mode);
-    let questions: Map<String, Value> =
-        block.questions.iter().map(|q| (q.id.clone(), wire_question(q).to_json())).collect();
-    let questions = Value::Object(questions);
-    let request = request_digest(&frame.digest, &questions);
-    let mut doc = json!({
-        "block": block.id,
-        "frame": frame.to_value(),
-        "questions": questions,
-        "requestDigest": request,
-    });
-    if let (Some(dynamic), Some(map)) = (&block.dynamic, doc.as_object_mut()) {
-        map.insert(
-            "dynamic".to_owned(),
-            json!({"provider": dynamic.provider, "reads": dynamic.reads,
-                   "note": "candidates are rebuilt by the host each step; the file's default set is shown"}),
-        );
-    }
-    Ok(Built::Document(doc))
 }
 
 fn print(args: &Args, doc: &Value) {

@@ -9,8 +9,9 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use decision_runtime::outcome::{self, ContractSet, LintError, Outcome, Verdict};
-use serde_json::{Value, json};
+use decision_runtime::api;
+use decision_runtime::outcome::{self, ContractSet, LintError, Verdict};
+use serde_json::Value;
 
 use super::EXIT_USAGE;
 
@@ -75,10 +76,6 @@ fn read_text(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|error| format!("cannot read {}: {error}", path.display()))
 }
 
-fn lint_error_json(error: &LintError) -> Value {
-    json!({"line": error.line, "column": error.column, "pointer": error.pointer, "message": error.message})
-}
-
 fn print_lint_errors(path: &Path, errors: &[LintError]) {
     for error in errors {
         eprintln!("{}:{error}", path.display());
@@ -96,8 +93,8 @@ fn check(path: &Path, format: Format) -> ExitCode {
             println!("{display}: ok — {} contract(s)", set.len());
             ExitCode::SUCCESS
         }
-        (Ok(set), Format::Json) => {
-            println!("{}", json!({"path": display, "ok": true, "contracts": set.len(), "errors": []}));
+        (Ok(_), Format::Json) => {
+            println!("{}", api::outcomes::check_document(&display, &text));
             ExitCode::SUCCESS
         }
         (Err(errors), Format::Human) => {
@@ -105,9 +102,8 @@ fn check(path: &Path, format: Format) -> ExitCode {
             println!("{display}: FAILED — {} error(s)", errors.0.len());
             ExitCode::FAILURE
         }
-        (Err(errors), Format::Json) => {
-            let list: Vec<Value> = errors.0.iter().map(lint_error_json).collect();
-            println!("{}", json!({"path": display, "ok": false, "contracts": 0, "errors": list}));
+        (Err(_), Format::Json) => {
+            println!("{}", api::outcomes::check_document(&display, &text));
             ExitCode::FAILURE
         }
     }
@@ -134,8 +130,9 @@ fn validate(contracts: &Path, tool: &str, method: &str, outcome_path: &Path, for
         Ok(set) => set,
         Err(code) => return code,
     };
-    let Some(contract) = set.get(tool, method) else {
-        return input_error(&format!("{} has no contract for tool `{tool}` method `{method}`", contracts.display()));
+    let contract = match api::outcomes::contract_for(&set, &contracts.display().to_string(), tool, method) {
+        Ok(contract) => contract,
+        Err(message) => return input_error(&message),
     };
     let text = match read_text(outcome_path) {
         Ok(text) => text,
@@ -145,28 +142,15 @@ fn validate(contracts: &Path, tool: &str, method: &str, outcome_path: &Path, for
         Ok(document) => document,
         Err(error) => return input_error(&format!("{}: invalid JSON: {error}", outcome_path.display())),
     };
-    let parsed = match Outcome::from_json(&document) {
-        Ok(parsed) => parsed,
-        Err(error) => {
-            let at = if error.pointer.is_empty() { String::new() } else { format!(" (at {})", error.pointer) };
-            return input_error(&format!("{}: not an outcome: {error}{at}", outcome_path.display()));
-        }
+    let shown = outcome_path.display().to_string();
+    let validated = match api::outcomes::validate(contract, tool, method, &shown, &document) {
+        Ok(validated) => validated,
+        Err(message) => return input_error(&message),
     };
-    for (field, declared, given) in [("tool", &parsed.tool, tool), ("method", &parsed.method, method)] {
-        if let Some(declared) = declared
-            && declared != given
-        {
-            return input_error(&format!(
-                "{}: the outcome's {field} is `{declared}` but --{field} is `{given}`",
-                outcome_path.display()
-            ));
-        }
-    }
-    let validated = contract.validate(parsed);
     let human = format == Format::Human;
     match &validated.verdict {
         Verdict::Violated(violation) => {
-            print_document(&validated.outcome.to_json(), format);
+            print_document(&validated.document, format);
             if human {
                 eprintln!(
                     "{tool}.{method}: contract_violation ({}): {}",
@@ -178,7 +162,7 @@ fn validate(contracts: &Path, tool: &str, method: &str, outcome_path: &Path, for
         }
         verdict => {
             // The outcome is printed exactly as given: validation never rewrites it.
-            print_document(&document, format);
+            print_document(&validated.document, format);
             if human {
                 match verdict {
                     Verdict::Held { aliases_used } => {
@@ -206,7 +190,7 @@ fn report(path: &Path, format: Format) -> ExitCode {
         Ok(report) => {
             match format {
                 Format::Human => print!("{}", report.to_text()),
-                Format::Json => println!("{}", report.to_json()),
+                Format::Json => println!("{}", api::outcomes::report_json(&report)),
             }
             ExitCode::SUCCESS
         }

@@ -10,9 +10,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use decision_core::record::{Outcome, RECORD_SCHEMA, REPLAY_NOTES};
+use decision_runtime::api;
 use decision_runtime::log::replay::ChainBreak;
 use decision_runtime::log::{ChainStatus, LogReport, RecordResult, ReplayOptions, replay_file};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::contract_input::Format;
 
@@ -276,113 +277,38 @@ impl ResultSink {
     }
 }
 
-/// A step as JavaScript would print it: integral values without a fraction.
-fn js_number(n: f64) -> Value {
-    if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
-        #[allow(clippy::cast_possible_truncation)]
-        Value::from(n as i64)
-    } else {
-        Value::from(n)
-    }
-}
-
-fn result_json(path: &str, result: &RecordResult) -> Value {
-    let mut value = json!({
-        "run": result.run,
-        "step": result.step.map(js_number),
-        "node": result.node,
-        "status": result.status.as_str(),
-        "checks": result.checks.iter().map(|c| json!({
-            "name": c.name.as_str(), "status": c.status.as_str(), "detail": c.detail,
-        })).collect::<Vec<_>>(),
-        "file": path,
-        "line": result.line,
-    });
-    if let (Some(problem), Some(map)) = (&result.problem, value.as_object_mut()) {
-        map.insert("problem".to_owned(), Value::from(problem.as_str()));
-    }
-    value
-}
-
 fn json_document(args: &Args, options: &ReplayOptions) -> io::Result<Summary> {
-    let mut summary = Summary::default();
     let mut sink = ResultSink { buffer: Vec::new(), spill: None, count: 0, error: None };
-    let mut total = LogReport::default();
-    let mut chains = Vec::new();
-    let mut files = Vec::new();
+    let mut logs = api::replay::LogSummary::default();
     for path in &args.logs {
         let display = path.display().to_string();
         let report = replay_file(path, options, &mut |result| {
-            if args.verbose || matches!(result.status, Outcome::Mismatch | Outcome::Unverifiable) {
-                sink.push(&result_json(&display, result));
+            if api::replay::is_listed(result, args.verbose) {
+                sink.push(&api::replay::result_json(&display, result));
             }
         });
-        let report = match report {
-            Ok(report) => report,
+        match report {
+            Ok(report) => logs.add(&display, &report),
             Err(e) => {
                 eprintln!("error: cannot read {display}: {e}");
-                summary.unreadable = true;
-                files.push(json!({"path": display, "error": e.to_string()}));
-                continue;
+                logs.add_unreadable(&display, &e.to_string());
             }
-        };
-        for (sum, part) in [
-            (&mut total.records, report.records),
-            (&mut total.other_events, report.other_events),
-            (&mut total.runs, report.runs),
-            (&mut total.skipped_lines, report.skipped_lines),
-            (&mut total.verified, report.verified),
-            (&mut total.partial, report.partial),
-            (&mut total.unverifiable, report.unverifiable),
-            (&mut total.mismatch, report.mismatch),
-        ] {
-            *sum += part;
         }
-        chains.push(report.chain_status());
-        summary.failed |= report.mismatch > 0 || report.chain_status() == ChainStatus::Broken;
-        files.push(json!({
-            "path": display,
-            "session": report.session,
-            "chain": report.chain_status().as_str(),
-            "chain_breaks": report.breaks,
-            "torn_tail": report.torn_tail,
-            "long_lines": report.long_lines,
-            "skipped": report.skipped,
-        }));
     }
     if let Some(e) = sink.error.take() {
         return Err(e);
     }
-    // Any broken chain is broken; "intact" only when every log carries an intact chain.
-    let chain = if chains.contains(&ChainStatus::Broken) {
-        ChainStatus::Broken
-    } else if !chains.is_empty() && chains.iter().all(|c| *c == ChainStatus::Intact) {
-        ChainStatus::Intact
-    } else {
-        ChainStatus::Absent
-    };
-    let head = json!({
-        "records": total.records,
-        "other_events": total.other_events,
-        "runs": total.runs,
-        "skipped_lines": total.skipped_lines,
-        "verified": total.verified,
-        "partial": total.partial,
-        "unverifiable": total.unverifiable,
-        "mismatch": total.mismatch,
-        "chain": chain.as_str(),
-    })
-    .to_string();
+    let head = logs.head().to_string();
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     // The head object without its closing brace, then the streamed results, then the rest.
     out.write_all(head.get(..head.len().saturating_sub(1)).unwrap_or("{").as_bytes())?;
     out.write_all(b",\"results\":[")?;
     sink.write_into(&mut out)?;
-    let tail = json!({"notes": REPLAY_NOTES, "files": files}).to_string();
+    let tail = logs.tail().to_string();
     out.write_all(b"],")?;
     out.write_all(tail.get(1..).unwrap_or("}").as_bytes())?;
     out.write_all(b"\n")?;
     out.flush()?;
-    Ok(summary)
+    Ok(Summary { failed: logs.failed(), unreadable: logs.unreadable() })
 }

@@ -1,0 +1,187 @@
+//! `decision eval --format json`: validate given answers and evaluate a block's policy on
+//! them. An invalid answer fails closed: `valid: false`, action `escalate`. Also the
+//! contract, block, gate and candidate handling `decision ask` shares.
+
+use std::collections::BTreeMap;
+
+use decision_core::contract::{Block, Contract, Primitive};
+use decision_core::policy::{CompiledPolicy, Decision, Margin, apply_gates, compile_block, parse_gates};
+use serde_json::{Map, Value, json};
+
+use crate::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
+
+/// A decision on given answers.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub block: String,
+    /// Each validation problem as JSON; empty when every answer is valid.
+    pub problems: Vec<Value>,
+    /// Each validation problem as a sentence.
+    pub problem_text: Vec<String>,
+    pub decision: Decision,
+}
+
+impl Outcome {
+    /// `block`, `valid`, `problems`, `action`, `reason`, `rule`, `margin`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "block": self.block,
+            "valid": self.problems.is_empty(),
+            "problems": self.problems,
+            "action": self.decision.action,
+            "reason": self.decision.reason,
+            "rule": self.decision.rule,
+            "margin": margin_json(self.decision.margin.as_ref()),
+        })
+    }
+
+    /// What `decision eval` prints without `--format json`.
+    pub fn to_text(&self) -> String {
+        let mut out = format!("{}: {}\n  reason: {}\n", self.block, self.decision.action, self.decision.reason);
+        if let Some(m) = &self.decision.margin {
+            out.push_str(&format!(
+                "  margin: {:.4} ({} = {} against threshold {})\n",
+                m.margin, m.question, m.value, m.threshold
+            ));
+        }
+        for problem in &self.problem_text {
+            out.push_str(&format!("  invalid: {problem}\n"));
+        }
+        out
+    }
+}
+
+/// `{"question", "threshold", "value", "margin"}`, or `null`.
+pub fn margin_json(margin: Option<&Margin>) -> Value {
+    margin
+        .map(|m| json!({"question": m.question, "threshold": m.threshold, "value": m.value, "margin": m.margin}))
+        .unwrap_or(Value::Null)
+}
+
+/// Validates `answers` (question id → answer) against the offered `questions` and evaluates
+/// `policy` on them; any invalid answer escalates with its problems.
+pub fn evaluate(
+    block: &Block,
+    policy: &CompiledPolicy,
+    questions: &Questions,
+    answers: &Map<String, Value>,
+) -> Outcome {
+    let (problems, problem_text, decision) = match validate_answers(questions, answers) {
+        Ok(typed) => (Vec::new(), Vec::new(), decision_core::policy::evaluate(policy, &typed)),
+        Err(problems) => {
+            let decision =
+                Decision { action: "escalate".into(), reason: invalid_reason(&problems), rule: None, margin: None };
+            let json = problems.iter().map(|p| serde_json::to_value(p).unwrap_or(Value::Null)).collect();
+            (json, problems.iter().map(ToString::to_string).collect(), decision)
+        }
+    };
+    Outcome { block: block.id.clone(), problems, problem_text, decision }
+}
+
+/// Reads the answers document (a JSON object of question ids); `shown` names it in messages.
+pub fn parse_answers(shown: &str, text: &str) -> Result<Map<String, Value>, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("{shown} is not JSON: {e}"))?;
+    let Value::Object(answers) = value else {
+        return Err(format!("{shown}: expected a JSON object mapping question ids to answers"));
+    };
+    Ok(answers)
+}
+
+/// Parses a contract; a file with parse errors is refused, each error as `path:line: message`.
+pub fn load_contract(path: &str, source: &[u8]) -> Result<Contract, String> {
+    let parsed = decision_core::syntax::parse(source);
+    let errors: Vec<String> = parsed
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| format!("{path}:{}: {}", d.span.line, d.message))
+        .collect();
+    if !errors.is_empty() {
+        return Err(format!("{path} does not parse:\n  {}", errors.join("\n  ")));
+    }
+    Ok(parsed.contract)
+}
+
+/// The block named `id`, or an error listing the blocks there are.
+pub fn find_block<'a>(contract: &'a Contract, id: &str) -> Result<&'a Block, String> {
+    contract.blocks.iter().find(|b| b.id == id).ok_or_else(|| {
+        let ids: Vec<&str> = contract.blocks.iter().map(|b| b.id.as_str()).collect();
+        format!("no block `{id}` (blocks: {})", ids.join(", "))
+    })
+}
+
+/// The block's compiled policy with every gate (`block.question=value`) applied, all or
+/// nothing. A policy with a rule that does not compile is refused, as the reference refuses
+/// to load it.
+pub fn gated_policy(contract: &Contract, block: &Block, gates: &[String]) -> Result<CompiledPolicy, String> {
+    let (policy, errors) = compile_block(block);
+    if let Some((index, error)) = errors.first() {
+        return Err(format!("block `{}`: policy rule {} does not compile: {error}", block.id, index + 1));
+    }
+    if gates.is_empty() {
+        return Ok(policy);
+    }
+    let gates = parse_gates(&gates.join("\n")).map_err(|e| e.to_string())?;
+    let policies: Vec<CompiledPolicy> = contract.blocks.iter().map(|b| compile_block(b).0).collect();
+    let gated = apply_gates(&contract.blocks, &policies, &gates).map_err(|e| e.to_string())?;
+    gated.into_iter().find(|p| p.block == block.id).ok_or_else(|| format!("no policy for block `{}`", block.id))
+}
+
+/// Offered options per choice question: `(id, criterion)` in order.
+pub type Candidates = BTreeMap<String, Vec<(String, String)>>;
+
+/// A block's questions as offered. A `dynamic:` block's choice question offers the given
+/// `candidates`, else the options the file lists: eval and ask have no host to compute
+/// candidates, and an answer outside the offered set must fail closed.
+pub fn block_questions(block: &Block, candidates: &Candidates) -> Result<Questions, String> {
+    if let Some(id) = candidates
+        .keys()
+        .find(|id| block.dynamic.is_none() || block.question(id).is_none_or(|q| q.primitive != Primitive::Choice))
+    {
+        return Err(format!("candidates for `{id}`: not a choice question of a dynamic block `{}`", block.id));
+    }
+    Ok(block
+        .questions
+        .iter()
+        .map(|q| {
+            let wire = match candidates.get(&q.id) {
+                Some(criteria) => WireQuestion::Choice { instructions: q.ask.clone(), criteria: criteria.clone() },
+                None => wire_question(q),
+            };
+            (q.id.clone(), wire)
+        })
+        .collect())
+}
+
+/// Reads a candidates document, `{"question": {"id": "criterion", …}}` or
+/// `{"question": ["id", …]}`, from its text; `shown` names it in messages.
+pub fn parse_candidates(shown: &str, text: &str) -> Result<Candidates, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("{shown} is not JSON: {e}"))?;
+    candidates_from_value(shown, value)
+}
+
+/// Reads a candidates document from a value (see [`parse_candidates`]).
+pub fn candidates_from_value(shown: &str, value: Value) -> Result<Candidates, String> {
+    let Value::Object(map) = value else { return Err(format!("{shown}: expected an object of question ids")) };
+    let mut out = BTreeMap::new();
+    for (id, options) in map {
+        let criteria: Vec<(String, String)> = match options {
+            Value::Object(o) => o
+                .into_iter()
+                .map(|(k, v)| v.as_str().map(|c| (k.clone(), c.to_string())).ok_or(k))
+                .collect::<Result<_, _>>()
+                .map_err(|k| format!("{shown}: `{id}.{k}` must be a string criterion"))?,
+            Value::Array(list) => list
+                .into_iter()
+                .map(|v| v.as_str().map(|k| (k.to_string(), String::new())).ok_or(()))
+                .collect::<Result<_, _>>()
+                .map_err(|()| format!("{shown}: `{id}` must list option ids as strings"))?,
+            _ => return Err(format!("{shown}: `{id}` must be an object or an array")),
+        };
+        if criteria.is_empty() {
+            return Err(format!("{shown}: `{id}` offers nothing"));
+        }
+        out.insert(id, criteria);
+    }
+    Ok(out)
+}

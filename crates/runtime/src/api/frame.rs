@@ -1,0 +1,111 @@
+//! `decision frame --format json`: the frame artifact a block would send and its questions,
+//! with both digests.
+
+use decision_core::contract::{Block, Contract};
+use decision_core::digest::request_digest;
+use decision_core::vocab::CellType;
+use serde_json::{Map, Value, json};
+use thiserror::Error;
+
+use crate::ask::wire_question;
+use crate::frame::{Cell, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
+
+/// Why no frame document was produced. The CLI exits 1 on [`FrameError::Failed`] and 2 on
+/// [`FrameError::Usage`].
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum FrameError {
+    /// The contract cannot produce this frame (parse errors, unknown names).
+    #[error("{0}")]
+    Failed(String),
+    /// The request is wrong (no such block, a state that is not an object of cells).
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// The host a frame is compiled for.
+#[derive(Debug, Clone, Default)]
+pub struct FrameOptions {
+    /// The reference host's cells, projections and node ids; otherwise the cells are the
+    /// state's keys (a list is a string list, a boolean a bool, anything else a string).
+    pub reference_profile: bool,
+    /// Cells that carry tool output (without the reference profile).
+    pub untrusted: Vec<String>,
+    /// How untrusted values are marked.
+    pub mode: Mode,
+}
+
+/// Parses a contract; any parse error refuses it, listing each as `path:line: CODE message`.
+pub fn parse_contract(path: &str, source: &[u8]) -> Result<Contract, FrameError> {
+    let parsed = decision_core::syntax::parse(source);
+    let errors: Vec<String> = parsed
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| format!("{path}:{}: {} {}", d.span.line, d.code, d.message))
+        .collect();
+    if !errors.is_empty() {
+        return Err(FrameError::Failed(format!("the contract does not parse:\n  {}", errors.join("\n  "))));
+    }
+    Ok(parsed.contract)
+}
+
+/// The block named `id`, or a usage error listing the blocks there are.
+pub fn find_block<'a>(path: &str, contract: &'a Contract, id: &str) -> Result<&'a Block, FrameError> {
+    contract.blocks.iter().find(|b| b.id == id).ok_or_else(|| {
+        let known: Vec<&str> = contract.blocks.iter().map(|b| b.id.as_str()).collect();
+        FrameError::Usage(format!("no block `{id}` in {path} (blocks: {})", known.join(", ")))
+    })
+}
+
+/// Reads the host state (a JSON object of cells) from text; `shown` names it in messages.
+pub fn parse_state(shown: &str, text: &str) -> Result<Map<String, Value>, FrameError> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(FrameError::Usage(format!("{shown}: the state must be a JSON object of cells"))),
+        Err(e) => Err(FrameError::Usage(format!("{shown}: not JSON: {e}"))),
+    }
+}
+
+/// The frame document: `block`, `frame` (the artifact), `questions`, `requestDigest`, and
+/// for a `dynamic:` block a `dynamic` note.
+pub fn document(block: &Block, state: &Map<String, Value>, options: &FrameOptions) -> Result<Value, FrameError> {
+    let (cells, node) = if options.reference_profile {
+        (HostCells::reference(), reference_node_id(&block.id).unwrap_or(&block.id).to_owned())
+    } else {
+        let cells = state
+            .iter()
+            .map(|(name, value)| Cell {
+                name: name.clone(),
+                ty: match value {
+                    Value::Bool(_) => CellType::Bool,
+                    Value::Array(_) => CellType::StringList,
+                    _ => CellType::String,
+                },
+                untrusted: options.untrusted.contains(name),
+            })
+            .collect();
+        (HostCells::new(cells), block.id.clone())
+    };
+    let projections = Projections::standard();
+    let spec = FrameSpec::from_block(&node, block, &cells, &projections)
+        .map_err(|e| FrameError::Failed(format!("block `{}`: {e}", block.id)))?;
+    let frame = compile_frame(&spec, state, &cells, &projections, options.mode);
+    let questions: Map<String, Value> =
+        block.questions.iter().map(|q| (q.id.clone(), wire_question(q).to_json())).collect();
+    let questions = Value::Object(questions);
+    let request = request_digest(&frame.digest, &questions);
+    let mut doc = json!({
+        "block": block.id,
+        "frame": frame.to_value(),
+        "questions": questions,
+        "requestDigest": request,
+    });
+    if let (Some(dynamic), Some(map)) = (&block.dynamic, doc.as_object_mut()) {
+        map.insert(
+            "dynamic".to_owned(),
+            json!({"provider": dynamic.provider, "reads": dynamic.reads,
+                   "note": "candidates are rebuilt by the host each step; the file's default set is shown"}),
+        );
+    }
+    Ok(doc)
+}

@@ -1,0 +1,30 @@
+//! The JSON documents the `decision` command prints, as library functions: text and values
+//! in, [`serde_json::Value`] out. Nothing here touches the filesystem, the network or the
+//! clock, so every host — the CLI, a Python or a WebAssembly binding — produces the same
+//! documents byte for byte from the same inputs.
+//!
+//! Names given to these functions (`path`, `shown`) are only used in messages and in the
+//! documents; they are never opened.
+
+pub mod ask;
+pub mod check;
+pub mod eval;
+pub mod explain;
+pub mod frame;
+pub mod outcomes;
+pub mod replay;
+
+use serde_json::{Value, json};
+
+/// The engine's version (the `decision-runtime` crate's), for hosts that detect version skew.
+pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The engine version and the schema versions it reads and writes, as one object:
+/// `{"version", "contract_schemas", "record_schema"}`.
+pub fn engine_info() -> Value {
+    json!({
+        "version": ENGINE_VERSION,
+        "contract_schemas": decision_core::vocab::SCHEMA_VERSIONS,
+        "record_schema": decision_core::vocab::RECORD_SCHEMA,
+    })
+}

@@ -1,0 +1,210 @@
+//! `decision replay --format json`: per-record verdicts and the summary of one or more logs.
+//!
+//! The CLI streams the listed results between the head and the tail of the document so that
+//! memory does not grow with the log; [`LogSummary::document`] assembles the same bytes in
+//! memory, and [`verify_text`] does all of it for one log given as text.
+
+use decision_core::digest::ScanError;
+use decision_core::record::{EventRead, Outcome, REPLAY_NOTES, Rules, read_event, verify_record_with};
+use serde_json::{Map, Value, json};
+
+use crate::log::{ChainStatus, LogReport, RecordResult, ReplayOptions, replay_reader};
+
+/// A step as JavaScript would print it: integral values without a fraction.
+pub fn js_number(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
+        #[allow(clippy::cast_possible_truncation)]
+        Value::from(n as i64)
+    } else {
+        Value::from(n)
+    }
+}
+
+/// Whether a result is listed in the document: every one with `verbose`, else only
+/// mismatched and unverifiable records.
+pub fn is_listed(result: &RecordResult, verbose: bool) -> bool {
+    verbose || matches!(result.status, Outcome::Mismatch | Outcome::Unverifiable)
+}
+
+/// One record's verdict: `run`, `step`, `node`, `status`, `checks`, `file`, `line`, and
+/// `problem` when the event could not be read as a record.
+pub fn result_json(path: &str, result: &RecordResult) -> Value {
+    let mut value = json!({
+        "run": result.run,
+        "step": result.step.map(js_number),
+        "node": result.node,
+        "status": result.status.as_str(),
+        "checks": result.checks.iter().map(|c| json!({
+            "name": c.name.as_str(), "status": c.status.as_str(), "detail": c.detail,
+        })).collect::<Vec<_>>(),
+        "file": path,
+        "line": result.line,
+    });
+    if let (Some(problem), Some(map)) = (&result.problem, value.as_object_mut()) {
+        map.insert("problem".to_owned(), Value::from(problem.as_str()));
+    }
+    value
+}
+
+/// The counts and the chain status of every log replayed so far, and one entry per log.
+#[derive(Debug, Default)]
+pub struct LogSummary {
+    total: LogReport,
+    chains: Vec<ChainStatus>,
+    files: Vec<Value>,
+    failed: bool,
+    unreadable: bool,
+}
+
+impl LogSummary {
+    /// Adds one log's report.
+    pub fn add(&mut self, path: &str, report: &LogReport) {
+        for (sum, part) in [
+            (&mut self.total.records, report.records),
+            (&mut self.total.other_events, report.other_events),
+            (&mut self.total.runs, report.runs),
+            (&mut self.total.skipped_lines, report.skipped_lines),
+            (&mut self.total.verified, report.verified),
+            (&mut self.total.partial, report.partial),
+            (&mut self.total.unverifiable, report.unverifiable),
+            (&mut self.total.mismatch, report.mismatch),
+        ] {
+            *sum += part;
+        }
+        self.chains.push(report.chain_status());
+        self.failed |= report.mismatch > 0 || report.chain_status() == ChainStatus::Broken;
+        self.files.push(json!({
+            "path": path,
+            "session": report.session,
+            "chain": report.chain_status().as_str(),
+            "chain_breaks": report.breaks,
+            "torn_tail": report.torn_tail,
+            "long_lines": report.long_lines,
+            "skipped": report.skipped,
+        }));
+    }
+
+    /// Adds a log that could not be read.
+    pub fn add_unreadable(&mut self, path: &str, error: &str) {
+        self.unreadable = true;
+        self.files.push(json!({"path": path, "error": error}));
+    }
+
+    /// A record mismatched or a chain is broken.
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// A log could not be read.
+    pub fn unreadable(&self) -> bool {
+        self.unreadable
+    }
+
+    /// Any broken chain is broken; "intact" only when every log carries an intact chain.
+    pub fn chain(&self) -> ChainStatus {
+        if self.chains.contains(&ChainStatus::Broken) {
+            ChainStatus::Broken
+        } else if !self.chains.is_empty() && self.chains.iter().all(|c| *c == ChainStatus::Intact) {
+            ChainStatus::Intact
+        } else {
+            ChainStatus::Absent
+        }
+    }
+
+    /// The document's head: the counts and the chain (the document's first members).
+    pub fn head(&self) -> Value {
+        json!({
+            "records": self.total.records,
+            "other_events": self.total.other_events,
+            "runs": self.total.runs,
+            "skipped_lines": self.total.skipped_lines,
+            "verified": self.total.verified,
+            "partial": self.total.partial,
+            "unverifiable": self.total.unverifiable,
+            "mismatch": self.total.mismatch,
+            "chain": self.chain().as_str(),
+        })
+    }
+
+    /// The document's tail: `notes` (what replay does not verify) and `files`.
+    pub fn tail(&self) -> Value {
+        json!({"notes": REPLAY_NOTES, "files": self.files})
+    }
+
+    /// The whole document: the head, `results` (the listed results), then the tail.
+    pub fn document(&self, results: Vec<Value>) -> Value {
+        let mut map = Map::new();
+        for part in [self.head(), json!({"results": results}), self.tail()] {
+            if let Value::Object(members) = part {
+                map.extend(members);
+            }
+        }
+        Value::Object(map)
+    }
+}
+
+/// Replays one log given as text on the calling thread: the document `decision replay
+/// --format json` prints for it, and the summary (for the exit status). `path` names the
+/// log in the document. Reading bytes from memory cannot fail, so a log is never unreadable.
+pub fn verify_text(path: &str, text: &[u8], verbose: bool, max_line: usize) -> (Value, LogSummary) {
+    let options = ReplayOptions { max_line, threads: 1, ..ReplayOptions::default() };
+    let mut results = Vec::new();
+    let mut summary = LogSummary::default();
+    let report = replay_reader(text, &options, &mut |result| {
+        if is_listed(result, verbose) {
+            results.push(result_json(path, result));
+        }
+    });
+    match report {
+        Ok(report) => summary.add(path, &report),
+        Err(e) => summary.add_unreadable(path, &e.to_string()),
+    }
+    (summary.document(results), summary)
+}
+
+/// Why a single record could not be verified.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RecordError {
+    #[error("not JSON: {0}")]
+    Json(#[from] ScanError),
+    #[error("not a decision event (its `type` is {0})")]
+    NotADecision(String),
+    #[error("the decision event is not a record: {0}")]
+    NotARecord(#[from] decision_core::record::NotARecord),
+}
+
+/// Verifies one `decision` event (the `e` of a session-log line, or the whole line): the
+/// verdict as replay lists it, without the log's `file`, `line` and `run`:
+/// `{"schema", "node", "step", "status", "checks"}`.
+pub fn verify_record(event: &[u8]) -> Result<Value, RecordError> {
+    let read = read_event(event)?;
+    let read = match read {
+        EventRead::Other { .. } | EventRead::NotAnObject => {
+            // A whole line: the event is its `e` member.
+            match serde_json::from_slice::<Value>(event).ok().and_then(|v| v.get("e").map(Value::to_string)) {
+                Some(inner) => read_event(inner.as_bytes())?,
+                None => read,
+            }
+        }
+        decision => decision,
+    };
+    let record = match read {
+        EventRead::Decision(record) => record?,
+        EventRead::Other { event_type } => {
+            return Err(RecordError::NotADecision(
+                event_type.map_or_else(|| "missing".to_owned(), |t| format!("`{t}`")),
+            ));
+        }
+        EventRead::NotAnObject => return Err(RecordError::NotADecision("missing: not an object".to_owned())),
+    };
+    let verdict = verify_record_with(&record, Rules::Project);
+    Ok(json!({
+        "schema": decision_core::record::RECORD_SCHEMA,
+        "node": record.node.text(),
+        "step": js_number(record.step),
+        "status": verdict.outcome.as_str(),
+        "checks": verdict.checks.iter().map(|c| json!({
+            "name": c.name.as_str(), "status": c.status.as_str(), "detail": c.detail,
+        })).collect::<Vec<_>>(),
+    }))
+}
