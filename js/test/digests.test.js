@@ -17,7 +17,6 @@ test('the shared vectors file has every kind of vector', () => {
 for (const v of vectors.frame) {
   test(`frame vector ${v.name}`, () => {
     assert.strictEqual(dc.digests.frame(v.node, v.state_json), v.digest);
-    assert.strictEqual(dc.digests.stringify(`[${JSON.stringify(v.node)},${v.state_json}]`), v.preimage);
   });
 }
 

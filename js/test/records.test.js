@@ -60,10 +60,10 @@ function tampered(name, change) {
   return file;
 }
 
-test('a changed frame digest is a mismatch, and the chain is broken, as replay says', () => {
+test('a changed sent-frame digest is a mismatch, and the chain is broken, as replay says', () => {
   const file = tampered('digest.jsonl', (lines) => {
-    const at = lines.findIndex((l) => l.includes('"frameDigest":"'));
-    lines[at] = lines[at].replace(/"frameDigest":"([0-9a-f])/, (m, c) => `"frameDigest":"${c === '0' ? '1' : '0'}`);
+    const at = lines.findIndex((l) => l.includes('"sentFrameDigest":"'));
+    lines[at] = lines[at].replace(/"sentFrameDigest":"([0-9a-f])/, (m, c) => `"sentFrameDigest":"${c === '0' ? '1' : '0'}`);
     return lines;
   });
   const doc = compare(file, file, false);
