@@ -25,7 +25,7 @@ if command -v wasm-opt >/dev/null 2>&1; then
   # Optimised before wasm-bindgen adds its externref table: wasm-opt 108 (Debian 12) exports
   # the wrong table of a module that has two. The features are rustc's defaults for the target.
   features=(--enable-bulk-memory --enable-sign-ext --enable-nontrapping-float-to-int
-            --enable-mutable-globals --enable-reference-types --enable-multivalue)
+            --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-simd)
   optimised="target/wasm32-unknown-unknown/$dir/decision_wasm.opt.wasm"
   wasm-opt -O3 "${features[@]}" "$module" -o "$optimised"
   module="$optimised"
