@@ -338,7 +338,7 @@ export function frame(text: ContractText, options: FrameOptions): FrameDocument;
 /** Validate answers and evaluate the block's policy; invalid answers escalate. */
 export function evaluate(text: ContractText, options: EvaluateOptions): Evaluation;
 /** Verify one decision event (or a whole session-log line). */
-export function verifyRecord(record: string | JsonObject): RecordVerdict;
+export function verifyRecord(record: string | Uint8Array | JsonObject): RecordVerdict;
 /** Verify a whole session log, given as its text, its bytes or its lines. */
 export function verifyLog(log: string | string[] | Uint8Array, options?: VerifyLogOptions): ReplayDocument;
 export const outcomes: Outcomes;

@@ -62,3 +62,13 @@ test('invalid UTF-8 bytes are reported at their line as DC0100, as the CLI does'
   assert.ok(invalid, JSON.stringify(result.diagnostics));
   assert.strictEqual(invalid.line, 4);
 });
+
+test('long and short texts in turn check alike as strings and as bytes', () => {
+  const base = read('examples/coding-agent/DECISION.md');
+  // Longer than the reused encoding buffer holds (2^20 UTF-16 units), then short again.
+  const long = `${base}\n\nA long note — ${'é'.repeat(1 << 20)}\n`;
+  for (const text of [base, long, 'schema: decision-contract/v1\n', base]) {
+    sameJson(assert, dc.check(text), dc.check(new TextEncoder().encode(text)));
+  }
+  assert.strictEqual(dc.check(long).ok, true);
+});
