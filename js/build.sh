@@ -12,7 +12,8 @@ profile="${DECISION_WASM_PROFILE:-wasm}"
 cargo build -q -p decision-wasm --target wasm32-unknown-unknown --profile "$profile"
 dir="$profile"
 [ "$profile" = dev ] && dir=debug
-module="target/wasm32-unknown-unknown/$dir/decision_wasm.wasm"
+target="${CARGO_TARGET_DIR:-target}"
+module="$target/wasm32-unknown-unknown/$dir/decision_wasm.wasm"
 
 want="$(sed -n 's/^wasm-bindgen = "=\(.*\)"$/\1/p' crates/wasm/Cargo.toml)"
 have="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')"
@@ -26,7 +27,7 @@ if command -v wasm-opt >/dev/null 2>&1; then
   # the wrong table of a module that has two. The features are rustc's defaults for the target.
   features=(--enable-bulk-memory --enable-sign-ext --enable-nontrapping-float-to-int
             --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-simd)
-  optimised="target/wasm32-unknown-unknown/$dir/decision_wasm.opt.wasm"
+  optimised="$target/wasm32-unknown-unknown/$dir/decision_wasm.opt.wasm"
   wasm-opt -O3 "${features[@]}" "$module" -o "$optimised"
   module="$optimised"
 else

@@ -9,7 +9,8 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const SHARED = process.env.DECISION_REFERENCE_DIR
   ? path.resolve(process.env.DECISION_REFERENCE_DIR)
   : path.resolve(ROOT, '..', 'shared');
-const CLI = process.env.DECISION_BIN || path.join(ROOT, 'target', 'debug', 'decision');
+const CLI = process.env.DECISION_BIN
+  || path.join(process.env.CARGO_TARGET_DIR ? path.resolve(ROOT, process.env.CARGO_TARGET_DIR) : path.join(ROOT, 'target'), 'debug', 'decision');
 
 /** Runs the CLI from the repository root; returns its exit code and output. */
 function cli(...args) {
