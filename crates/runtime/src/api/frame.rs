@@ -2,7 +2,7 @@
 //! with both digests.
 
 use decision_core::contract::{Block, Contract};
-use decision_core::digest::request_digest;
+use decision_core::digest::request_digest_of_text;
 use decision_core::vocab::CellType;
 use serde_json::{Map, Value, json};
 use thiserror::Error;
@@ -86,26 +86,68 @@ pub fn document(block: &Block, state: &Map<String, Value>, options: &FrameOption
             .collect();
         (HostCells::new(cells), block.id.clone())
     };
-    let projections = Projections::standard();
-    let spec = FrameSpec::from_block(&node, block, &cells, &projections)
-        .map_err(|e| FrameError::Failed(format!("block `{}`: {e}", block.id)))?;
-    let frame = compile_frame(&spec, state, &cells, &projections, options.mode);
-    let questions: Map<String, Value> =
-        block.questions.iter().map(|q| (q.id.clone(), wire_question(q).to_json())).collect();
-    let questions = Value::Object(questions);
-    let request = request_digest(&frame.digest, &questions);
-    let mut doc = json!({
-        "block": block.id,
-        "frame": frame.to_value(),
-        "questions": questions,
-        "requestDigest": request,
-    });
-    if let (Some(dynamic), Some(map)) = (&block.dynamic, doc.as_object_mut()) {
-        map.insert(
-            "dynamic".to_owned(),
-            json!({"provider": dynamic.provider, "reads": dynamic.reads,
-                   "note": "candidates are rebuilt by the host each step; the file's default set is shown"}),
-        );
+    Ok(PreparedFrame::new(block, node, cells, options.mode)?.document(state))
+}
+
+/// A block's frame prepared for a host whose cells are fixed (the reference profile): the
+/// spec, the questions and their text are built once, and each [`PreparedFrame::document`]
+/// only compiles the state.
+pub struct PreparedFrame {
+    block: String,
+    cells: HostCells,
+    projections: Projections,
+    spec: FrameSpec,
+    mode: Mode,
+    questions: Value,
+    /// `JSON.stringify` of `questions`, for the request digest.
+    questions_text: String,
+    dynamic: Option<Value>,
+}
+
+impl PreparedFrame {
+    /// The block's frame for the reference host (its cells, projections and node ids).
+    pub fn reference(block: &Block, mode: Mode) -> Result<PreparedFrame, FrameError> {
+        let node = reference_node_id(&block.id).unwrap_or(&block.id).to_owned();
+        PreparedFrame::new(block, node, HostCells::reference(), mode)
     }
-    Ok(doc)
+
+    fn new(block: &Block, node: String, cells: HostCells, mode: Mode) -> Result<PreparedFrame, FrameError> {
+        let projections = Projections::standard();
+        let spec = FrameSpec::from_block(&node, block, &cells, &projections)
+            .map_err(|e| FrameError::Failed(format!("block `{}`: {e}", block.id)))?;
+        let questions: Map<String, Value> =
+            block.questions.iter().map(|q| (q.id.clone(), wire_question(q).to_json())).collect();
+        let questions = Value::Object(questions);
+        let questions_text = decision_core::digest::stringify(&questions);
+        let dynamic = block.dynamic.as_ref().map(|dynamic| {
+            json!({"provider": dynamic.provider, "reads": dynamic.reads,
+                   "note": "candidates are rebuilt by the host each step; the file's default set is shown"})
+        });
+        Ok(PreparedFrame {
+            block: block.id.clone(),
+            cells,
+            projections,
+            spec,
+            mode,
+            questions,
+            questions_text,
+            dynamic,
+        })
+    }
+
+    /// The frame document for one state (see [`document`]).
+    pub fn document(&self, state: &Map<String, Value>) -> Value {
+        let frame = compile_frame(&self.spec, state, &self.cells, &self.projections, self.mode);
+        let request = request_digest_of_text(&frame.digest, &self.questions_text);
+        let mut doc = json!({
+            "block": self.block,
+            "frame": frame.to_value(),
+            "questions": self.questions,
+            "requestDigest": request,
+        });
+        if let (Some(dynamic), Some(map)) = (&self.dynamic, doc.as_object_mut()) {
+            map.insert("dynamic".to_owned(), dynamic.clone());
+        }
+        doc
+    }
 }

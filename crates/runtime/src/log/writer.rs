@@ -204,6 +204,14 @@ impl SessionLog {
         &self.path
     }
 
+    /// The head of the chain: the `seq` of the last line appended (or found) and the SHA-256
+    /// of its bytes, in hex. The next line's `prev` is this hash.
+    pub fn head(&self) -> (u64, String) {
+        let mut hex = String::with_capacity(64);
+        push_hex32(&self.prev, &mut hex);
+        (self.seq.saturating_sub(1), hex)
+    }
+
     /// Turns group commit on or off (see the module documentation). Turning it off commits
     /// the lines held so far.
     pub fn set_group_commit(&mut self, enabled: bool) -> Result<(), LogError> {

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The Python package: build and install it from the repository into a fresh virtual
+# environment (maturin comes from PyPI), then run its test suite (which also runs and
+# type-checks examples/python-host) and `mypy --strict` on the example host.
+# Needs only Rust and python3 (3.9 or later).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+
+venv="$(mktemp -d)/venv"
+trap 'rm -rf "$(dirname "$venv")"' EXIT
+if ! python3 -m venv "$venv" 2>/dev/null; then
+  # Debian's python3 comes without ensurepip (that is python3-venv): make the environment
+  # without pip, and install pip from its own wheel on PyPI.
+  rm -rf "$venv"
+  python3 -m venv --without-pip "$venv"
+  "$venv/bin/python" - <<'PY'
+import json, os, subprocess, sys, tempfile, urllib.parse, urllib.request
+index = "https://pypi.org/pypi/pip/json"
+release = json.load(urllib.request.urlopen(index))
+url = urllib.parse.urljoin(index, next(f["url"] for f in release["urls"] if f["filename"].endswith(".whl")))
+wheel = os.path.join(tempfile.mkdtemp(), url.rsplit("/", 1)[1])
+urllib.request.urlretrieve(url, wheel)
+subprocess.check_call([sys.executable, os.path.join(wheel, "pip"), "install", "--quiet", wheel])
+PY
+fi
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+"$venv/bin/python" -m pip install --quiet ./python pytest mypy
+
+# The tests compare every function with the CLI's JSON: they run the debug `decision`.
+cargo build -q --bin decision
+export DECISION_BIN="$PWD/target/debug/decision"
+export PATH="$venv/bin:$PATH"
+
+# Run from the repository root so that `python/decision_contract` (sources without the
+# compiled module) does not shadow the installed package.
+"$venv/bin/pytest" -q python/tests
+"$venv/bin/mypy" --strict examples/python-host/host.py
+echo "python: ok"

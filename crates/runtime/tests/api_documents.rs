@@ -1,0 +1,160 @@
+//! `decision_runtime::api`: the CLI's documents from text, each with a failing and a passing
+//! case.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use decision_core::digest::{frame_digest, request_digest};
+use decision_runtime::api;
+use decision_runtime::log::DecisionEvent;
+use serde_json::{Map, Value, json};
+
+const EXAMPLE: &str = include_str!("../../../examples/coding-agent/DECISION.md");
+
+#[test]
+fn check_reports_a_clean_file_and_a_broken_one() {
+    let report = api::check::check_source(EXAMPLE.as_bytes(), None, false);
+    let file = api::check::file_json(Some("x.md"), &report);
+    assert_eq!(file["ok"], json!(true));
+    assert_eq!(file["schema"], json!("decision-contract/v1"));
+    assert_eq!(file["path"], json!("x.md"));
+    let report = api::check::check_source(b"# t\n\n## a\nkind: nonsense\n", None, false);
+    let file = api::check::file_json(None, &report);
+    assert_eq!(file["ok"], json!(false));
+    assert_eq!(file["path"], Value::Null);
+    let first = &file["diagnostics"][0];
+    assert!(first["code"].as_str().unwrap().starts_with("DC0"));
+    assert!(first["line"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn explain_text_is_inside_the_document() {
+    let doc = api::explain::document("x.md", EXAMPLE.as_bytes());
+    let text = doc["text"].as_str().unwrap();
+    assert_eq!(text, api::explain::cli_output("x.md", EXAMPLE.as_bytes()));
+    let ids: Vec<&str> = doc["blocks"].as_array().unwrap().iter().map(|b| b["id"].as_str().unwrap()).collect();
+    assert!(ids.contains(&"pick_tool"));
+    assert!(!text.contains("errors: run"));
+    let broken = api::explain::cli_output("b.md", b"## a\n");
+    assert!(broken.contains("errors: run `decision check b.md` for details"));
+}
+
+#[test]
+fn frame_refuses_unknown_blocks_and_broken_contracts() {
+    let contract = api::frame::parse_contract("x.md", EXAMPLE.as_bytes()).unwrap();
+    let missing = api::frame::find_block("x.md", &contract, "nope").unwrap_err();
+    assert!(matches!(missing, api::frame::FrameError::Usage(m) if m.contains("no block `nope` in x.md")));
+    let broken = EXAMPLE.replacen("→ escalate", "→ escalatte", 1);
+    let failed = api::frame::parse_contract("b.md", broken.as_bytes()).unwrap_err();
+    assert!(
+        matches!(&failed, api::frame::FrameError::Failed(m) if m.starts_with("the contract does not parse:\n  b.md:")),
+        "{failed}"
+    );
+    assert!(api::frame::parse_state("s.json", "[1]").is_err());
+    let block = api::frame::find_block("x.md", &contract, "pick_tool").unwrap();
+    let state = api::frame::parse_state("s.json", r#"{"task": "find it"}"#).unwrap();
+    let options = api::frame::FrameOptions { reference_profile: true, ..Default::default() };
+    let doc = api::frame::document(block, &state, &options).unwrap();
+    assert_eq!(doc["block"], json!("pick_tool"));
+    assert_eq!(doc["requestDigest"].as_str().unwrap().len(), 16);
+}
+
+#[test]
+fn eval_escalates_on_an_invalid_answer_and_decides_on_a_valid_one() {
+    let contract = api::eval::load_contract("x.md", EXAMPLE.as_bytes()).unwrap();
+    let block = api::eval::find_block(&contract, "needs_tool").unwrap();
+    let policy = api::eval::gated_policy(&contract, block, &[]).unwrap();
+    let questions = api::eval::block_questions(block, &api::eval::Candidates::new()).unwrap();
+    let question = block.questions[0].id.clone();
+    let bad = api::eval::parse_answers("a.json", &json!({ &question: {"choice": "maybe"} }).to_string()).unwrap();
+    let outcome = api::eval::evaluate(block, &policy, &questions, &bad).to_json();
+    assert_eq!(outcome["valid"], json!(false));
+    assert_eq!(outcome["action"], json!("escalate"));
+    let good = json!({ &question: {"type": "noul", "noul": 0.95} });
+    let good = api::eval::parse_answers("a.json", &good.to_string()).unwrap();
+    let outcome = api::eval::evaluate(block, &policy, &questions, &good).to_json();
+    assert_eq!(outcome["valid"], json!(true), "{outcome}");
+    assert!(api::eval::parse_answers("a.json", "[]").is_err());
+    assert!(api::eval::parse_candidates("c.json", r#"{"tool": []}"#).is_err());
+}
+
+fn record_line(seq_run: u64, tamper: bool) -> String {
+    let state: Map<String, Value> = json!({"task": "t"}).as_object().unwrap().clone();
+    let digest = frame_digest("n", &state);
+    let questions = json!({"q": {"type": "noul", "instructions": "i"}});
+    let mut event = DecisionEvent {
+        step: 1,
+        id: "n".into(),
+        frame: Some(json!({"node": "n", "state": state, "digest": digest})),
+        request_digest: Some(request_digest(&digest, &questions)),
+        sent_frame_digest: Some(digest.clone()),
+        sent_questions: Some(questions.clone()),
+        batch_ids: Some(vec!["n".into()]),
+        state,
+        questions,
+        answers: json!({}),
+        action: "continue".into(),
+        reason: "r".into(),
+        provider: "mock".into(),
+        ..DecisionEvent::default()
+    }
+    .to_value();
+    if tamper {
+        event["state"]["task"] = json!("changed");
+    }
+    json!({"kind": "event", "run": seq_run, "at": 1, "e": event}).to_string()
+}
+
+#[test]
+fn replay_of_text_matches_the_streamed_layout_and_finds_a_tampered_record() {
+    let header = json!({"kind": "header", "v": 1, "id": "s", "createdAt": 1}).to_string();
+    let log = format!("{header}\n{}\n{}\n", record_line(0, false), record_line(0, true));
+    let (doc, summary) = api::replay::verify_text("mem.jsonl", log.as_bytes(), false, 1 << 20);
+    assert!(summary.failed());
+    assert_eq!(doc["records"], json!(2));
+    assert_eq!(doc["mismatch"], json!(1));
+    assert_eq!(doc["results"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["results"][0]["line"], json!(3));
+    // The in-memory document is the streamed one: head, results, tail.
+    let head = summary.head().to_string();
+    let tail = summary.tail().to_string();
+    let results = doc["results"].as_array().unwrap().iter().map(Value::to_string).collect::<Vec<_>>().join(",");
+    let streamed = format!("{},\"results\":[{results}],{}", &head[..head.len() - 1], &tail[1..]);
+    assert_eq!(doc.to_string(), streamed);
+    let (doc, summary) = api::replay::verify_text(
+        "mem.jsonl",
+        format!("{header}\n{}\n", record_line(0, false)).as_bytes(),
+        false,
+        1 << 20,
+    );
+    assert!(!summary.failed());
+    assert_eq!(doc["verified"], json!(1));
+}
+
+#[test]
+fn a_single_record_verifies_alone_and_a_changed_one_mismatches() {
+    let line = record_line(0, false);
+    let verdict = api::replay::verify_record(line.as_bytes()).unwrap();
+    assert_eq!(verdict["status"], json!("verified"), "{verdict}");
+    let event: Value = serde_json::from_str(&line).unwrap();
+    let verdict = api::replay::verify_record(event["e"].to_string().as_bytes()).unwrap();
+    assert_eq!(verdict["status"], json!("verified"));
+    let tampered = api::replay::verify_record(record_line(0, true).as_bytes()).unwrap();
+    assert_eq!(tampered["status"], json!("mismatch"));
+    assert!(api::replay::verify_record(b"{\"type\":\"tool\"}").is_err());
+    assert!(api::replay::verify_record(b"not json").is_err());
+}
+
+#[test]
+fn outcomes_documents() {
+    let contracts = include_str!("../../../examples/outcomes/contracts.json");
+    assert_eq!(api::outcomes::check_document("c.json", contracts)["ok"], json!(true));
+    assert_eq!(api::outcomes::check_document("c.json", r#"{"contracts": [{"bogus": 1}]}"#)["ok"], json!(false));
+    let set = decision_runtime::outcome::load_contracts(contracts).unwrap();
+    let contract = api::outcomes::contract_for(&set, "c.json", "catalog", "find_movies").unwrap();
+    assert!(api::outcomes::contract_for(&set, "c.json", "catalog", "nope").is_err());
+    let empty = json!({"status": "ok", "value": {"status": "success", "movies": []}});
+    let validation = api::outcomes::validate(contract, "catalog", "find_movies", "o.json", &empty).unwrap();
+    assert!(validation.violated());
+    assert_eq!(validation.document["error_type"], json!("contract_violation"));
+    let log = include_str!("../../../examples/outcomes/outcome-log.jsonl");
+    assert!(api::outcomes::report(log.as_bytes()).unwrap().is_object());
+}

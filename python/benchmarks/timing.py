@@ -1,0 +1,149 @@
+"""Call overhead of the Python package over the Rust functions behind it, and `verify_log`
+against `decision replay --jobs 1`.
+
+    python python/benchmarks/timing.py [--records N] [--decision PATH-TO-RELEASE-decision]
+
+`Contract.frame` and `Contract.evaluate` are timed from Python on the reference-sized inputs
+of the Rust benchmarks (the reference contract's `pick_tool` frame with the reference
+profile on the benchmarks' full context; `pick_tool`'s answers with five options), and the
+same Rust functions are timed in Rust on the same inputs (`_native._rust_timing`); the
+difference is what a call from Python adds: reading the arguments into JSON values, finding
+the block, and building the returned dicts. `verify_log` is timed on a generated chained log
+against the `decision` binary (build it with `cargo build --release --bin decision`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import tempfile
+import time
+import timeit
+from pathlib import Path
+from typing import Any, Callable, Dict
+
+import decision_contract as dc
+from decision_contract import _native
+
+REPO = Path(__file__).resolve().parents[2]
+REFERENCE = REPO.parent / "shared/fixtures/jevloop/DECISION.md"
+CONTRACT = REFERENCE if REFERENCE.exists() else REPO / "examples/coding-agent/DECISION.md"
+
+FULL_CONTEXT: Dict[str, Any] = {
+    "task": "把 alpha.ts 里的 totalOf 抄到新文件 summary.ts 里",
+    "cwd": "/w",
+    "files": ["alpha.ts", "beta.ts", "notes.md"],
+    "readFiles": ["alpha.ts"],
+    "history": [
+        {"step": 1, "tool": "list_dir", "input": ".", "result": "alpha.ts\nbeta.ts\nnotes.md"},
+        {"step": 2, "tool": "read_file", "input": "alpha.ts", "result": "export function totalOf() {}"},
+    ],
+    "lastTool": "read_file",
+    "lastResult": "export function totalOf() {}",
+    "canWrite": True,
+    "earlier": "上一轮问的是这些文件各导出了什么",
+    "draft": "我把 totalOf 抄过去了。",
+}
+
+
+def best_of(call: Callable[[], Any], number: int, repeat: int = 7) -> float:
+    """Microseconds per call, the best of `repeat` runs of `number` calls."""
+    return min(timeit.repeat(call, number=number, repeat=repeat)) / number * 1e6
+
+
+def answers_for(questions: Dict[str, Any]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for qid, q in questions.items():
+        options = list(q["criteria"])
+        rest = 0.2 / (len(options) - 1)
+        probabilities = {o: (0.8 if i == 1 else rest) for i, o in enumerate(options)}
+        out[qid] = {"type": "choice", "choice": options[1], "confidence": 0.81, "probabilities": probabilities}
+    return out
+
+
+def overhead(number: int, rounds: int) -> None:
+    contract = dc.Contract.parse(CONTRACT.read_bytes(), path=str(CONTRACT))
+    frame = contract.frame("pick_tool", FULL_CONTEXT, profile="reference")
+    answers = answers_for(frame["questions"])
+    assert contract.evaluate("pick_tool", answers)["valid"]
+    cases = [
+        ("frame", lambda: contract.frame("pick_tool", FULL_CONTEXT, profile="reference"), "frame", FULL_CONTEXT),
+        ("evaluate", lambda: contract.evaluate("pick_tool", answers), "evaluate", answers),
+    ]
+    # The machine is shared: Python and Rust timings are interleaved, and the best of each is kept.
+    best: Dict[str, float] = {}
+    for _ in range(rounds):
+        for name, call, kind, given in cases:
+            python_us = best_of(call, number, repeat=1)
+            rust_us = _native._rust_timing(contract, kind, "pick_tool", given, number) / 1000
+            best[name + " python"] = min(best.get(name + " python", python_us), python_us)
+            best[name + " rust"] = min(best.get(name + " rust", rust_us), rust_us)
+        for part in ("frame-in", "frame-out"):
+            part_us = _native._rust_timing(contract, part, "pick_tool", FULL_CONTEXT, number) / 1000
+            best[part] = min(best.get(part, part_us), part_us)
+    for name, _, _, _ in cases:
+        python_us, rust_us = best[name + " python"], best[name + " rust"]
+        print(f"{name:9} python {python_us:7.2f} µs   rust {rust_us:7.2f} µs   added {python_us - rust_us:6.2f} µs per call")
+    print(f"  frame: reading the state {best['frame-in']:.2f} µs, building the returned dicts {best['frame-out']:.2f} µs")
+
+
+def write_log(path: Path, records: int) -> None:
+    """A chained log of single-node decisions the size of the reference loop's (every
+    record's frame compiled by the engine, so every record verifies)."""
+    contract = dc.Contract.parse(CONTRACT.read_bytes())
+    blocks = [b for b in contract.blocks]
+    frames = [contract.frame(b, FULL_CONTEXT, profile="reference") for b in blocks]
+    with dc.SessionLog(path, session_id="bench", group_commit=True) as log:
+        for i in range(records):
+            frame = frames[i % len(frames)]
+            artifact = frame["frame"]
+            log.append_decision({
+                "step": i, "id": artifact["node"], "state": artifact["state"], "frame": artifact,
+                "requestDigest": frame["requestDigest"], "sentFrameDigest": artifact["digest"],
+                "sentQuestions": frame["questions"], "batchIds": [artifact["node"]],
+                "questions": frame["questions"], "answers": {}, "action": "escalate",
+                "reason": "bench", "latencyMs": 0, "provider": "bench",
+            })
+            if i % 1000 == 999:
+                log.commit()
+
+
+def replay(decision: Path, records: int, rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "bench.jsonl"
+        write_log(log, records)
+        size = log.stat().st_size
+        library = []
+        cli = []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            document = dc.verify_log(log, jobs=1)
+            library.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            done = subprocess.run([str(decision), "replay", "--format", "json", "--jobs", "1", str(log)],
+                                  capture_output=True, check=False)
+            cli.append(time.perf_counter() - started)
+        assert document["verified"] == records and json.loads(done.stdout)["verified"] == records
+        best_library, best_cli = min(library), min(cli)
+        print(f"replay   {records} records, {size / 1e6:.0f} MB: verify_log {best_library * 1e3:.0f} ms, "
+              f"decision replay --jobs 1 {best_cli * 1e3:.0f} ms ({(best_library / best_cli - 1) * 100:+.1f}%)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--number", type=int, default=20000, help="calls per timing run")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved timing rounds (the best is kept)")
+    parser.add_argument("--records", type=int, default=50000, help="records in the replayed log")
+    parser.add_argument("--decision", type=Path, default=REPO / "target/release/decision")
+    args = parser.parse_args()
+    print(f"contract {CONTRACT.name}, decision_contract {dc.__version__}")
+    overhead(args.number, args.rounds)
+    if args.decision.exists():
+        replay(args.decision, args.records, args.rounds)
+    else:
+        print(f"replay: skipped ({args.decision} is missing: cargo build --release --bin decision)")
+
+
+if __name__ == "__main__":
+    main()

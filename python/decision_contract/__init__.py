@@ -1,0 +1,24 @@
+"""DECISION.md decision contracts for Python hosts, with the engine of the ``decision``
+command: every function returns the document the matching ``decision … --format json``
+command prints, as dicts and lists with the same keys."""
+
+from . import outcomes
+from ._errors import ContractError, DecisionError, LogError, ProviderError, RecordError, UsageError
+from ._native import Contract, SessionLog, __version__, check, engine, verify_log, verify_record
+
+__all__ = [
+    "Contract",
+    "ContractError",
+    "DecisionError",
+    "LogError",
+    "ProviderError",
+    "RecordError",
+    "SessionLog",
+    "UsageError",
+    "__version__",
+    "check",
+    "engine",
+    "outcomes",
+    "verify_log",
+    "verify_record",
+]

@@ -1,0 +1,438 @@
+//! `decision_contract._native`: the engine for Python hosts. Every function returns the
+//! document the matching `decision … --format json` command prints (built by
+//! [`decision_runtime::api`]), as Python dicts and lists with the same keys.
+//!
+//! Errors are the exceptions of `decision_contract._errors`, each with a `code` and, where
+//! there is one, the `path`, `line` and `column` of the problem.
+
+mod convert;
+mod errors;
+mod log;
+mod outcomes;
+mod provider;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use decision_core::check::Capabilities;
+use decision_core::contract::Contract as ParsedContract;
+use decision_core::policy::CompiledPolicy;
+use decision_runtime::api;
+use decision_runtime::api::frame::{FrameError, FrameOptions, PreparedFrame};
+use decision_runtime::ask::{Decider, NodeSpec, Questions};
+use decision_runtime::frame::Mode;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString};
+use serde_json::{Map, Value};
+
+use convert::{from_py, object_from_py, to_py};
+use errors::{contract_error, usage_error};
+
+/// The name contracts are given in messages when they came from no file.
+const UNNAMED: &str = "DECISION.md";
+
+/// Text or bytes from Python, as bytes.
+fn source_bytes(text: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(bytes) = text.cast::<PyBytes>() {
+        return Ok(bytes.as_bytes().to_vec());
+    }
+    if let Ok(string) = text.cast::<PyString>() {
+        return Ok(string.to_cow()?.into_owned().into_bytes());
+    }
+    Err(usage_error(text.py(), "expected the contract's text as str or bytes", None))
+}
+
+/// Adds `engine` (version and schema versions) to a document that has a `schema`.
+fn with_engine(mut document: Value) -> Value {
+    if let Some(map) = document.as_object_mut()
+        && map.contains_key("schema")
+    {
+        map.insert("engine".to_owned(), api::engine_info());
+    }
+    document
+}
+
+/// `profile` and `capabilities` as the CLI's `--profile reference | --capabilities FILE`.
+fn capabilities_of(
+    py: Python<'_>,
+    profile: Option<&str>,
+    capabilities: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<Capabilities>> {
+    match (profile, capabilities) {
+        (Some(_), Some(_)) => Err(usage_error(py, "give a profile or capabilities, not both", None)),
+        (Some("reference"), None) => Ok(Some(Capabilities::reference())),
+        (Some(other), None) => {
+            Err(usage_error(py, &format!("unknown profile `{other}`: the only profile is `reference`"), None))
+        }
+        (None, Some(given)) => {
+            let text = match given.cast::<PyString>() {
+                Ok(text) => text.to_cow()?.into_owned(),
+                Err(_) => from_py(given)?.to_string(),
+            };
+            Capabilities::from_json(&text)
+                .map(Some)
+                .map_err(|e| usage_error(py, &format!("capabilities: {e}"), Some("capabilities")))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// `check(text, *, path=None, profile=None, capabilities=None, deny_warnings=False)`: one
+/// file's object of `decision check --format json`.
+#[pyfunction]
+#[pyo3(signature = (text, *, path=None, profile=None, capabilities=None, deny_warnings=false))]
+fn check<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    path: Option<&str>,
+    profile: Option<&str>,
+    capabilities: Option<&Bound<'py, PyAny>>,
+    deny_warnings: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let source = source_bytes(text)?;
+    let capabilities = capabilities_of(py, profile, capabilities)?;
+    let report = api::check::check_source(&source, capabilities.as_ref(), deny_warnings);
+    to_py(py, &with_engine(api::check::file_json(path, &report)))
+}
+
+/// A parsed contract: its blocks, and everything a host does with one.
+#[pyclass(module = "decision_contract", frozen)]
+struct Contract {
+    source: Vec<u8>,
+    path: String,
+    contract: ParsedContract,
+    /// Compiled policies and offered questions per block, without gates or candidates.
+    plain: Mutex<HashMap<String, Arc<(CompiledPolicy, Questions)>>>,
+    /// Frames prepared for the reference profile, per block and marking.
+    prepared: Mutex<HashMap<(String, bool), Arc<PreparedFrame>>>,
+}
+
+impl Contract {
+    /// The block's frame for the reference profile, prepared once per marking.
+    fn prepared(
+        &self,
+        py: Python<'_>,
+        block: &decision_core::contract::Block,
+        mode: Mode,
+    ) -> PyResult<Arc<PreparedFrame>> {
+        let key = (block.id.clone(), mode == Mode::Reference);
+        if let Some(found) = self.prepared.lock().ok().and_then(|cache| cache.get(&key).cloned()) {
+            return Ok(found);
+        }
+        let prepared = Arc::new(PreparedFrame::reference(block, mode).map_err(|e| frame_error(py, e))?);
+        if let Ok(mut cache) = self.prepared.lock() {
+            cache.insert(key, Arc::clone(&prepared));
+        }
+        Ok(prepared)
+    }
+
+    fn block(&self, py: Python<'_>, id: &str) -> PyResult<&decision_core::contract::Block> {
+        api::eval::find_block(&self.contract, id).map_err(|m| usage_error(py, &m, None))
+    }
+
+    /// The block's policy and questions; cached when there are no gates or candidates.
+    fn policy_and_questions(
+        &self,
+        py: Python<'_>,
+        block: &decision_core::contract::Block,
+        gates: &[String],
+        candidates: &api::eval::Candidates,
+    ) -> PyResult<Arc<(CompiledPolicy, Questions)>> {
+        let plain = gates.is_empty() && candidates.is_empty();
+        if plain && let Some(found) = self.plain.lock().ok().and_then(|cache| cache.get(&block.id).cloned()) {
+            return Ok(found);
+        }
+        let policy = api::eval::gated_policy(&self.contract, block, gates).map_err(|m| contract_error(py, &m, None))?;
+        let questions = api::eval::block_questions(block, candidates).map_err(|m| usage_error(py, &m, None))?;
+        let built = Arc::new((policy, questions));
+        if plain && let Ok(mut cache) = self.plain.lock() {
+            cache.insert(block.id.clone(), Arc::clone(&built));
+        }
+        Ok(built)
+    }
+}
+
+/// `gates` as `--gate` takes them: `{"block.question": threshold}` → `block.question=value`.
+fn gate_args(gates: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<String>> {
+    let mut out = Vec::new();
+    for (key, value) in gates.into_iter().flat_map(|d| d.iter()) {
+        let key: String = key.extract()?;
+        let value = match from_py(&value)? {
+            Value::String(text) => text,
+            Value::Number(n) => n.to_string(),
+            _ => {
+                return Err(usage_error(value.py(), &format!("gate `{key}`: the threshold must be a number"), None));
+            }
+        };
+        out.push(format!("{key}={value}"));
+    }
+    Ok(out)
+}
+
+fn candidates_of(py: Python<'_>, candidates: Option<&Bound<'_, PyAny>>) -> PyResult<api::eval::Candidates> {
+    match candidates {
+        None => Ok(api::eval::Candidates::new()),
+        Some(given) => api::eval::candidates_from_value("candidates", from_py(given)?)
+            .map_err(|m| usage_error(py, &m, Some("candidates"))),
+    }
+}
+
+#[pymethods]
+impl Contract {
+    /// Parses a contract; a contract with parse errors raises `ContractError` with every
+    /// error in `diagnostics` and the first one's code and location.
+    #[staticmethod]
+    #[pyo3(signature = (text, *, path=None))]
+    fn parse(py: Python<'_>, text: &Bound<'_, PyAny>, path: Option<String>) -> PyResult<Contract> {
+        let source = source_bytes(text)?;
+        let path = path.unwrap_or_else(|| UNNAMED.to_owned());
+        let parsed = decision_core::syntax::parse(&source);
+        let errors: Vec<&decision_core::Diagnostic> = parsed.diagnostics.iter().filter(|d| d.is_error()).collect();
+        if let Some(first) = errors.first() {
+            let diagnostics: Vec<Value> = errors.iter().map(|d| api::check::diagnostic_json(d)).collect();
+            return Err(errors::diagnostic_error(py, &path, first, &diagnostics));
+        }
+        Ok(Contract {
+            source,
+            path,
+            contract: parsed.contract,
+            plain: Mutex::new(HashMap::new()),
+            prepared: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The block ids, in file order.
+    #[getter]
+    fn blocks(&self) -> Vec<String> {
+        self.contract.blocks.iter().map(|b| b.id.clone()).collect()
+    }
+
+    /// The `schema:` the file declares.
+    #[getter]
+    fn schema(&self) -> Option<String> {
+        self.contract.schema.as_ref().map(|s| s.value.clone())
+    }
+
+    /// The name the contract was given (`DECISION.md` when none).
+    #[getter]
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// `decision explain` as data (its text under `text`).
+    fn explain<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &with_engine(api::explain::document(&self.path, &self.source)))
+    }
+
+    /// `decision frame --format json` for one block.
+    #[pyo3(signature = (block, state, *, profile=None, capabilities=None, untrusted=None, marking="provenance"))]
+    #[allow(clippy::too_many_arguments)]
+    fn frame<'py>(
+        &self,
+        py: Python<'py>,
+        block: &str,
+        state: &Bound<'py, PyAny>,
+        profile: Option<&str>,
+        capabilities: Option<&Bound<'py, PyAny>>,
+        untrusted: Option<Vec<String>>,
+        marking: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let found = api::frame::find_block(&self.path, &self.contract, block).map_err(|e| frame_error(py, e))?;
+        let mode = match marking {
+            "provenance" => Mode::Provenance,
+            "reference" => Mode::Reference,
+            other => {
+                return Err(usage_error(
+                    py,
+                    &format!("unknown marking `{other}`: expected provenance or reference"),
+                    None,
+                ));
+            }
+        };
+        match (profile, capabilities) {
+            (None | Some("reference"), None) => {}
+            // The reference profile's own capabilities are not needed to frame for it.
+            _ => {
+                if let Some(capabilities) = capabilities_of(py, profile, capabilities)? {
+                    self.refuse_adapter_errors(py, found, &capabilities)?;
+                }
+            }
+        }
+        let state = object_from_py(state, "state")?;
+        let document = if profile.is_some() {
+            self.prepared(py, found, mode)?.document(&state)
+        } else {
+            let options = FrameOptions { reference_profile: false, untrusted: untrusted.unwrap_or_default(), mode };
+            api::frame::document(found, &state, &options).map_err(|e| frame_error(py, e))?
+        };
+        to_py(py, &document)
+    }
+
+    /// `decision eval --format json`: validate `answers` and evaluate the block's policy.
+    #[pyo3(signature = (block, answers, *, gates=None, candidates=None))]
+    fn evaluate<'py>(
+        &self,
+        py: Python<'py>,
+        block: &str,
+        answers: &Bound<'py, PyAny>,
+        gates: Option<&Bound<'py, PyDict>>,
+        candidates: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let found = self.block(py, block)?;
+        let built = self.policy_and_questions(py, found, &gate_args(gates)?, &candidates_of(py, candidates)?)?;
+        let answers = object_from_py(answers, "answers")?;
+        let (policy, questions) = &*built;
+        to_py(py, &api::eval::evaluate(found, policy, questions, &answers).to_json())
+    }
+
+    /// `decision ask --format json`: ask a provider the block's questions, validate and
+    /// evaluate; with `log`, the decision is appended to that session log (a path, created
+    /// when missing, or a `SessionLog`).
+    #[pyo3(signature = (block, state, *, provider, url=None, model=None, log=None, gates=None, candidates=None, timeout_ms=30_000, openai_api="chat"))]
+    #[allow(clippy::too_many_arguments)]
+    fn ask<'py>(
+        &self,
+        py: Python<'py>,
+        block: &str,
+        state: &Bound<'py, PyAny>,
+        provider: &str,
+        url: Option<String>,
+        model: Option<String>,
+        log: Option<&Bound<'py, PyAny>>,
+        gates: Option<&Bound<'py, PyDict>>,
+        candidates: Option<&Bound<'py, PyAny>>,
+        timeout_ms: u64,
+        openai_api: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let found = self.block(py, block)?;
+        let built = self.policy_and_questions(py, found, &gate_args(gates)?, &candidates_of(py, candidates)?)?;
+        let state = object_from_py(state, "state")?;
+        let provider = provider::build(py, provider, url.as_deref(), model.as_deref(), openai_api)?;
+        let artifact = api::ask::compile(found, &state).map_err(|m| contract_error(py, &m, None))?;
+        let (policy, questions) = &*built;
+        let spec = NodeSpec {
+            id: artifact.as_ref().map_or_else(|| found.id.clone(), |a| a.node.clone()),
+            state: artifact.as_ref().map_or(state, |a| Map::clone(&a.state)),
+            questions: questions.clone(),
+            policy: policy.clone(),
+            frame_digest: artifact.as_ref().map(|a| a.digest.clone()),
+            model,
+        };
+        let decider = Decider::new(provider).with_timeout(Duration::from_millis(timeout_ms));
+        // The provider may wait on the network: other Python threads run meanwhile.
+        let decision = py.detach(|| decider.decide(&spec)).map_err(|e| errors::provider_error(py, &e.to_string()))?;
+        if let Some(log) = log {
+            log::record(py, log, &decision.to_event(artifact.map(|a| a.to_value())))?;
+        }
+        to_py(py, &api::ask::document(block, &decision))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Contract {} · {} blocks>", self.path, self.contract.blocks.len())
+    }
+}
+
+impl Contract {
+    /// With a host's capabilities, a block that does not fit the host is refused before it
+    /// is framed: the first adapter error about it (or about the whole file) is raised.
+    fn refuse_adapter_errors(
+        &self,
+        py: Python<'_>,
+        block: &decision_core::contract::Block,
+        capabilities: &Capabilities,
+    ) -> PyResult<()> {
+        let report = api::check::check_source(&self.source, Some(capabilities), false);
+        let errors: Vec<&decision_core::Diagnostic> = report
+            .layer(decision_core::diag::Layer::Adapter)
+            .filter(|d| d.is_error() && d.block.as_deref().is_none_or(|b| b == block.id))
+            .collect();
+        match errors.first() {
+            Some(first) => {
+                let diagnostics: Vec<Value> = errors.iter().map(|d| api::check::diagnostic_json(d)).collect();
+                Err(errors::diagnostic_error(py, &self.path, first, &diagnostics))
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+fn frame_error(py: Python<'_>, error: FrameError) -> PyErr {
+    match error {
+        FrameError::Failed(message) => contract_error(py, &message, None),
+        FrameError::Usage(message) => usage_error(py, &message, None),
+    }
+}
+
+/// The benchmark's baseline: nanoseconds per call of the Rust function behind
+/// `Contract.frame` (`kind="frame"`, with the reference profile) or `Contract.evaluate`
+/// (`kind="evaluate"`), run `n` times in Rust on the same inputs, with nothing converted.
+#[pyfunction]
+fn _rust_timing(
+    py: Python<'_>,
+    contract: &Contract,
+    kind: &str,
+    block: &str,
+    input: &Bound<'_, PyAny>,
+    n: u32,
+) -> PyResult<f64> {
+    let found = contract.block(py, block)?;
+    let input_object = Some(input.clone());
+    let input = object_from_py(input, "input")?;
+    let runs = n.max(1);
+    let started = std::time::Instant::now();
+    match kind {
+        "frame" => {
+            let prepared = PreparedFrame::reference(found, Mode::Provenance).map_err(|e| frame_error(py, e))?;
+            let started = std::time::Instant::now();
+            for _ in 0..runs {
+                std::hint::black_box(prepared.document(&input));
+            }
+            return Ok(started.elapsed().as_nanos() as f64 / f64::from(runs));
+        }
+        "evaluate" => {
+            let built = contract.policy_and_questions(py, found, &[], &api::eval::Candidates::new())?;
+            let (policy, questions) = &*built;
+            for _ in 0..runs {
+                std::hint::black_box(api::eval::evaluate(found, policy, questions, &input).to_json());
+            }
+        }
+        // The two halves of what a call from Python adds to `frame`: reading the state, and
+        // building the returned dicts.
+        "frame-in" => {
+            let given = input_object.as_ref().ok_or_else(|| usage_error(py, "no input", None))?;
+            for _ in 0..runs {
+                std::hint::black_box(object_from_py(given, "input")?);
+            }
+        }
+        "frame-out" => {
+            let options = FrameOptions { reference_profile: true, ..FrameOptions::default() };
+            let document = api::frame::document(found, &input, &options).map_err(|e| frame_error(py, e))?;
+            let started = std::time::Instant::now();
+            for _ in 0..runs {
+                std::hint::black_box(to_py(py, &document)?);
+            }
+            return Ok(started.elapsed().as_nanos() as f64 / f64::from(runs));
+        }
+        other => return Err(usage_error(py, &format!("unknown kind `{other}`"), None)),
+    }
+    Ok(started.elapsed().as_nanos() as f64 / f64::from(runs))
+}
+
+/// The engine's version and the schema versions it reads and writes.
+#[pyfunction]
+fn engine<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    to_py(py, &api::engine_info())
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", api::ENGINE_VERSION)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(engine, m)?)?;
+    m.add_function(wrap_pyfunction!(_rust_timing, m)?)?;
+    m.add_class::<Contract>()?;
+    log::register(m)?;
+    outcomes::register(m)?;
+    Ok(())
+}

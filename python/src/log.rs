@@ -1,0 +1,221 @@
+//! Session logs: verifying them (`decision replay --format json`), verifying one record,
+//! and writing them with the runtime's chained writer.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use decision_runtime::api;
+use decision_runtime::log::{
+    DecisionEvent, FsyncPolicy, LogError, LogHeader, ReplayOptions, SessionLog as Writer, now_ms, replay_file,
+};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde_json::Map;
+
+use crate::convert::{from_py, object_from_py, to_py};
+use crate::errors::{log_error, record_error, usage_error};
+
+/// `verify_log(path, *, jobs=1, verbose=False, max_line=…)`: the document `decision replay
+/// --format json PATH` prints. The log is read and verified without holding the GIL.
+#[pyfunction]
+#[pyo3(signature = (path, *, jobs=1, verbose=false, max_line=decision_runtime::log::lines::DEFAULT_MAX_LINE))]
+fn verify_log<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    jobs: usize,
+    verbose: bool,
+    max_line: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let threads = if jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { jobs };
+    let options = ReplayOptions { max_line, threads, ..ReplayOptions::default() };
+    let display = path.display().to_string();
+    let outcome = py.detach(|| {
+        let mut results = Vec::new();
+        let report = replay_file(&path, &options, &mut |result| {
+            if api::replay::is_listed(result, verbose) {
+                results.push(api::replay::result_json(&display, result));
+            }
+        });
+        report.map(|report| {
+            let mut summary = api::replay::LogSummary::default();
+            summary.add(&display, &report);
+            summary.document(results)
+        })
+    });
+    match outcome {
+        Ok(document) => to_py(py, &document),
+        Err(e) => Err(log_error(py, &format!("cannot read {display}: {e}"), "unreadable", &display, None)),
+    }
+}
+
+/// `verify_record(record)`: one `decision` event (or a whole log line) verified alone.
+#[pyfunction]
+fn verify_record<'py>(py: Python<'py>, record: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let text = from_py(record)?.to_string();
+    let verdict = api::replay::verify_record(text.as_bytes()).map_err(|e| record_error(py, &e.to_string()))?;
+    let mut verdict = verdict;
+    if let Some(map) = verdict.as_object_mut() {
+        map.insert("engine".to_owned(), api::engine_info());
+    }
+    to_py(py, &verdict)
+}
+
+fn writer_error(py: Python<'_>, error: &LogError) -> PyErr {
+    let (code, path, line) = match error {
+        LogError::Io { path, .. } => ("io", path.display().to_string(), None),
+        LogError::InvalidSessionId(_) => ("session_id", String::new(), None),
+        LogError::TornTail { path, line } => ("torn_tail", path.display().to_string(), Some(*line)),
+        LogError::Empty(path) => ("empty", path.display().to_string(), None),
+    };
+    log_error(py, &error.to_string(), code, &path, line)
+}
+
+/// A chained session log, opened for appending (created with its header when missing).
+#[pyclass(module = "decision_contract")]
+pub struct SessionLog {
+    writer: Mutex<Option<Writer>>,
+    path: PathBuf,
+}
+
+impl SessionLog {
+    fn with<T>(&self, py: Python<'_>, f: impl FnOnce(&mut Writer) -> Result<T, LogError>) -> PyResult<T> {
+        let mut guard = self.writer.lock().map_err(|_| {
+            log_error(py, "the log is unusable after a failure", "io", &self.path.display().to_string(), None)
+        })?;
+        let writer = guard
+            .as_mut()
+            .ok_or_else(|| log_error(py, "the log is closed", "closed", &self.path.display().to_string(), None))?;
+        f(writer).map_err(|e| writer_error(py, &e))
+    }
+}
+
+#[pymethods]
+impl SessionLog {
+    /// Opens `path` for appending, or creates it with a header (`session_id`, default
+    /// `py-<ms>`). `group_commit`: lines wait for `commit()`; `fsync`: `"never"`, `"every_line"`.
+    #[new]
+    #[pyo3(signature = (path, *, session_id=None, group_commit=false, fsync="never"))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        session_id: Option<String>,
+        group_commit: bool,
+        fsync: &str,
+    ) -> PyResult<Self> {
+        let policy = match fsync {
+            "never" => FsyncPolicy::Never,
+            "every_line" => FsyncPolicy::EveryLine,
+            other => {
+                return Err(usage_error(
+                    py,
+                    &format!("unknown fsync policy `{other}`: expected never or every_line"),
+                    None,
+                ));
+            }
+        };
+        let opened = if path.exists() {
+            Writer::open(&path, policy)
+        } else {
+            let header = LogHeader {
+                id: session_id.unwrap_or_else(|| format!("py-{}", now_ms())),
+                created_at_ms: now_ms(),
+                cwd: std::env::current_dir().ok().map(|p| p.display().to_string()),
+            };
+            Writer::create(&path, &header, policy)
+        };
+        let mut writer = opened.map_err(|e| writer_error(py, &e))?;
+        if group_commit {
+            writer.set_group_commit(true).map_err(|e| writer_error(py, &e))?;
+        }
+        Ok(SessionLog { writer: Mutex::new(Some(writer)), path })
+    }
+
+    /// Appends a `decision` event (a dict with `step`, `id`, `state`, `questions`, …; its
+    /// `type` is always `decision`).
+    fn append_decision(&self, py: Python<'_>, record: &Bound<'_, PyDict>) -> PyResult<()> {
+        let payload = object_from_py(record, "record")?;
+        self.with(py, |w| w.append_owned("decision", payload))
+    }
+
+    /// Appends an event `{"type": event_type, …payload}`.
+    #[pyo3(signature = (event_type, payload=None))]
+    fn append_event(&self, py: Python<'_>, event_type: &str, payload: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        let payload = match payload {
+            Some(payload) => object_from_py(payload, "payload")?,
+            None => Map::new(),
+        };
+        self.with(py, |w| w.append_owned(event_type, payload))
+    }
+
+    /// Sets the 0-based run index stamped on the following events.
+    fn set_run(&self, py: Python<'_>, run: u64) -> PyResult<()> {
+        self.with(py, |w| {
+            w.set_run(run);
+            Ok(())
+        })
+    }
+
+    /// Writes every held line (with group commit); a no-op otherwise.
+    fn commit(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, Writer::commit)
+    }
+
+    /// Commits and closes the log.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, Writer::commit)?;
+        if let Ok(mut guard) = self.writer.lock() {
+            guard.take();
+        }
+        Ok(())
+    }
+
+    /// The chain's head: `{"seq": …, "sha256": …}` of the last line appended.
+    #[getter]
+    fn head<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let (seq, sha256) = self.with(py, |w| Ok(w.head()))?;
+        to_py(py, &serde_json::json!({"seq": seq, "sha256": sha256}))
+    }
+
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+}
+
+/// Appends `decision` to the log `target`: a `SessionLog`, or a path (opened, or created as
+/// `decision ask --log` creates it, and written through with every line synced).
+pub fn record(py: Python<'_>, target: &Bound<'_, PyAny>, decision: &DecisionEvent) -> PyResult<()> {
+    if let Ok(log) = target.cast::<SessionLog>() {
+        return log.borrow().with(py, |w| w.append_decision(decision));
+    }
+    let path: PathBuf = target.extract()?;
+    let opened = if path.exists() {
+        Writer::open(&path, FsyncPolicy::EveryLine)
+    } else {
+        let cwd = std::env::current_dir().ok().map(|p| p.display().to_string());
+        Writer::create(
+            &path,
+            &LogHeader { id: format!("ask-{}", now_ms()), created_at_ms: now_ms(), cwd },
+            FsyncPolicy::EveryLine,
+        )
+    };
+    let mut writer = opened.map_err(|e| writer_error(py, &e))?;
+    writer.append_decision(decision).map_err(|e| writer_error(py, &e))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(verify_log, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_record, m)?)?;
+    m.add_class::<SessionLog>()?;
+    Ok(())
+}

@@ -1,0 +1,59 @@
+"""Shared helpers: the repository, the `decision` binary, and running it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any, List, Tuple
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared"
+
+
+def _decision_binary() -> Path:
+    given = os.environ.get("DECISION_BIN")
+    if given:
+        return Path(given)
+    subprocess.run(["cargo", "build", "-q", "--bin", "decision"], cwd=REPO, check=True)
+    return REPO / "target" / "debug" / "decision"
+
+
+@pytest.fixture(scope="session")
+def decision() -> Path:
+    return _decision_binary()
+
+
+def run(binary: Path, *args: str) -> Tuple[int, str, str]:
+    """Runs the CLI from the repository root: (exit status, stdout, stderr)."""
+    done = subprocess.run([str(binary), *args], cwd=REPO, capture_output=True, text=True)
+    return done.returncode, done.stdout, done.stderr
+
+
+def run_json(binary: Path, *args: str) -> Any:
+    _, out, err = run(binary, *args)
+    assert out, err
+    return json.loads(out)
+
+
+def without_engine(document: Any) -> Any:
+    """The library adds `engine` to documents that have a `schema`; the CLI does not."""
+    if isinstance(document, dict):
+        return {k: without_engine(v) for k, v in document.items() if k != "engine"}
+    if isinstance(document, list):
+        return [without_engine(v) for v in document]
+    return document
+
+
+def same(library: Any, cli: Any) -> None:
+    """Equal, with keys in the same order."""
+    assert json.dumps(without_engine(library)) == json.dumps(cli)
+
+
+def contracts() -> List[Path]:
+    found = [REPO / "examples/coding-agent/DECISION.md", REPO / "examples/support-triage/DECISION.md"]
+    found += sorted((SHARED / "fixtures/jevloop").glob("*.md")) if SHARED.exists() else []
+    return found
