@@ -163,11 +163,14 @@ export interface FrameArtifact {
   provenance?: Array<{ key: string; from: string; trust: string; marked: string }>;
 }
 
+/** The questions of a request, by id. */
+export type Questions = { [id: string]: WireQuestion };
+
 /** `decision frame --format json`. */
 export interface FrameDocument {
   block: string;
   frame: FrameArtifact;
-  questions: { [id: string]: WireQuestion };
+  questions: Questions;
   requestDigest: string;
   dynamic?: { provider: string; reads: string[]; note: string };
 }
@@ -318,7 +321,7 @@ export interface Digests {
   /** frameDigest(node, state); JSON text keeps its key order exactly. */
   frame(node: string, state: JsonObject | string): string;
   /** requestDigest(frameDigest, questions). */
-  request(frameDigest: string, questions: JsonObject | string): string;
+  request(frameDigest: string, questions: Questions | JsonObject | string): string;
   /** `JSON.stringify` as the reference computes digests over it. */
   stringify(value: Json): string;
 }

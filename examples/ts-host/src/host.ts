@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as dc from 'decision-contract';
 import type { Evaluation, FrameDocument, JsonObject, WireQuestion } from 'decision-contract';
+import { surface } from './surface';
 
 const EXAMPLE = join(__dirname, '..', '..', 'support-triage');
 const CONTRACT_PATH = 'examples/support-triage/DECISION.md';
@@ -117,6 +118,7 @@ function main(): number {
   for (const d of checked.diagnostics) console.error(`${CONTRACT_PATH}:${d.line}:${d.column}: ${d.code} ${d.message}`);
   if (!checked.ok) return 1;
   console.log(`decision-contract ${dc.version()} · ${CONTRACT_PATH}: ok (${checked.summary.blocks} blocks)`);
+  for (const line of surface()) console.log(`  ${line}`);
 
   const first = JSON.parse(readFileSync(join(EXAMPLE, 'state.json'), 'utf8')) as Ticket;
   const tickets: Array<[string, Ticket]> = [
