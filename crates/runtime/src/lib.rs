@@ -4,8 +4,10 @@
 
 pub mod api;
 pub mod ask;
+pub mod clock;
 pub mod frame;
 pub mod graph;
+#[cfg(feature = "coding-host")]
 pub mod host;
 pub mod log;
 pub mod outcome;

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use decision_core::digest::{frame_digest, request_digest_of_text, stringify};
 use decision_core::policy::{Answers, CompiledPolicy, Margin, evaluate};
@@ -19,6 +19,7 @@ use thiserror::Error;
 
 use super::answer::{QuestionProblem, validate_answers};
 use super::wire::Questions;
+use crate::clock::Instant;
 use crate::log::DecisionEvent;
 use crate::provider::{DEFAULT_TIMEOUT, DecisionProvider, Request, Response, SharedState, Usage};
 

@@ -4,12 +4,16 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
+#[cfg(feature = "http")]
+use serde_json::json;
 use thiserror::Error;
 
 use super::heuristic::{TaskReading, contains_word};
 use crate::frame::clip;
+#[cfg(feature = "http")]
 use crate::provider::strict::parse_strict;
+#[cfg(feature = "http")]
 use crate::provider::{ApiKey, redact_bearer, redact_value};
 
 /// The first line of every deterministic report: no one should mistake it for a model's answer.
@@ -146,6 +150,7 @@ pub fn halt_text(halt: &str) -> String {
 }
 
 /// The largest reply body read from the chat endpoint.
+#[cfg(feature = "http")]
 pub const MAX_REPLY_BYTES: u64 = 8 * 1024 * 1024;
 
 /// An OpenAI-compatible `POST {base}/chat/completions` generator.
@@ -153,7 +158,8 @@ pub const MAX_REPLY_BYTES: u64 = 8 * 1024 * 1024;
 /// The request is `{model, messages: [system: the contract's generator instructions, user:
 /// the task, each evidence line, and on a revision the gate's reason], temperature: 0}`, with
 /// `max_tokens` only when a cap is set. Every error names the generator, and the API key is
-/// scrubbed from it.
+/// scrubbed from it. Needs the `http` feature (on by default).
+#[cfg(feature = "http")]
 #[derive(Debug, Clone)]
 pub struct ChatGenerator {
     name: String,
@@ -165,6 +171,7 @@ pub struct ChatGenerator {
     agent: ureq::Agent,
 }
 
+#[cfg(feature = "http")]
 impl ChatGenerator {
     /// `base_url` is the API root, e.g. `http://127.0.0.1:8080/v1`.
     pub fn new(base_url: &str, model: &str, key: Option<ApiKey>) -> Self {
@@ -195,6 +202,7 @@ impl ChatGenerator {
     }
 }
 
+#[cfg(feature = "http")]
 impl Generator for ChatGenerator {
     fn name(&self) -> &str {
         &self.name

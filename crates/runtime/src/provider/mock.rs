@@ -2,13 +2,14 @@
 //! marked degraded. `noul` is 0.5; a choice picks the first option with uniform
 //! probabilities; a score is the middle of the scale with uniform probabilities.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
 use super::error::ProviderError;
 use super::{DecisionProvider, Request, Response};
 use crate::ask::WireQuestion;
+use crate::clock::Instant;
 
 /// The fixed warning every mock response carries.
 pub const MOCK_WARNING: &str = "mock provider: placeholder answers, not decisions";

@@ -1,17 +1,21 @@
 //! Decision providers behind one trait: System One over HTTP, OpenAI-compatible servers
 //! scored by log-probabilities, the deterministic `mock` and `script:FILE`, retries and a
-//! fallback chain.
+//! fallback chain. The HTTP providers need the `http` feature (on by default).
 
 mod deadline;
 mod error;
 mod fallback;
+#[cfg(feature = "http")]
 mod http;
 mod mock;
+#[cfg(feature = "http")]
 mod openai;
 mod retry;
 mod script;
 mod secret;
+#[cfg(feature = "http")]
 pub(crate) mod strict;
+#[cfg(feature = "http")]
 mod systemone;
 
 use std::sync::Arc;
@@ -24,11 +28,14 @@ pub use deadline::WithDeadline;
 pub use error::{ErrorCode, ProviderError, classify_status, parse_retry_after};
 pub use fallback::FallbackChain;
 pub use mock::{MOCK_WARNING, MockProvider};
+#[cfg(feature = "http")]
 pub use openai::{OpenAiMode, OpenAiProvider};
 pub use retry::{RetryNotice, RetryPolicy, Retrying};
 pub use script::{ScriptError, ScriptProvider};
+#[cfg(feature = "http")]
 pub(crate) use secret::redact_value;
 pub use secret::{ApiKey, redact_bearer};
+#[cfg(feature = "http")]
 pub use systemone::{DEFAULT_MAX_RESPONSE_BYTES, SystemOneProvider};
 
 use crate::ask::Questions;

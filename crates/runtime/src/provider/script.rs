@@ -5,7 +5,6 @@
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::Instant;
 
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -13,6 +12,7 @@ use thiserror::Error;
 use super::error::{ErrorCode, ProviderError};
 use super::{DecisionProvider, Request, Response};
 use crate::ask::normalize;
+use crate::clock::Instant;
 
 #[derive(Debug, Error)]
 pub enum ScriptError {

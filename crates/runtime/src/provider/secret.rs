@@ -17,6 +17,7 @@ impl ApiKey {
         std::env::var(variable).ok().and_then(ApiKey::new)
     }
 
+    #[cfg(feature = "http")]
     pub(crate) fn bearer(&self) -> String {
         format!("Bearer {}", self.0)
     }
@@ -63,6 +64,7 @@ pub fn redact_bearer(text: &str) -> String {
     out
 }
 
+#[cfg(feature = "http")]
 /// Redacts every string of `value` — object keys too — of `key` and of `Bearer …` forms.
 pub(crate) fn redact_value(value: &mut serde_json::Value, key: Option<&ApiKey>) {
     use serde_json::Value;

@@ -1,0 +1,291 @@
+//! The package's functions in plain Rust: text and JSON options in, the `decision`
+//! command's JSON documents out (built by `decision_runtime::api`, so the CLI, Python and
+//! JavaScript print the same bytes), or a [`Failure`]. Nothing here reads a file, the
+//! network or the clock; a `path` only names the input in documents and messages.
+
+use decision_core::check::Capabilities;
+use decision_core::contract::Contract;
+use decision_core::digest::{frame_digest, request_digest, stringify};
+use decision_runtime::api;
+use decision_runtime::api::frame::{FrameError, FrameOptions};
+use decision_runtime::frame::Mode;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use crate::failure::{Failure, codes};
+
+/// What a contract is called when the caller gives it no name.
+pub const DEFAULT_CONTRACT_PATH: &str = "DECISION.md";
+
+fn options<T: DeserializeOwned + Default>(what: &str, text: &str) -> Result<T, Failure> {
+    if text.trim().is_empty() {
+        return Ok(T::default());
+    }
+    serde_json::from_str(text).map_err(|e| Failure::new(codes::USAGE, format!("{what} options: {e}")))
+}
+
+/// A JSON object given as an object, or as its text (whose key order is then kept exactly).
+fn object(what: &str, value: Value) -> Result<Map<String, Value>, Failure> {
+    let value = match value {
+        Value::String(text) => {
+            serde_json::from_str(&text).map_err(|e| Failure::new(codes::USAGE, format!("{what}: not JSON: {e}")))?
+        }
+        other => other,
+    };
+    match value {
+        Value::Object(map) => Ok(map),
+        _ => Err(Failure::new(codes::USAGE, format!("{what}: expected a JSON object"))),
+    }
+}
+
+/// Parses a contract; parse errors refuse it with the code and location of the first one.
+/// `message` builds the refusal's text the way the matching CLI command words it.
+fn parsed_contract(path: &str, text: &[u8], message: impl Fn() -> String) -> Result<Contract, Failure> {
+    let parsed = decision_core::syntax::parse(text);
+    let errors: Vec<_> = parsed.diagnostics.iter().filter(|d| d.is_error()).collect();
+    if errors.is_empty() { Ok(parsed.contract) } else { Err(Failure::contract(message(), path, &errors)) }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+struct CheckArgs {
+    path: Option<String>,
+    /// `"reference"`: the reference host profile.
+    profile: Option<String>,
+    /// A capability report, as an object or its JSON text.
+    capabilities: Option<Value>,
+    deny_warnings: bool,
+}
+
+/// `decision check --format json`'s object for one file (`path` is `null` when unnamed).
+pub fn check(text: &[u8], options_json: &str) -> Result<Value, Failure> {
+    let args: CheckArgs = options("check", options_json)?;
+    let capabilities = match (&args.profile, args.capabilities) {
+        (Some(_), Some(_)) => {
+            return Err(Failure::new(codes::USAGE, "check options: give `profile` or `capabilities`, not both"));
+        }
+        (Some(profile), None) => Some(reference_profile(profile)?),
+        (None, Some(report)) => {
+            let text = match report {
+                Value::String(text) => text,
+                other => other.to_string(),
+            };
+            Some(Capabilities::from_json(&text).map_err(|e| Failure::new(codes::USAGE, format!("capabilities: {e}")))?)
+        }
+        (None, None) => None,
+    };
+    let report = api::check::check_source(text, capabilities.as_ref(), args.deny_warnings);
+    Ok(api::check::file_json(args.path.as_deref(), &report))
+}
+
+fn reference_profile(profile: &str) -> Result<Capabilities, Failure> {
+    match profile {
+        "reference" => Ok(Capabilities::reference()),
+        other => Err(Failure::new(codes::USAGE, format!("unknown profile `{other}` (known: reference)"))),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+struct ExplainArgs {
+    path: Option<String>,
+}
+
+/// The explain table as data, with `text` exactly what `decision explain` prints.
+pub fn explain(text: &[u8], options_json: &str) -> Result<Value, Failure> {
+    let args: ExplainArgs = options("explain", options_json)?;
+    let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACT_PATH);
+    Ok(api::explain::document(path, text))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+struct FrameArgs {
+    path: Option<String>,
+    block: Option<String>,
+    state: Option<Value>,
+    profile: Option<String>,
+    untrusted: Vec<String>,
+    /// `"provenance"` (default) or `"reference"`.
+    marking: Option<String>,
+}
+
+/// `decision frame --format json`: the frame artifact, the questions and both digests.
+pub fn frame(text: &[u8], options_json: &str) -> Result<Value, Failure> {
+    let args: FrameArgs = options("frame", options_json)?;
+    let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACT_PATH);
+    let block_id = args.block.ok_or_else(|| Failure::new(codes::USAGE, "frame: `block` is required"))?;
+    let state = object("state", args.state.ok_or_else(|| Failure::new(codes::USAGE, "frame: `state` is required"))?)?;
+    let mode = match args.marking.as_deref() {
+        None | Some("provenance") => Mode::Provenance,
+        Some("reference") => Mode::Reference,
+        Some(other) => {
+            return Err(Failure::new(
+                codes::USAGE,
+                format!("unknown marking `{other}` (known: provenance, reference)"),
+            ));
+        }
+    };
+    let reference = match args.profile.as_deref() {
+        None => false,
+        Some(profile) => reference_profile(profile).map(|_| true)?,
+    };
+    let contract = parsed_contract(path, text, || match api::frame::parse_contract(path, text) {
+        Err(e) => e.to_string(),
+        Ok(_) => String::new(),
+    })?;
+    let to_failure = |e: FrameError| match e {
+        FrameError::Failed(message) => Failure::new(codes::FRAME, message).at_path(path),
+        FrameError::Usage(message) => Failure::new(codes::USAGE, message),
+    };
+    let block = api::frame::find_block(path, &contract, &block_id).map_err(to_failure)?;
+    let options = FrameOptions { reference_profile: reference, untrusted: args.untrusted, mode };
+    api::frame::document(block, &state, &options).map_err(to_failure)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+struct EvaluateArgs {
+    path: Option<String>,
+    block: Option<String>,
+    answers: Option<Value>,
+    /// Threshold overrides `block.question=value`, all or nothing.
+    gates: Vec<String>,
+    /// The candidates a `dynamic:` block offered.
+    candidates: Option<Value>,
+}
+
+/// `decision eval --format json`: validate answers and evaluate the block's policy.
+pub fn evaluate(text: &[u8], options_json: &str) -> Result<Value, Failure> {
+    let args: EvaluateArgs = options("evaluate", options_json)?;
+    let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACT_PATH);
+    let block_id = args.block.ok_or_else(|| Failure::new(codes::USAGE, "evaluate: `block` is required"))?;
+    let answers =
+        object("answers", args.answers.ok_or_else(|| Failure::new(codes::USAGE, "evaluate: `answers` is required"))?)?;
+    let contract = parsed_contract(path, text, || match api::eval::load_contract(path, text) {
+        Err(message) => message,
+        Ok(_) => String::new(),
+    })?;
+    let usage = |message: String| Failure::new(codes::USAGE, message);
+    let block = api::eval::find_block(&contract, &block_id).map_err(usage)?;
+    let policy = api::eval::gated_policy(&contract, block, &args.gates).map_err(usage)?;
+    let candidates = match args.candidates {
+        None => api::eval::Candidates::new(),
+        Some(value) => api::eval::candidates_from_value("candidates", Value::Object(object("candidates", value)?))
+            .map_err(usage)?,
+    };
+    let questions = api::eval::block_questions(block, &candidates).map_err(usage)?;
+    Ok(api::eval::evaluate(block, &policy, &questions, &answers).to_json())
+}
+
+/// One decision event verified on its own: `{"schema", "node", "step", "status", "checks"}`.
+pub fn verify_record(event: &[u8]) -> Result<Value, Failure> {
+    api::replay::verify_record(event).map_err(|e| Failure::new(codes::RECORD, e.to_string()))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+struct LogArgs {
+    path: Option<String>,
+    verbose: bool,
+    max_line: Option<usize>,
+}
+
+/// What the log is called in the document when the caller gives it no name.
+pub const DEFAULT_LOG_PATH: &str = "session.jsonl";
+
+/// `decision replay --format json` for one log given as text.
+pub fn verify_log(text: &[u8], options_json: &str) -> Result<Value, Failure> {
+    let args: LogArgs = options("verifyLog", options_json)?;
+    let path = args.path.as_deref().unwrap_or(DEFAULT_LOG_PATH);
+    let max_line = args.max_line.unwrap_or(decision_runtime::log::lines::DEFAULT_MAX_LINE);
+    Ok(api::replay::verify_text(path, text, args.verbose, max_line).0)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+struct OutcomeArgs {
+    path: Option<String>,
+    tool: Option<String>,
+    method: Option<String>,
+    outcome: Option<Value>,
+}
+
+/// What the contracts file is called when the caller gives it no name.
+pub const DEFAULT_CONTRACTS_PATH: &str = "contracts.json";
+
+/// Lints a contracts file: `decision outcomes check --format json`.
+pub fn outcomes_check(contracts: &str, options_json: &str) -> Result<Value, Failure> {
+    let args: OutcomeArgs = options("outcomes.check", options_json)?;
+    Ok(api::outcomes::check_document(args.path.as_deref().unwrap_or(DEFAULT_CONTRACTS_PATH), contracts))
+}
+
+/// Validates one outcome against its tool and method's contract: `{"outcome", "verdict"}`,
+/// where `outcome` is exactly what `decision outcomes validate --format json` prints and
+/// `verdict` is `held`, `violated`, `no_deliverable` or `not_validated` (an error outcome).
+pub fn outcomes_validate(contracts: &str, options_json: &str) -> Result<Value, Failure> {
+    use decision_runtime::outcome::{self, Verdict};
+    let args: OutcomeArgs = options("outcomes.validate", options_json)?;
+    let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACTS_PATH);
+    let required = |field: &str| Failure::new(codes::USAGE, format!("outcomes.validate: `{field}` is required"));
+    let tool = args.tool.ok_or_else(|| required("tool"))?;
+    let method = args.method.ok_or_else(|| required("method"))?;
+    let document = match args.outcome.ok_or_else(|| required("outcome"))? {
+        Value::String(text) => serde_json::from_str(&text)
+            .map_err(|e| Failure::new(codes::OUTCOME, format!("outcome: invalid JSON: {e}")))?,
+        other => other,
+    };
+    let set = outcome::load_contracts(contracts).map_err(|errors| {
+        let first = errors.0.first();
+        Failure {
+            code: codes::CONTRACTS,
+            message: format!("{path} is not a valid contracts file (see `outcomes.check`)"),
+            path: Some(path.to_owned()),
+            line: first.map(|e| u32::try_from(e.line).unwrap_or(u32::MAX)),
+            column: first.map(|e| u32::try_from(e.column).unwrap_or(u32::MAX)),
+            diagnostics: errors.0.iter().map(api::outcomes::lint_error_json).collect(),
+        }
+    })?;
+    let contract =
+        api::outcomes::contract_for(&set, path, &tool, &method).map_err(|m| Failure::new(codes::USAGE, m))?;
+    let validation = api::outcomes::validate(contract, &tool, &method, "outcome", &document)
+        .map_err(|m| Failure::new(codes::OUTCOME, m))?;
+    let verdict = match validation.verdict {
+        Verdict::Held { .. } => "held",
+        Verdict::Violated(_) => "violated",
+        Verdict::NoDeliverable => "no_deliverable",
+        _ => "not_validated",
+    };
+    Ok(json!({"outcome": validation.document, "verdict": verdict}))
+}
+
+/// The advisory report over outcome events given as text: `decision outcomes report --format json`.
+pub fn outcomes_report(log: &str) -> Result<Value, Failure> {
+    api::outcomes::report(log.as_bytes()).map_err(|e| Failure::new(codes::USAGE, e.to_string()))
+}
+
+/// `{"version", "contract_schemas", "record_schema"}`.
+pub fn engine_info() -> Value {
+    api::engine_info()
+}
+
+/// `frameDigest(node, state)` of a state given as JSON text (its key order is kept).
+pub fn digest_frame(node: &str, state_json: &str) -> Result<Value, Failure> {
+    let state = object("state", Value::String(state_json.to_owned()))?;
+    Ok(Value::String(frame_digest(node, &state)))
+}
+
+/// `requestDigest(frameDigest, questions)` of questions given as JSON text.
+pub fn digest_request(frame: &str, questions_json: &str) -> Result<Value, Failure> {
+    let questions: Value = serde_json::from_str(questions_json)
+        .map_err(|e| Failure::new(codes::USAGE, format!("questions: not JSON: {e}")))?;
+    Ok(Value::String(request_digest(frame, &questions)))
+}
+
+/// `JSON.stringify` of a value given as JSON text, byte for byte as the reference writes it.
+pub fn digest_stringify(json_text: &str) -> Result<Value, Failure> {
+    let value: Value =
+        serde_json::from_str(json_text).map_err(|e| Failure::new(codes::USAGE, format!("not JSON: {e}")))?;
+    Ok(Value::String(stringify(&value)))
+}

@@ -1,0 +1,61 @@
+//! The exports' envelopes and refusals, natively (the Node tests run the same code as wasm
+//! and compare it with the CLI).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use decision_wasm::{check, evaluate, frame, verify_record};
+use serde_json::Value;
+
+const TRIAGE: &str = include_str!("../../../examples/support-triage/DECISION.md");
+const BROKEN: &str = include_str!("../../../js/test/fixtures/broken.md");
+
+fn parse(envelope: &str) -> Value {
+    serde_json::from_str(envelope).unwrap()
+}
+
+#[test]
+fn a_clean_check_is_a_value() {
+    let result = parse(&check(TRIAGE.as_bytes(), r#"{"path":"t.md"}"#));
+    assert_eq!(result["value"]["ok"], true);
+    assert_eq!(result["value"]["path"], "t.md");
+    assert!(result.get("error").is_none());
+}
+
+#[test]
+fn a_broken_check_is_still_a_value_with_its_diagnostics() {
+    let result = parse(&check(BROKEN.as_bytes(), ""));
+    assert_eq!(result["value"]["ok"], false);
+    assert_eq!(result["value"]["diagnostics"][0]["code"], "DC0104");
+}
+
+#[test]
+fn a_frame_of_a_broken_contract_is_refused_at_its_first_error() {
+    let result = parse(&frame(BROKEN.as_bytes(), r#"{"block":"is_urgent","state":{}}"#));
+    let error = &result["error"];
+    assert_eq!(error["code"], "DC0104");
+    assert_eq!(error["line"], 16);
+    assert_eq!(error["column"], 12);
+    assert_eq!(error["path"], "DECISION.md");
+    assert_eq!(error["diagnostics"].as_array().unwrap().len(), 3);
+    assert!(error["message"].as_str().unwrap().starts_with("the contract does not parse:\n  DECISION.md:16: DC0104"));
+}
+
+#[test]
+fn unknown_options_are_refused() {
+    let result = parse(&evaluate(TRIAGE.as_bytes(), r#"{"block":"route","answers":{},"gate":["x"]}"#));
+    assert_eq!(result["error"]["code"], "E_USAGE");
+    assert!(result["error"]["message"].as_str().unwrap().contains("unknown field `gate`"));
+}
+
+#[test]
+fn evaluate_escalates_an_invalid_answer() {
+    let result =
+        parse(&evaluate(TRIAGE.as_bytes(), r#"{"block":"is_actionable","answers":{"is_actionable":{"noul":2}}}"#));
+    assert_eq!(result["value"]["valid"], false);
+    assert_eq!(result["value"]["action"], "escalate");
+}
+
+#[test]
+fn a_record_that_is_not_one_is_refused() {
+    let result = parse(&verify_record(br#"{"type":"phase"}"#));
+    assert_eq!(result["error"]["code"], "E_RECORD");
+}

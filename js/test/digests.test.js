@@ -1,0 +1,35 @@
+'use strict';
+// The digests computed in wasm equal the reference's on every shared vector.
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const path = require('node:path');
+const crypto = require('node:crypto');
+const dc = require('..');
+const { SHARED } = require('./helpers');
+
+const vectors = JSON.parse(fs.readFileSync(path.join(SHARED, 'vectors', 'digests.json'), 'utf8'));
+
+test('the shared vectors file has every kind of vector', () => {
+  assert.ok(vectors.frame.length >= 10 && vectors.request.length >= 5 && vectors.stringify.length >= 5);
+});
+
+for (const v of vectors.frame) {
+  test(`frame vector ${v.name}`, () => {
+    assert.strictEqual(dc.digests.frame(v.node, v.state_json), v.digest);
+  });
+}
+
+for (const v of vectors.request) {
+  test(`request vector ${v.name}`, () => {
+    assert.strictEqual(dc.digests.request(v.frame_digest, v.questions_json), v.digest);
+  });
+}
+
+for (const v of vectors.stringify) {
+  test(`stringify vector ${v.name}`, () => {
+    const text = dc.digests.stringify(v.input_json);
+    assert.strictEqual(text, v.expected);
+    assert.strictEqual(crypto.createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16), v.sha256_16);
+  });
+}
