@@ -4,11 +4,14 @@
 //! resuming an unfinished run from its session log.
 
 pub mod candidates;
+pub mod explore;
+pub mod focus;
 pub mod generate;
 pub mod heuristic;
 pub mod human;
 pub mod inputs;
 pub mod outcomes;
+pub mod rank;
 pub mod resume;
 mod run;
 pub mod tools;

@@ -16,8 +16,10 @@ pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 8000;
 /// `read_file` keeps this many characters of a file.
 pub const READ_FILE_MAX_CHARS: usize = 4000;
 
-/// The six tools, in the reference's order.
-pub const TOOL_NAMES: [&str; 6] = ["list_dir", "read_file", "write_file", "move_file", "delete_file", "done"];
+/// The reference's six tools in its order, then the three this host adds ([`super::explore`]
+/// and `append_file`).
+pub const TOOL_NAMES: [&str; 9] =
+    ["list_dir", "read_file", "write_file", "move_file", "delete_file", "done", "list_files", "search", "append_file"];
 
 /// A tool's static description.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,14 +31,17 @@ pub struct ToolSpec {
     pub max_input_chars: Option<usize>,
 }
 
-/// The reference tool table.
-pub const TOOLS: [ToolSpec; 6] = [
+/// The tool table: the reference's six, then `list_files`, `search` and `append_file`.
+pub const TOOLS: [ToolSpec; 9] = [
     ToolSpec { name: "list_dir", base_risk: 0, max_input_chars: Some(4096) },
     ToolSpec { name: "read_file", base_risk: 0, max_input_chars: Some(4096) },
     ToolSpec { name: "write_file", base_risk: 1, max_input_chars: Some(64_000) },
     ToolSpec { name: "move_file", base_risk: 2, max_input_chars: Some(4096) },
     ToolSpec { name: "delete_file", base_risk: 3, max_input_chars: Some(4096) },
     ToolSpec { name: "done", base_risk: 0, max_input_chars: None },
+    ToolSpec { name: "list_files", base_risk: 0, max_input_chars: Some(4096) },
+    ToolSpec { name: "search", base_risk: 0, max_input_chars: Some(4096) },
+    ToolSpec { name: "append_file", base_risk: 1, max_input_chars: Some(64_000) },
 ];
 
 /// The spec of a tool name returned by a model (untrusted): exact match only.
@@ -129,7 +134,13 @@ impl Sandbox {
         }
         let result = match name {
             "list_dir" => self.list_dir(),
-            "read_file" => self.read_file(input),
+            "read_file" => match super::explore::parse_range(input) {
+                Some((path, start, end)) => super::explore::read_range(self, path, start, end),
+                None => self.read_file(input),
+            },
+            "list_files" => super::explore::list_files(self, input),
+            "search" => super::explore::search(self, input),
+            "append_file" => self.append_file(input),
             "write_file" => self.write_file(input),
             "move_file" => self.move_file(input),
             "delete_file" => self.delete_file(input),
@@ -183,6 +194,29 @@ impl Sandbox {
         }
         fs::write(&target, content).map_err(|e| format!("cannot write {}: {e}", path.trim()))?;
         Ok(format!("written {} ({} chars)", self.relative(&target), content.chars().count()))
+    }
+
+    /// `path\ncontent`: the content is added at the end of the file (created when missing);
+    /// nothing that is already there changes.
+    fn append_file(&self, input: &str) -> Result<String, String> {
+        use std::io::Write;
+        let (path, content) = input.split_once('\n').ok_or("append_file takes `path\\ncontent`")?;
+        let target = self.resolve(path)?;
+        if target.is_dir() {
+            return Err(format!("{} is a directory", path.trim()));
+        }
+        let existing = fs::metadata(&target).map(|m| m.len()).unwrap_or(0);
+        // Appended text starts on a line of its own.
+        let needs_newline =
+            existing > 0 && fs::read(&target).map(|b| b.last().is_some_and(|last| *last != b'\n')).unwrap_or(false);
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&target)
+            .map_err(|e| format!("cannot open {}: {e}", path.trim()))?;
+        let text = if needs_newline { format!("\n{content}") } else { content.to_owned() };
+        file.write_all(text.as_bytes()).map_err(|e| format!("cannot append to {}: {e}", path.trim()))?;
+        Ok(format!("appended {} chars to {}", content.chars().count(), self.relative(&target)))
     }
 
     fn move_file(&self, input: &str) -> Result<String, String> {
