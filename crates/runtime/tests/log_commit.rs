@@ -8,7 +8,7 @@ mod host_common;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use decision_core::digest::stringify;
@@ -511,50 +511,39 @@ fn a_person_is_asked_and_generation_starts_only_once_everything_before_is_on_dis
 #[test]
 fn a_tool_runs_only_once_its_decision_is_on_disk() {
     let dir = TempDir::new("commit-tool");
-    let ws = dir.workspace(&[]);
-    // The only file is a FIFO: reading it (the `read_file` tool running) blocks until the
-    // test opens its other end, and at that moment the test looks at the log.
-    let fifo = ws.join("probe.py");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
-    assert!(made.success());
+    let ws = dir.workspace(&[("probe.py", "def value_5():\n    return 5\n")]);
+    // The tools never block (a FIFO is refused, not waited on), so the moment the call has run
+    // is taken from the events: when its result is recorded, the log on disk must already hold
+    // everything up to the call, and the result not yet (the tool ran in between).
     let log_path = dir.path().join("session.jsonl");
-    let (count, counting) = counter();
+    let count = Arc::new(AtomicUsize::new(0));
     let snapshots = Snapshots::default();
-    let opened = Arc::new(AtomicBool::new(false));
-    let tool_side = {
-        let (fifo, log_path, count, snapshots, opened) =
-            (fifo.clone(), log_path.clone(), count.clone(), snapshots.clone(), opened.clone());
-        std::thread::spawn(move || {
-            // Blocks until the tool opens the FIFO to read it.
-            let mut end = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
-            opened.store(true, Ordering::SeqCst);
-            snapshots.take("read_file", &log_path, &count);
-            std::io::Write::write_all(&mut end, b"def value_5():\n    return 5\n").unwrap();
-        })
+    let probe = {
+        let (log_path, count, snapshots) = (log_path.clone(), count.clone(), snapshots.clone());
+        Box::new(FnSink(move |event: &str, payload: &Map<String, Value>| {
+            if event == "tool:result" && payload.get("tool").and_then(Value::as_str) == Some("read_file") {
+                snapshots.take("read_file", &log_path, &count);
+            }
+            count.fetch_add(1, Ordering::SeqCst);
+        }))
     };
     let log = create(&log_path, FsyncPolicy::Never);
     let with = Collaborators {
         provider: Arc::new(HeuristicProvider),
         generator: Box::new(EvidenceReport),
         human: Box::new(decision_runtime::host::human::DenyAll),
-        sink: Box::new(Tee::new(vec![Box::new(log), counting])),
+        sink: Box::new(Tee::new(vec![Box::new(log), probe])),
     };
     // The task names the file, so that it is read rather than searched (a search reads only
     // regular files, and never a FIFO).
     let task = "Which function does probe.py define?";
     let summary =
-        run_task(CODING_CONTRACT.as_bytes(), &config(&ws, dir.path().join("audit.jsonl"), task, false), with, None);
-    if !opened.load(Ordering::SeqCst) {
-        // The tool never ran: release the waiting thread before failing.
-        drop(File::open(&fifo));
-    }
-    tool_side.join().unwrap();
-    let summary = summary.unwrap();
-    assert!(opened.load(Ordering::SeqCst), "the run read the FIFO: {summary:?}");
+        run_task(CODING_CONTRACT.as_bytes(), &config(&ws, dir.path().join("audit.jsonl"), task, false), with, None)
+            .unwrap();
     let snapshots = snapshots.all_on_disk();
-    assert_eq!(snapshots.len(), 1);
+    assert_eq!(snapshots.len(), 1, "the run read the probe once: {summary:?}");
     let lines = &snapshots[0].1;
-    // The decision that let the call run, and the call itself, were on disk while it ran.
+    // The decision that let the call run, and the call itself, were on disk when it had run.
     let gate = last_decision(lines);
     assert_eq!((gate["block"].as_str(), gate["action"].as_str()), (Some("grade_risk"), Some("auto")));
     let call: Value = serde_json::from_str(lines.last().unwrap()).unwrap();

@@ -335,6 +335,13 @@ fn show(event_type: &str, e: &Map<String, Value>) {
             let ok = e.get("approved") == Some(&json!(true));
             eprintln!("           authorisation for {tool}: {}", if ok { "approved" } else { "denied" });
         }
+        "gate:floor" => {
+            let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
+            let decided = e.get("decided").and_then(Value::as_str).unwrap_or_default();
+            let action = e.get("action").and_then(Value::as_str).unwrap_or_default();
+            let base = e.get("baseRisk").and_then(Value::as_u64).unwrap_or(0);
+            eprintln!("           floor: {tool} has risk baseline {base}: {decided} → {action} (code, not the model)");
+        }
         "audit" => eprintln!("           audit record written"),
         "generate" => {
             let kind = e.get("kind").and_then(Value::as_str).unwrap_or_default();

@@ -265,6 +265,11 @@ impl<C: GraphContext> GraphHost<C> {
         &self.contract
     }
 
+    /// The compiled policy the host decides `block` with, when the graph decides it.
+    pub fn policy(&self, block: &str) -> Option<&CompiledPolicy> {
+        self.prepared.get(block).map(|p| &p.policy)
+    }
+
     /// The contract's warnings (errors would have refused the start).
     pub fn warnings(&self) -> &[Diagnostic] {
         &self.warnings

@@ -79,12 +79,6 @@ impl CandidateProvider for ToolsFor {
                     );
                 }
             }
-            if unused("search") {
-                offer(
-                    "search",
-                    "The task names text or an identifier whose place in the tree is not known yet.".into(),
-                );
-            }
             if can_write && unused("write_file") {
                 offer("write_file", "A file must be created or its content changed.".into());
             }
@@ -103,6 +97,9 @@ impl CandidateProvider for ToolsFor {
                 "move_file",
                 "The task requires a file to live at a different path, and leaving it at its original path would be wrong. Requires explicit authorisation.".into(),
             );
+        }
+        if !strings(cells, "files").is_empty() && unused("search") {
+            offer("search", "The task names text or an identifier whose place in the tree is not known yet.".into());
         }
         offer(
             "done",
@@ -168,12 +165,12 @@ mod tests {
         let listed = cells(json!({"history": [{"tool": "list_dir"}], "files": ["a", "b"], "readFiles": ["a"],
             "canWrite": true, "canDelete": false}));
         let c = ToolsFor.candidates(ReadCells::all(&listed));
-        assert_eq!(ids(&c), ["read_file", "search", "write_file", "append_file", "done"]);
+        assert_eq!(ids(&c), ["read_file", "write_file", "append_file", "search", "done"]);
         assert!(c.options[0].1.starts_with("The content of one file"));
         let all = cells(json!({"history": [{"tool": "list_dir"}, {"tool": "write_file"}], "files": ["a", "b", "c"],
             "readFiles": [], "canWrite": true, "canDelete": true}));
         let c = ToolsFor.candidates(ReadCells::all(&all));
-        assert_eq!(ids(&c), ["read_file", "search", "append_file", "delete_file", "move_file", "done"]);
+        assert_eq!(ids(&c), ["read_file", "append_file", "delete_file", "move_file", "search", "done"]);
         assert_eq!(c.options[0].1, "The contents of 3 files are still needed: a, b, c.");
         // move needs both permissions; delete alone does not offer it.
         let delete_only =

@@ -2,21 +2,21 @@
 //! `.gitignore`), `search` (a literal or a regular expression over every text file, with
 //! matching lines, context and `file:line`) and line ranges for `read_file`.
 //!
-//! Every file access goes through the three functions at the top of this module
-//! ([`entries`], [`read_capped`], [`is_dir`]), which resolve paths through the work
-//! directory's [`Sandbox`]; nothing here opens a path on its own. Symbolic links are never
-//! followed while walking: a link is neither listed nor searched (reading one by name still
-//! resolves it and refuses it when it leads outside). Dot names are skipped, as `list_dir`
+//! Every file access goes through the four small functions at the top of this module, which
+//! use the run's work directory handle ([`super::sandbox::WorkDir`]); nothing here opens a
+//! path on its own. Symbolic links and special files are listed but never followed or
+//! searched (reading one by name goes through the handle, which refuses what leads outside,
+//! a FIFO or a hard-linked file). Dot names are skipped, as `list_dir`
 //! skips them. Binary files (a NUL byte in their first 8 KiB, or not UTF-8) are skipped and
 //! said to be skipped.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use regex::Regex;
 
+use super::sandbox::{EntryKind, ReadRange};
 use super::tools::Sandbox;
 use crate::frame::clip;
 
@@ -52,53 +52,44 @@ pub enum Kind {
 /// The entries of the directory `rel` (relative to the work directory; `""` is the root),
 /// each with its kind, links not followed.
 fn entries(sandbox: &Sandbox, rel: &str) -> Result<Vec<(String, Kind)>, String> {
-    let dir = dir_path(sandbox, rel)?;
-    let read = fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", shown(rel)))?;
-    let mut out = Vec::new();
-    for entry in read {
-        let entry = entry.map_err(|e| format!("cannot list {}: {e}", shown(rel)))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let kind = match entry.file_type() {
-            Ok(t) if t.is_file() => Kind::File,
-            Ok(t) if t.is_dir() => Kind::Dir,
-            _ => Kind::Other,
-        };
-        out.push((name, kind));
-    }
-    Ok(out)
+    let dir = sandbox.workdir();
+    let path = if rel.is_empty() { PathBuf::new() } else { dir.path(rel).map_err(|e| e.to_string())? };
+    let listed = dir.entries(&path).map_err(|e| e.to_string())?;
+    Ok(listed
+        .into_iter()
+        .map(|entry| {
+            let kind = match entry.kind {
+                EntryKind::File => Kind::File,
+                EntryKind::Dir => Kind::Dir,
+                EntryKind::Symlink | EntryKind::Other => Kind::Other,
+            };
+            (entry.name_lossy(), kind)
+        })
+        .collect())
 }
 
-/// At most `max` bytes of the file `rel`, and whether it was longer. A link is refused.
+/// At most `max` bytes of the regular file `rel`, and whether it was longer. The handle
+/// refuses FIFOs, devices, sockets and hard-linked files without blocking.
 fn read_capped(sandbox: &Sandbox, rel: &str, max: u64) -> Result<(Vec<u8>, bool), String> {
-    use std::io::Read;
-    let path = sandbox.resolve(rel)?;
-    let meta = fs::symlink_metadata(&path).map_err(|e| format!("cannot read {rel}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("{rel} is not a regular file"));
-    }
-    let file = fs::File::open(&path).map_err(|e| format!("cannot read {rel}: {e}"))?;
-    let mut bytes = Vec::new();
-    file.take(max.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| format!("cannot read {rel}: {e}"))?;
-    let longer = bytes.len() as u64 > max;
-    bytes.truncate(usize::try_from(max).unwrap_or(usize::MAX));
-    Ok((bytes, longer))
+    let dir = sandbox.workdir();
+    let path = dir.path(rel).map_err(|e| e.to_string())?;
+    let out = dir.read(&path, ReadRange::Bytes { start: 0 }, max).map_err(|e| e.to_string())?;
+    Ok((out.bytes, !out.at_end))
 }
 
-/// Whether `rel` is a directory inside the work directory (links followed by the sandbox's
-/// containment check, which refuses what leads outside).
+/// Whether `rel` is a directory inside the work directory (a link that stays inside is followed).
 fn is_dir(sandbox: &Sandbox, rel: &str) -> bool {
-    dir_path(sandbox, rel).is_ok_and(|p| p.is_dir())
+    let dir = sandbox.workdir();
+    dir.path(rel).is_ok_and(|p| dir.target_kind(&p).is_ok_and(|k| k == EntryKind::Dir))
 }
 
-fn dir_path(sandbox: &Sandbox, rel: &str) -> Result<PathBuf, String> {
-    if rel.is_empty() { Ok(sandbox.root().to_path_buf()) } else { sandbox.resolve(rel) }
+/// The relative, `/`-separated form of a path the handle accepts (`""` for the root).
+fn relative(sandbox: &Sandbox, rel: &str) -> Result<String, String> {
+    let path = sandbox.workdir().path(rel).map_err(|e| e.to_string())?;
+    Ok(path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/"))
 }
 
 // --- walking ------------------------------------------------------------------------------
-
-fn shown(rel: &str) -> &str {
-    if rel.is_empty() { "." } else { rel }
-}
 
 fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() { name.to_owned() } else { format!("{dir}/{name}") }
@@ -215,12 +206,12 @@ fn start_dir(sandbox: &Sandbox, input: &str) -> Result<String, String> {
     if trimmed.is_empty() || trimmed == "." {
         return Ok(String::new());
     }
-    // Resolved through the sandbox (so `..` and links out are refused), then named relatively.
-    let resolved = sandbox.resolve(trimmed)?;
+    // Resolved through the handle (so `..` and links out are refused), then named relatively.
+    let resolved = relative(sandbox, trimmed)?;
     if !is_dir(sandbox, trimmed) {
         return Err(format!("{trimmed} is not a directory"));
     }
-    Ok(sandbox.relative(&resolved))
+    Ok(resolved)
 }
 
 // --- search -------------------------------------------------------------------------------
@@ -463,6 +454,7 @@ pub fn read_range(sandbox: &Sandbox, path: &str, start: usize, end: Option<usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn temp(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("decision-explore-{name}-{}", std::process::id()));

@@ -59,9 +59,9 @@ fn read_lines(output: &str) -> ReadLines<'_> {
             .collect();
         return ReadLines { lines, last, total: Some(total), clipped: last < total };
     }
-    // A whole read, possibly cut with `\n…[+N chars]`.
+    // A whole read, possibly cut with `\n…[+N chars]` or `\n…[+N bytes]`.
     let (body, clipped) = match output.rsplit_once("\n…[+") {
-        Some((body, rest)) if rest.ends_with(" chars]") => (body, true),
+        Some((body, rest)) if rest.ends_with(" chars]") || rest.ends_with(" bytes]") => (body, true),
         _ => (output, false),
     };
     let mut lines: Vec<(usize, &str)> = body.lines().enumerate().map(|(i, l)| (i + 1, l)).collect();

@@ -5,6 +5,7 @@
 
 pub mod candidates;
 pub mod explore;
+pub mod floor;
 pub mod focus;
 pub mod generate;
 pub mod heuristic;
@@ -14,6 +15,7 @@ pub mod outcomes;
 pub mod rank;
 pub mod resume;
 mod run;
+pub mod sandbox;
 pub mod tools;
 
 pub use run::{

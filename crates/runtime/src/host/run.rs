@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use decision_core::policy::Answer;
+use decision_core::policy::{Answer, CompiledPolicy};
 use decision_core::vocab::{
     ACTIONS, POSITIONS, REFERENCE_BLOCKS, REFERENCE_CELLS, REFERENCE_QUESTIONS, action_semantics,
 };
@@ -35,6 +35,7 @@ use thiserror::Error;
 
 use super::candidates::{FileOptions, ToolsFor, unread_files};
 use super::explore::parse_range;
+use super::floor::{FLOOR_EVENT, GateFloor, floor_gate};
 use super::focus::{defines, focus_read, read_on_to_definition};
 use super::generate::{EVIDENCE_REPORT_LABEL, WRITE_INPUT_PROMPT};
 use super::generate::{GenerateRequest, Generator};
@@ -44,7 +45,7 @@ use super::inputs::{AuditLog, input_from_task, write_target};
 use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
 use super::rank::{Hit, rank};
 use super::tools::{Sandbox, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
-use crate::ask::ReadCells;
+use crate::ask::{NodeDecision, ReadCells};
 use crate::frame::projections::HostState;
 use crate::frame::{Projections, clip, reference_node_id};
 use crate::graph::{
@@ -145,6 +146,8 @@ pub struct ResumeState {
 pub struct CodingRun {
     cells: HostState,
     sandbox: Sandbox,
+    /// The policy of `grade_risk`, for the code floor under it.
+    gate_policy: Option<CompiledPolicy>,
     max_steps: u64,
     /// When the time budget is spent (`None`: never).
     deadline: Option<Instant>,
@@ -341,6 +344,7 @@ pub fn run_task(
     let mut host = start_host(contract, with.provider, with.sink)?;
     let instructions = host.contract().generator.clone().unwrap_or_default();
     let mut run = CodingRun::new(config, sandbox, with.human, with.generator, instructions, contracts);
+    run.gate_policy = host.policy("grade_risk").cloned();
     // A budget too large to add to the clock is no limit at all.
     run.deadline = config.time_budget.and_then(|budget| started.checked_add(budget));
     let mut cursor = Cursor { node: "step".into(), step: 0, state_version: 0 };
@@ -451,6 +455,7 @@ impl CodingRun {
         CodingRun {
             cells,
             sandbox,
+            gate_policy: None,
             max_steps: config.max_steps,
             deadline: None,
             halt: String::new(),
@@ -600,14 +605,21 @@ impl CodingRun {
                 "use".into()
             }
             ("pick_input", _) => self.set_halt("input_unclear"),
-            ("grade_risk", "auto") => self.run_tool(d)?,
-            ("grade_risk", "auto_audit") => {
-                self.write_audit(d)?;
-                self.run_tool(d)?
+            ("grade_risk", decided) => {
+                // The code floor: the tool's baseline and whether it changes files, whatever
+                // the model answered.
+                let floor = self.gate_floor(d, decided)?;
+                match floor.as_ref().map_or(decided, |f| f.action.as_str()) {
+                    "auto" => self.run_tool(d)?,
+                    "auto_audit" => {
+                        self.write_audit(d, floor.as_ref())?;
+                        self.run_tool(d)?
+                    }
+                    // ask_human, and escalate (a backend outage included): a person decides;
+                    // with nobody to ask, the call is denied.
+                    _ => self.authorize(d, floor.as_ref())?,
+                }
             }
-            // ask_human, and escalate (a backend outage included): a person decides; with
-            // nobody to ask, the call is denied.
-            ("grade_risk", _) => self.authorize(d)?,
             ("step_ok", "continue") => "continue".into(),
             ("step_ok", action) => {
                 self.halt = "step_failed".into();
@@ -712,7 +724,8 @@ impl CodingRun {
         }
         let (path, content) = input.split_once('\n').unwrap_or((input, ""));
         let path = path.trim();
-        let exists = self.sandbox.resolve(path).is_ok_and(|p| p.exists());
+        let dir = self.sandbox.workdir();
+        let exists = dir.path(path).is_ok_and(|p| dir.kind(&p).is_ok());
         if name == "write_file" && exists && !TaskReading::of(&self.task()).overwrite {
             return Some(format!(
                 "nothing was written: {path} exists and the task does not say to overwrite or replace it (to add to it, ask to append)"
@@ -862,14 +875,37 @@ impl CodingRun {
         Ok(text)
     }
 
-    fn write_audit(&mut self, d: &mut Dispatch<'_>) -> Result<(), HandlerError> {
+    /// The floor under the gate's decided action, recorded when it changes the action.
+    fn gate_floor(&self, d: &mut Dispatch<'_>, decided: &str) -> Result<Option<GateFloor>, HandlerError> {
+        let (name, _) = self.pending();
+        let Some(spec) = tool(&name) else { return Ok(None) };
+        let none = NodeDecision::by_code("grade_risk", d.invocation.step, decided, "");
+        let decision = d.decisions.first().unwrap_or(&none);
+        let Some(floor) = floor_gate(self.gate_policy.as_ref(), spec, decision, decided) else { return Ok(None) };
+        d.emit(
+            FLOOR_EVENT,
+            obj(json!({
+                "step": d.invocation.step, "tool": name, "baseRisk": spec.base_risk, "modelRisk": floor.model_risk,
+                "decided": floor.decided, "action": floor.action, "reason": floor.reason,
+            })),
+        )?;
+        Ok(Some(floor))
+    }
+
+    fn write_audit(&mut self, d: &mut Dispatch<'_>, floor: Option<&GateFloor>) -> Result<(), HandlerError> {
         let (name, input) = self.pending();
         let decision = d.decisions.first();
-        let reason = decision.map(|x| x.reason.clone()).unwrap_or_default();
-        let risk = decision.and_then(|x| match x.answers.get("risk") {
-            Some(Answer::Score { score, .. }) => Some(*score),
-            _ => None,
-        });
+        let reason = match floor {
+            Some(floor) => floor.reason.clone(),
+            None => decision.map(|x| x.reason.clone()).unwrap_or_default(),
+        };
+        let risk = match floor {
+            Some(floor) => Some(floor.risk),
+            None => decision.and_then(|x| match x.answers.get("risk") {
+                Some(Answer::Score { score, .. }) => Some(*score),
+                _ => None,
+            }),
+        };
         let record = AuditLog::record(d.invocation.step, now_ms(), &name, &input, &reason, risk);
         // The audit file is written only after the decision that asks for it is on disk.
         d.commit()?;
@@ -880,9 +916,12 @@ impl CodingRun {
         d.emit("audit", obj(json!({"step": d.invocation.step, "record": record})))
     }
 
-    fn authorize(&mut self, d: &mut Dispatch<'_>) -> Result<String, HandlerError> {
+    fn authorize(&mut self, d: &mut Dispatch<'_>, floor: Option<&GateFloor>) -> Result<String, HandlerError> {
         let (name, input) = self.pending();
-        let reason = d.decisions.first().map(|x| x.reason.clone()).unwrap_or_default();
+        let reason = match floor {
+            Some(floor) => floor.reason.clone(),
+            None => d.decisions.first().map(|x| x.reason.clone()).unwrap_or_default(),
+        };
         // A person is asked only once the decision that asks them is on disk.
         d.commit()?;
         let approved = self.human.authorize(&name, &input, &reason);

@@ -1,13 +1,16 @@
 //! The reference file tools (runtime.md §8), confined to a work directory.
 //!
-//! Every path is resolved with symlinks followed *before* the containment check: the
-//! existing part of the path is canonicalised, and the part that does not exist yet may
-//! hold only plain names (no `..`). A name that merely starts with `..` (such as `..notes`)
-//! is an ordinary name and is allowed. All failures come back as output text starting with
-//! [`TOOL_ERROR_PREFIX`]; a failed tool never panics and never touches anything outside.
+//! Every file operation goes through the run's [`WorkDir`] handle (see [`super::sandbox`]):
+//! paths are resolved beneath it with no way out (`..`, absolute paths, symbolic links, swaps
+//! while a tool runs), only regular files with a single hard link are read or changed, reads
+//! are bounded and never block, and writes replace a file by renaming a new one into place. A
+//! name that merely starts with `..` (such as `..notes`) is an ordinary name and is allowed.
+//! All failures come back as output text starting with [`TOOL_ERROR_PREFIX`]; a failed tool
+//! never panics and never touches anything outside.
 
-use std::fs;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
+
+use super::sandbox::{EntryKind, ReadRange, Removed, SandboxError, WorkDir};
 
 /// Every tool error starts with this.
 pub const TOOL_ERROR_PREFIX: &str = "error: ";
@@ -15,6 +18,12 @@ pub const TOOL_ERROR_PREFIX: &str = "error: ";
 pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 8000;
 /// `read_file` keeps this many characters of a file.
 pub const READ_FILE_MAX_CHARS: usize = 4000;
+/// `read_file` reads at most this many bytes of a file: enough for [`READ_FILE_MAX_CHARS`]
+/// characters of any UTF-8 text, and never the whole of a large file.
+pub const READ_FILE_MAX_BYTES: u64 = READ_FILE_MAX_CHARS as u64 * 4;
+
+/// `append_file` rewrites a file of at most this many bytes.
+pub const APPEND_MAX_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The reference's six tools in its order, then the three this host adds ([`super::explore`]
 /// and `append_file`).
@@ -44,71 +53,39 @@ pub const TOOLS: [ToolSpec; 9] = [
     ToolSpec { name: "append_file", base_risk: 1, max_input_chars: Some(64_000) },
 ];
 
+impl ToolSpec {
+    /// Whether the tool changes files (write, move, delete: any baseline above read-only). Such
+    /// a tool never runs on the model's word alone (see [`super::floor`]).
+    pub fn changes_files(&self) -> bool {
+        self.base_risk >= 1
+    }
+}
+
 /// The spec of a tool name returned by a model (untrusted): exact match only.
 pub fn tool(name: &str) -> Option<&'static ToolSpec> {
     TOOLS.iter().find(|t| t.name == name)
 }
 
-/// A work directory, canonicalised once.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The file tools of one run, on the work directory's handle.
+#[derive(Debug)]
 pub struct Sandbox {
-    root: PathBuf,
+    dir: WorkDir,
 }
 
 impl Sandbox {
-    /// The directory must exist; it is canonicalised (symlinks followed).
+    /// Open the work directory (it must exist and be a directory) and hold it for the run.
     pub fn new(root: &Path) -> std::io::Result<Sandbox> {
-        let root = fs::canonicalize(root)?;
-        if !root.is_dir() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotADirectory,
-                format!("{} is not a directory", root.display()),
-            ));
-        }
-        Ok(Sandbox { root })
+        Ok(Sandbox { dir: WorkDir::open(root)? })
     }
 
+    /// The work directory's canonical path when it was opened (for messages and the log).
     pub fn root(&self) -> &Path {
-        &self.root
+        self.dir.root()
     }
 
-    /// Resolve `input` inside the work directory, or say why not.
-    pub fn resolve(&self, input: &str) -> Result<PathBuf, String> {
-        let trimmed = input.trim();
-        if trimmed.is_empty() {
-            return Err("empty path".into());
-        }
-        let escape = || format!("path escapes the working directory: {trimmed}");
-        let joined = self.root.join(trimmed);
-        // Split into the longest existing ancestor and the remainder.
-        let mut existing = joined.as_path();
-        let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
-        while fs::symlink_metadata(existing).is_err() {
-            let name = existing.file_name();
-            let parent = existing.parent();
-            match (name, parent) {
-                (Some(name), Some(parent)) => {
-                    rest.push(name);
-                    existing = parent;
-                }
-                // `..` or `.` as the last component of a missing path: refuse rather than guess.
-                _ => return Err(escape()),
-            }
-        }
-        // A missing remainder may hold only plain names.
-        let remainder = PathBuf::from_iter(rest.iter().rev());
-        if remainder.components().any(|c| !matches!(c, Component::Normal(_))) {
-            return Err(escape());
-        }
-        let base = fs::canonicalize(existing).map_err(|e| format!("cannot resolve {trimmed}: {e}"))?;
-        // Joining an empty remainder would add a trailing separator.
-        let full = if rest.is_empty() { base } else { base.join(remainder) };
-        if full.starts_with(&self.root) { Ok(full) } else { Err(escape()) }
-    }
-
-    /// The path relative to the work directory, for messages.
-    pub fn relative(&self, path: &Path) -> String {
-        path.strip_prefix(&self.root).map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
+    /// The handle every tool goes through, for tools built on top of these.
+    pub fn workdir(&self) -> &WorkDir {
+        &self.dir
     }
 
     /// Run `name` on `input`. Input and output caps apply; errors are output text starting with
@@ -149,107 +126,124 @@ impl Sandbox {
         result.map(cap_output)
     }
 
-    /// The work directory's entries (no recursion), dot names dropped, directories with `/`,
-    /// sorted by UTF-16 code units, one per line; an empty directory gives `""`.
+    /// The work directory's entries (no recursion), dot names dropped, directories (and links
+    /// to directories inside) with `/`, sorted by UTF-16 code units, one per line; an empty
+    /// directory gives `""`.
     fn list_dir(&self) -> Result<String, String> {
-        let entries = fs::read_dir(&self.root).map_err(|e| format!("cannot list the directory: {e}"))?;
+        let entries = self.dir.entries(Path::new("")).map_err(|e| format!("cannot list the directory: {e}"))?;
         let mut names: Vec<String> = Vec::new();
         for entry in entries {
-            let entry = entry.map_err(|e| format!("cannot list the directory: {e}"))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
+            let name = entry.name_lossy();
             if name.starts_with('.') {
                 continue;
             }
-            // `metadata` follows symlinks: a link to a directory is listed as one.
-            let is_dir = fs::metadata(entry.path()).map(|m| m.is_dir()).unwrap_or(false);
-            names.push(if is_dir { format!("{name}/") } else { name });
+            names.push(if entry.target == Some(EntryKind::Dir) { format!("{name}/") } else { name });
         }
         names.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
         Ok(names.join("\n"))
     }
 
+    /// The file's text, its first [`READ_FILE_MAX_CHARS`] characters when longer. Only
+    /// [`READ_FILE_MAX_BYTES`] bytes are read: a file that fits is checked as UTF-8 whole and
+    /// says how many characters were cut; a larger one is checked as far as it was read and
+    /// says how many bytes were not shown.
     fn read_file(&self, input: &str) -> Result<String, String> {
-        let path = self.resolve(input)?;
-        if path.is_dir() {
+        let path = self.dir.path(input).map_err(message)?;
+        if self.dir.target_kind(&path).is_ok_and(|kind| kind == EntryKind::Dir) {
             return Ok("(this is a directory; use list_dir)".into());
         }
-        let bytes = fs::read(&path).map_err(|e| format!("cannot read {}: {e}", input.trim()))?;
-        let text = String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 text", input.trim()))?;
-        let total = text.chars().count();
-        if total <= READ_FILE_MAX_CHARS {
-            return Ok(text);
+        let out = self.dir.read(&path, ReadRange::Bytes { start: 0 }, READ_FILE_MAX_BYTES).map_err(message)?;
+        let not_text = || format!("{} is not UTF-8 text", input.trim());
+        let text = match std::str::from_utf8(&out.bytes) {
+            Ok(text) => text,
+            // A character cut at the end of the window is not an error in the file.
+            Err(e) if !out.at_end && e.error_len().is_none() => {
+                std::str::from_utf8(out.bytes.get(..e.valid_up_to()).unwrap_or_default()).map_err(|_| not_text())?
+            }
+            Err(_) => return Err(not_text()),
+        };
+        let head_end = text.char_indices().nth(READ_FILE_MAX_CHARS).map(|(at, _)| at);
+        match head_end {
+            None if out.at_end => Ok(text.to_owned()),
+            None => Ok(format!("{text}\n…[+{} bytes]", out.file_len.saturating_sub(out.bytes.len() as u64))),
+            Some(at) => {
+                let head = text.get(..at).unwrap_or_default();
+                if out.at_end {
+                    let total = text.chars().count();
+                    Ok(format!("{head}\n…[+{} chars]", total - READ_FILE_MAX_CHARS))
+                } else {
+                    Ok(format!("{head}\n…[+{} bytes]", out.file_len.saturating_sub(at as u64)))
+                }
+            }
         }
-        let head: String = text.chars().take(READ_FILE_MAX_CHARS).collect();
-        Ok(format!("{head}\n…[+{} chars]", total - READ_FILE_MAX_CHARS))
     }
 
     fn write_file(&self, input: &str) -> Result<String, String> {
         let (path, content) = input.split_once('\n').ok_or("write_file takes `path\\ncontent`")?;
-        let target = self.resolve(path)?;
-        if target.is_dir() {
+        let target = self.dir.path(path).map_err(message)?;
+        if self.dir.target_kind(&target).is_ok_and(|kind| kind == EntryKind::Dir) {
             return Err(format!("{} is a directory", path.trim()));
         }
-        if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", self.relative(parent)))?;
-        }
-        fs::write(&target, content).map_err(|e| format!("cannot write {}: {e}", path.trim()))?;
-        Ok(format!("written {} ({} chars)", self.relative(&target), content.chars().count()))
+        self.dir.write(&target, content.as_bytes()).map_err(message)?;
+        Ok(format!("written {} ({} chars)", target.display(), content.chars().count()))
     }
 
     /// `path\ncontent`: the content is added at the end of the file (created when missing);
-    /// nothing that is already there changes.
+    /// nothing that is already there changes. The whole new text replaces the file by rename,
+    /// as every write does, so a failure leaves the old file as it was.
     fn append_file(&self, input: &str) -> Result<String, String> {
-        use std::io::Write;
         let (path, content) = input.split_once('\n').ok_or("append_file takes `path\\ncontent`")?;
-        let target = self.resolve(path)?;
-        if target.is_dir() {
-            return Err(format!("{} is a directory", path.trim()));
-        }
-        let existing = fs::metadata(&target).map(|m| m.len()).unwrap_or(0);
+        let target = self.dir.path(path).map_err(message)?;
+        let existing = match self.dir.read(&target, ReadRange::Bytes { start: 0 }, APPEND_MAX_BYTES) {
+            Ok(out) if !out.at_end => {
+                return Err(format!("{} is larger than {APPEND_MAX_BYTES} bytes; nothing was appended", path.trim()));
+            }
+            Ok(out) => out.bytes,
+            Err(e) if e.is_not_found() => Vec::new(),
+            Err(e) => return Err(message(e)),
+        };
+        let mut text = existing;
         // Appended text starts on a line of its own.
-        let needs_newline =
-            existing > 0 && fs::read(&target).map(|b| b.last().is_some_and(|last| *last != b'\n')).unwrap_or(false);
-        let mut file = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&target)
-            .map_err(|e| format!("cannot open {}: {e}", path.trim()))?;
-        let text = if needs_newline { format!("\n{content}") } else { content.to_owned() };
-        file.write_all(text.as_bytes()).map_err(|e| format!("cannot append to {}: {e}", path.trim()))?;
-        Ok(format!("appended {} chars to {}", content.chars().count(), self.relative(&target)))
+        if text.last().is_some_and(|last| *last != b'\n') {
+            text.push(b'\n');
+        }
+        text.extend_from_slice(content.as_bytes());
+        self.dir.write(&target, &text).map_err(message)?;
+        Ok(format!("appended {} chars to {}", content.chars().count(), target.display()))
     }
 
     fn move_file(&self, input: &str) -> Result<String, String> {
         let (from, to) = input.split_once('\n').ok_or("move_file takes `from\\nto`")?;
-        let source = self.resolve(from)?;
-        let target = self.resolve(to)?;
+        let source = self.dir.path(from).map_err(message)?;
+        let target = self.dir.path(to).map_err(message)?;
         if source == target {
             return Err("source and target are the same".into());
         }
-        if fs::symlink_metadata(&source).is_err() {
-            return Err(format!("{} does not exist", from.trim()));
+        match self.dir.kind(&source) {
+            Err(e) if e.is_not_found() => return Err(format!("{} does not exist", from.trim())),
+            Err(e) => return Err(message(e)),
+            Ok(_) => {}
         }
         // Never overwrite: that is what keeps a move reversible.
-        if fs::symlink_metadata(&target).is_ok() {
+        if self.dir.kind(&target).is_ok() {
             return Err(format!("{} already exists", to.trim()));
         }
-        fs::rename(&source, &target).map_err(|e| format!("cannot move {}: {e}", from.trim()))?;
-        Ok(format!("moved {} → {}", self.relative(&source), self.relative(&target)))
+        self.dir.rename(&source, &target).map_err(message)?;
+        Ok(format!("moved {} → {}", source.display(), target.display()))
     }
 
     fn delete_file(&self, input: &str) -> Result<String, String> {
-        let path = self.resolve(input)?;
-        if path == self.root {
-            return Err("refusing to delete the working directory".into());
+        let path = self.dir.path(input).map_err(message)?;
+        match self.dir.remove(&path).map_err(message)? {
+            Removed::EmptyDir => Ok(format!("deleted empty directory {}", path.display())),
+            Removed::File { bytes } => Ok(format!("deleted {} ({bytes} bytes)", path.display())),
         }
-        let meta = fs::metadata(&path).map_err(|e| format!("cannot delete {}: {e}", input.trim()))?;
-        if meta.is_dir() {
-            fs::remove_dir(&path).map_err(|e| format!("cannot delete {}: {e}", input.trim()))?;
-            return Ok(format!("deleted empty directory {}", self.relative(&path)));
-        }
-        fs::remove_file(&path).map_err(|e| format!("cannot delete {}: {e}", input.trim()))?;
-        Ok(format!("deleted {} ({} bytes)", self.relative(&path), meta.len()))
     }
+}
+
+/// A sandbox refusal as a tool's error text.
+fn message(e: SandboxError) -> String {
+    e.to_string()
 }
 
 /// Output beyond [`DEFAULT_MAX_OUTPUT_CHARS`] is cut, saying how much was dropped.
@@ -265,6 +259,8 @@ pub fn cap_output(out: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::path::PathBuf;
 
     fn temp(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("decision-tools-{name}-{}", std::process::id()));
@@ -279,13 +275,16 @@ mod tests {
         fs::write(dir.join("a.txt"), "hello").unwrap();
         fs::write(dir.join("..notes"), "dots").unwrap();
         let sb = Sandbox::new(&dir).unwrap();
-        assert!(sb.resolve("a.txt").is_ok());
-        assert!(sb.resolve("..notes").is_ok(), "a name that starts with .. is a name");
-        assert!(sb.resolve("new/dir/file.txt").is_ok());
-        assert!(sb.resolve("../outside.txt").is_err());
-        assert!(sb.resolve("new/../../outside.txt").is_err());
-        assert!(sb.resolve("/etc/passwd").is_err());
-        assert!(sb.resolve(&dir.join("a.txt").display().to_string()).is_ok(), "absolute paths inside are fine");
+        let wd = sb.workdir();
+        assert!(wd.path("a.txt").is_ok());
+        assert!(wd.path("..notes").is_ok(), "a name that starts with .. is a name");
+        assert!(wd.path("new/dir/file.txt").is_ok());
+        assert!(wd.path("../outside.txt").is_err());
+        assert!(wd.path("new/../../outside.txt").is_err());
+        assert!(wd.path("/etc/passwd").is_err());
+        let absolute = sb.root().join("a.txt").display().to_string();
+        assert_eq!(sb.call("read_file", &absolute), "hello", "absolute paths inside are fine");
+        assert_eq!(sb.call("read_file", "/etc/passwd"), "error: path escapes the working directory: /etc/passwd");
         assert!(sb.call("read_file", "../x").starts_with(TOOL_ERROR_PREFIX));
         assert_eq!(sb.call("read_file", "..notes"), "dots");
         fs::remove_dir_all(&dir).unwrap();
@@ -301,6 +300,12 @@ mod tests {
         fs::write(dir.join(".hidden"), "h").unwrap();
         assert_eq!(sb.call("list_dir", "."), "a.txt\nsub/");
         assert!(sb.call("read_file", "a.txt").ends_with("\n…[+100 chars]"));
+        assert_eq!(
+            sb.call("read_file", "missing.txt"),
+            "error: cannot read missing.txt: No such file or directory (os error 2)"
+        );
+        assert_eq!(sb.call("move_file", "missing.txt\nx"), "error: missing.txt does not exist");
+        assert_eq!(sb.call("delete_file", "."), "error: refusing to delete the working directory");
         assert_eq!(sb.call("read_file", "sub"), "(this is a directory; use list_dir)");
         assert!(sb.call("write_file", "no newline").starts_with(TOOL_ERROR_PREFIX));
         assert!(sb.call("move_file", "a.txt\nsub/b.txt").contains("already exists"));
@@ -331,9 +336,55 @@ mod tests {
         assert!(sb.call("read_file", "link.txt").contains("escapes"));
         assert!(sb.call("write_file", "linkdir/new.txt\nx").contains("escapes"));
         assert!(!outside.join("new.txt").exists());
-        assert!(sb.call("delete_file", "link.txt").contains("escapes"));
+        // A link itself is never deleted (nor written or moved): only files and directories are.
+        assert!(sb.call("delete_file", "link.txt").contains("is a symbolic link"));
         assert!(outside.join("secret.txt").exists());
         fs::remove_dir_all(&dir).unwrap();
         fs::remove_dir_all(&outside).unwrap();
+    }
+
+    #[test]
+    fn a_hard_link_to_an_outside_file_is_not_overwritten() {
+        let dir = temp("hardlink-in");
+        let outside = temp("hardlink-out");
+        fs::write(outside.join("s.txt"), "outside").unwrap();
+        fs::hard_link(outside.join("s.txt"), dir.join("s.txt")).unwrap();
+        let sb = Sandbox::new(&dir).unwrap();
+        assert_eq!(
+            sb.call("write_file", "s.txt\nPWNED"),
+            "error: s.txt has 2 hard links; a file with more than one name is not touched"
+        );
+        assert!(sb.call("read_file", "s.txt").starts_with(TOOL_ERROR_PREFIX));
+        assert!(sb.call("delete_file", "s.txt").starts_with(TOOL_ERROR_PREFIX));
+        assert_eq!(fs::read_to_string(outside.join("s.txt")).unwrap(), "outside");
+        fs::remove_dir_all(&dir).unwrap();
+        fs::remove_dir_all(&outside).unwrap();
+    }
+
+    #[test]
+    fn large_and_special_files_are_read_in_bounded_time() {
+        let dir = temp("large");
+        let big = fs::File::create(dir.join("big.txt")).unwrap();
+        big.set_len(1 << 30).unwrap();
+        drop(big);
+        // A long text over the window: the head, then how many bytes were not shown.
+        fs::write(dir.join("long.txt"), "é".repeat(10_000)).unwrap();
+        // Not UTF-8 within the window, and UTF-8 cut at the window's end.
+        fs::write(dir.join("bin"), [0xff, 0xfe, 0x00]).unwrap();
+        let mut cut = "a".repeat(READ_FILE_MAX_BYTES as usize - 1).into_bytes();
+        cut.extend("€€".as_bytes());
+        fs::write(dir.join("cut.txt"), &cut).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(dir.join("pipe")).status().unwrap().success());
+        let sb = Sandbox::new(&dir).unwrap();
+        let started = std::time::Instant::now();
+        let out = sb.call("read_file", "big.txt");
+        assert_eq!(out, format!("{}\n…[+{} bytes]", "\0".repeat(4000), (1u64 << 30) - 4000));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(sb.call("read_file", "long.txt"), format!("{}\n…[+12000 bytes]", "é".repeat(4000)));
+        assert_eq!(sb.call("read_file", "bin"), "error: bin is not UTF-8 text");
+        assert!(sb.call("read_file", "cut.txt").ends_with(&format!("\n…[+{} bytes]", cut.len() - 4000)));
+        assert_eq!(sb.call("read_file", "pipe"), "error: pipe is a FIFO, not a regular file; it is not opened");
+        assert_eq!(sb.call("list_dir", ""), "big.txt\nbin\ncut.txt\nlong.txt\npipe");
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
