@@ -371,12 +371,23 @@ fn answer_summary(answers: &Map<String, Value>) -> String {
         .join(" ")
 }
 
+/// `text` with control characters escaped, so that text from a server or a file cannot
+/// redraw the terminal.
+fn printable(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
 fn print_summary(s: &RunSummary, log: &Path) {
     let total = (s.decision_ms + s.model_ms).max(1);
     let share = 100.0 * s.decision_ms as f64 / total as f64;
     println!("{}", s.answer);
     println!();
     println!("halt: {} ({})", s.halt, if s.delivered { "delivered" } else { "not delivered" });
+    // What happened, on screen and not only in the log: a fail-closed decision and where it was
+    // taken (a transport error, a refusal), a refused write, a missing permission.
+    if let Some(detail) = s.halt_detail.as_deref().filter(|_| !s.delivered) {
+        println!("why: {}", printable(detail));
+    }
     println!(
         "steps: {} · decisions: {} in {} requests · model calls: {} · audits: {}",
         s.steps, s.decisions, s.requests, s.model_calls, s.audits

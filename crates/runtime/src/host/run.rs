@@ -586,7 +586,10 @@ impl CodingRun {
         let node = d.invocation.node.clone();
         self.last_step = self.last_step.max(d.invocation.step);
         // A fail-closed decision says on screen what happened and where, not only in the log.
-        if let Some(failed) = d.decisions.iter().find(|x| !x.valid || x.escalate) {
+        // The first one is the cause; later ones follow from it.
+        if self.halt_detail.is_none()
+            && let Some(failed) = d.decisions.iter().find(|x| !x.valid || x.escalate)
+        {
             self.halt_detail = Some(format!(
                 "`{}` at step {} fell back to `{}`: {}",
                 failed.id, failed.step, failed.action, failed.reason
