@@ -256,6 +256,41 @@ pub fn read_on_to_definition(
     ))
 }
 
+/// Hit lines kept at the top of a search's result.
+pub const SEARCH_LINES: usize = 12;
+
+/// Focus a `search` result: its summary line, then the matching lines compactly — the first
+/// of each file before the others, so that every file with a hit is seen — then `---` and
+/// the rest of the output (the matches with their context).
+pub fn focus_search(output: &str) -> String {
+    let (summary, rest) = output.split_once('\n').unwrap_or((output, ""));
+    let hits: Vec<&str> = cited_lines(rest).collect();
+    let file_of =
+        |line: &str| line.split_once(": ").and_then(|(place, _)| place.rsplit_once(':')).map(|(f, _)| f.to_owned());
+    let mut first_of_each: Vec<&str> = Vec::new();
+    let mut others: Vec<&str> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for line in hits {
+        let file = file_of(line).unwrap_or_default();
+        if seen.contains(&file) {
+            others.push(line);
+        } else {
+            seen.push(file);
+            first_of_each.push(line);
+        }
+    }
+    let mut text = summary.to_owned();
+    for line in first_of_each.into_iter().chain(others).take(SEARCH_LINES) {
+        text.push('\n');
+        text.push_str(&clip(line, FOCUS_LINE_CHARS));
+    }
+    if !rest.is_empty() {
+        text.push_str("\n---\n");
+        text.push_str(rest);
+    }
+    text
+}
+
 /// The `file:N: text` lines of a result (search hits and focused lines), with the term they hold.
 pub fn cited_lines(result: &str) -> impl Iterator<Item = &str> {
     result.lines().filter(|l| is_cited(l))
@@ -315,6 +350,19 @@ mod tests {
         assert!(f.text.starts_with("[big.py: lines 51-53 of 53; `detect_encoding` found at line 51]\nbig.py:51: def detect_encoding(b):\nbig.py:52:     return 'utf-8'\n"), "{}", f.text);
         let partial = "[big.py lines 1-2 of 9]\n1: a\n2: b";
         assert_eq!(focus_read("big.py", partial, &terms(&["zzz"])).read_on.as_deref(), Some("big.py:3-"));
+    }
+
+    #[test]
+    fn a_search_shows_every_file_with_a_hit_first() {
+        let output = "[search `x`: 3 matching lines in 2 files · whole tree searched: 2 text files]\n\
+                      a.py-1- before\na.py:2: x = 1\na.py:3: y = x\n--\nb.py:9: print(x)";
+        assert_eq!(
+            focus_search(output),
+            "[search `x`: 3 matching lines in 2 files · whole tree searched: 2 text files]\na.py:2: x = 1\n\
+             b.py:9: print(x)\na.py:3: y = x\n---\na.py-1- before\na.py:2: x = 1\na.py:3: y = x\n--\nb.py:9: print(x)"
+        );
+        let none = "[search `x`: 0 matching lines in 0 files · whole tree searched: 2 text files]";
+        assert_eq!(focus_search(none), none);
     }
 
     #[test]

@@ -128,7 +128,7 @@ impl TaskReading {
         for word in identifiers(&plain) {
             add(word);
         }
-        for word in searched_words(&words) {
+        for word in searched_words(&words).into_iter().chain(named_words(&words)) {
             // A plain word the task also wrote as an identifier is the same term.
             if !terms.iter().any(|t| t.to_lowercase() == word) {
                 terms.push(word);
@@ -172,7 +172,7 @@ impl TaskReading {
             ]) || phrase(&["is there a", "are there any", "find all", "where is", "which files"]))
             && !terms.is_empty();
         TaskReading {
-            write: has(&["write", "create", "save"]) && !append,
+            write: has(&["write", "create", "save", "overwrite"]) && !append,
             append,
             overwrite: has(&["overwrite", "replace"]),
             delete: has(&["delete", "remove"]),
@@ -304,6 +304,33 @@ fn searched_words(words: &[String]) -> Vec<String> {
         out.push(last.clone());
     }
     out.dedup();
+    out
+}
+
+/// A plain word the task names as code: the word before "defined", "declared" or
+/// "implemented" ("where is lookup defined"), and the word after "function", "method",
+/// "class", "struct" and the like ("the function wrap").
+fn named_words(words: &[String]) -> Vec<String> {
+    const BEFORE: [&str; 3] = ["defined", "declared", "implemented"];
+    const AFTER: [&str; 9] = ["function", "method", "class", "struct", "constant", "variable", "def", "fn", "macro"];
+    const NOT_NAMES: [&str; 24] = [
+        "is", "are", "was", "it", "this", "that", "the", "a", "an", "does", "do", "where", "which", "what", "of", "in",
+        "for", "to", "on", "with", "called", "named", "that", "and",
+    ];
+    let mut out = Vec::new();
+    for pair in words.windows(2) {
+        let [first, second] = pair else { continue };
+        let name = if BEFORE.contains(&second.as_str()) {
+            first
+        } else if AFTER.contains(&first.as_str()) {
+            second
+        } else {
+            continue;
+        };
+        if !NOT_NAMES.contains(&name.as_str()) && !AFTER.contains(&name.as_str()) && !out.contains(name) {
+            out.push(name.clone());
+        }
+    }
     out
 }
 
@@ -811,6 +838,10 @@ mod tests {
         assert!(TaskReading::of("What's in the README?").terms.is_empty(), "an apostrophe opens no quote");
         assert!(TaskReading::of("Read README.md and notes.md").terms.is_empty());
         assert!(TaskReading::of("Create CHANGELOG.md containing the line 'v0.1: first release'").terms.is_empty());
+        assert_eq!(TaskReading::of("Where is lookup defined? It is a method of Env.").terms, ["lookup"]);
+        assert_eq!(TaskReading::of("what does the function wrap do").terms, ["wrap"]);
+        assert!(TaskReading::of("Where is it defined?").terms.is_empty());
+        assert!(TaskReading::of("Overwrite a.txt with the text 'x'").write);
     }
 
     #[test]

@@ -36,7 +36,7 @@ use thiserror::Error;
 use super::candidates::{FileOptions, ToolsFor, unread_files};
 use super::explore::parse_range;
 use super::floor::{FLOOR_EVENT, GateFloor, floor_gate};
-use super::focus::{defines, focus_read, read_on_to_definition};
+use super::focus::{defines, focus_read, focus_search, read_on_to_definition};
 use super::generate::{EVIDENCE_REPORT_LABEL, WRITE_INPUT_PROMPT};
 use super::generate::{GenerateRequest, Generator};
 use super::heuristic::TaskReading;
@@ -570,6 +570,13 @@ impl CodingRun {
             .collect()
     }
 
+    /// Halt with `halt` on the step's `input_unclear` path: the call's input (its content, its
+    /// target) is not one the host will run.
+    fn refuse(&mut self, halt: &str) -> String {
+        self.halt = halt.to_owned();
+        "input_unclear".into()
+    }
+
     fn set_halt(&mut self, halt: &str) -> String {
         self.halt = halt.to_owned();
         halt.to_owned()
@@ -700,13 +707,13 @@ impl CodingRun {
                             "nothing was written: the task does not give the exact content for {target} (as in \
                              \"containing the line '…'\"), and no generator is configured to write it (--generator-url)"
                         ));
-                        return Ok(self.set_halt("write_refused"));
+                        return Ok(self.refuse("write_refused"));
                     }
                     None => None,
                 };
                 if let Some(refusal) = input.as_deref().and_then(|i| self.refuse_write(name, i)) {
                     self.halt_detail = Some(refusal);
-                    return Ok(self.set_halt("write_refused"));
+                    return Ok(self.refuse("write_refused"));
                 }
                 match input {
                     Some(input) => {
@@ -800,6 +807,9 @@ impl CodingRun {
                 .collect();
         } else if ok && name == "search" {
             self.hits.extend(search_hits(&output));
+            if result_text == output {
+                result_text = focus_search(&output);
+            }
         } else if name == "read_file" {
             let target = input.trim().to_owned();
             if ok && result_text == output {
