@@ -141,8 +141,16 @@ pub struct Tree {
 /// Walk the tree under `start` (`""`: the root).
 pub fn walk(sandbox: &Sandbox, start: &str) -> Result<Tree, String> {
     let mut tree = Tree::default();
+    // A walk that starts in a subdirectory still obeys the `.gitignore` files above it.
+    let mut above = Vec::new();
+    let mut ancestor = String::new();
+    for part in start.split('/').filter(|p| !p.is_empty()) {
+        let names = entries(sandbox, &ancestor)?;
+        above.extend(gitignore_of(sandbox, &ancestor, &names));
+        ancestor = join(&ancestor, part);
+    }
     // Each pending directory carries the matchers of its ancestors.
-    let mut pending: Vec<(String, usize, Vec<Gitignore>)> = vec![(start.to_owned(), 0, Vec::new())];
+    let mut pending: Vec<(String, usize, Vec<Gitignore>)> = vec![(start.to_owned(), 0, above)];
     while let Some((dir, depth, mut matchers)) = pending.pop() {
         let mut names = entries(sandbox, &dir)?;
         names.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
@@ -184,9 +192,10 @@ pub fn list_files(sandbox: &Sandbox, input: &str) -> Result<String, String> {
     let start = start_dir(sandbox, input)?;
     let tree = walk(sandbox, &start)?;
     let mut out = tree.listed.join("\n");
-    let mut notes = vec![format!("{} files", tree.listed.len())];
+    let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut notes = vec![count(tree.listed.len(), "file", "files")];
     if tree.ignored > 0 {
-        notes.push(format!("{} entries ignored by .gitignore", tree.ignored));
+        notes.push(format!("{} ignored by .gitignore", count(tree.ignored, "entry", "entries")));
     }
     if tree.links > 0 {
         notes.push(format!("{} of them links or special files, never followed or searched", tree.links));
@@ -491,10 +500,12 @@ mod tests {
         let sb = Sandbox::new(&dir).unwrap();
         let out = list_files(&sb, ".").unwrap();
         assert_eq!(out, "a.py\nsrc/b.rs\nsrc/lib/z.rs\n[3 files; 3 entries ignored by .gitignore]");
-        assert_eq!(
-            list_files(&sb, "src").unwrap(),
-            "src/b.rs\nsrc/lib/z.rs\n[2 files; 1 entries ignored by .gitignore]"
-        );
+        assert_eq!(list_files(&sb, "src").unwrap(), "src/b.rs\nsrc/lib/z.rs\n[2 files; 1 entry ignored by .gitignore]");
+        // The root's rules hold below it too.
+        fs::create_dir_all(dir.join("src/lib/build")).unwrap();
+        fs::write(dir.join("src/lib/build/x.rs"), "x").unwrap();
+        fs::write(dir.join("src/lib/run.log"), "x").unwrap();
+        assert_eq!(list_files(&sb, "src/lib").unwrap(), "src/lib/z.rs\n[1 file; 2 entries ignored by .gitignore]");
         assert!(list_files(&sb, "../").is_err());
         assert!(list_files(&sb, "a.py").unwrap_err().contains("not a directory"));
         fs::remove_dir_all(&dir).unwrap();

@@ -703,9 +703,15 @@ impl CodingRun {
                     }
                     None if matches!(name, "write_file" | "append_file") => {
                         let target = write_target(&self.task()).unwrap_or_else(|| "the file".into());
+                        // Text to append always comes from the task; new content may come from a generator.
+                        let why = if name == "append_file" {
+                            "the text to append is only ever taken from the task"
+                        } else {
+                            "no generator is configured to write it (--generator-url)"
+                        };
                         self.halt_detail = Some(format!(
                             "nothing was written: the task does not give the exact content for {target} (as in \
-                             \"containing the line '…'\"), and no generator is configured to write it (--generator-url)"
+                             \"containing the line '…'\"), and {why}"
                         ));
                         return Ok(self.refuse("write_refused"));
                     }
