@@ -10,3 +10,4 @@ pub mod log;
 pub mod outcome;
 pub mod provider;
 pub mod space;
+pub mod terminal;

@@ -17,6 +17,7 @@ use decision_runtime::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
     SystemOneProvider,
 };
+use decision_runtime::terminal;
 use serde_json::{Map, Value, json};
 
 use super::contract_input::Format;
@@ -77,7 +78,7 @@ pub fn run(args: Args) -> ExitCode {
         Ok(decision) => {
             match args.format {
                 Format::Json => println!("{}", to_json(&args.block, &decision)),
-                Format::Human => print!("{}", to_text(&decision)),
+                Format::Human => print!("{}", terminal::lines(&to_text(&decision))),
             }
             ExitCode::SUCCESS
         }

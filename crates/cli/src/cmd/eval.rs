@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use decision_core::contract::{Block, Contract, Primitive};
 use decision_core::policy::{CompiledPolicy, Decision, apply_gates, compile_block, parse_gates};
 use decision_runtime::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
+use decision_runtime::terminal;
 use serde_json::{Value, json};
 
 use super::contract_input::{Format, read_source};
@@ -40,7 +41,7 @@ pub fn run(args: Args) -> ExitCode {
         Ok(outcome) => {
             match args.format {
                 Format::Json => println!("{}", outcome.to_json()),
-                Format::Human => print!("{}", outcome.to_text()),
+                Format::Human => print!("{}", terminal::lines(&outcome.to_text())),
             }
             ExitCode::SUCCESS
         }

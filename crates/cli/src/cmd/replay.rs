@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use decision_core::record::{Outcome, RECORD_SCHEMA, REPLAY_NOTES};
 use decision_runtime::log::replay::ChainBreak;
 use decision_runtime::log::{ChainStatus, LogReport, RecordResult, ReplayOptions, replay_file};
+use decision_runtime::terminal;
 use serde_json::{Value, json};
 
 use super::contract_input::Format;
@@ -97,15 +98,17 @@ fn result_line(result: &RecordResult) -> String {
 }
 
 fn write_result(out: &mut impl Write, result: &RecordResult, failing_only: bool) -> io::Result<()> {
-    writeln!(out, "  {}", result_line(result))?;
+    // Node names, problems and check details quote the log: none reaches the terminal raw.
+    writeln!(out, "  {}", terminal::one_line(&result_line(result)))?;
     if let Some(problem) = &result.problem {
-        writeln!(out, "      {problem}")?;
+        writeln!(out, "      {}", terminal::one_line(problem))?;
     }
     for check in &result.checks {
         if failing_only && check.status != decision_core::record::CheckStatus::Fail {
             continue;
         }
-        writeln!(out, "      {}: {} — {}", check.name.as_str(), check.status.as_str(), check.detail)?;
+        let detail = terminal::one_line(&check.detail);
+        writeln!(out, "      {}: {} — {detail}", check.name.as_str(), check.status.as_str())?;
     }
     Ok(())
 }
@@ -162,7 +165,7 @@ fn human(args: &Args, options: &ReplayOptions) -> io::Result<Summary> {
         }
         write_chain(&mut out, &report)?;
         for skipped in &report.skipped {
-            writeln!(out, "  skipped line {}: {}", skipped.line, skipped.reason)?;
+            writeln!(out, "  skipped line {}: {}", skipped.line, terminal::one_line(&skipped.reason))?;
         }
         summary.failed |= report.mismatch > 0 || report.chain_status() == ChainStatus::Broken;
     }
@@ -190,7 +193,7 @@ fn write_counts(out: &mut impl Write, report: &LogReport) -> io::Result<()> {
     }
     writeln!(out)?;
     if let Some(session) = &report.session {
-        writeln!(out, "session: {session}")?;
+        writeln!(out, "session: {}", terminal::one_line(session))?;
     }
     if let Some(line) = report.torn_tail {
         writeln!(out, "torn last line: line {line} was cut short and is not counted")?;
@@ -216,7 +219,7 @@ fn write_chain(out: &mut impl Write, report: &LogReport) -> io::Result<()> {
         ChainStatus::Broken => {
             writeln!(out, "chain: broken ({} breaks)", report.chain_breaks)?;
             for ChainBreak { line, reason } in &report.breaks {
-                writeln!(out, "  ✗ line {line}: {reason}")?;
+                writeln!(out, "  ✗ line {line}: {}", terminal::one_line(reason))?;
             }
             Ok(())
         }

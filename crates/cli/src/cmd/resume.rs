@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use decision_runtime::host::resume::resume_point;
 use decision_runtime::host::{CODING_CONTRACT, DEFAULT_MAX_STEPS, RunConfig};
+use decision_runtime::terminal;
 use serde_json::Value;
 
 use super::run::{Common, audit_next_to, execute, open_log, outcome_contracts};
@@ -80,10 +81,11 @@ pub fn run(args: Args) -> ExitCode {
             args.log.display(),
             point.state.next_step,
             point.state.history.len(),
-            point.halt.as_deref().unwrap_or("none, the run never ended")
+            terminal::one_line(point.halt.as_deref().unwrap_or("none, the run never ended"))
         );
         if let Some((step, tool, input)) = &point.in_flight {
-            eprintln!("step {step} was in flight ({tool} {input}); it runs again");
+            let call = format!("{tool} {input}");
+            eprintln!("step {step} was in flight ({}); it runs again", terminal::one_line(&call));
         }
     }
     let log = match open_log(&args.log, &config.workdir, Some(point.run + 1)) {

@@ -22,6 +22,7 @@ use decision_runtime::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
     SystemOneProvider,
 };
+use decision_runtime::terminal;
 use serde_json::{Map, Value, json};
 
 /// Where `--provider openai` looks when no `--url` is given.
@@ -227,8 +228,9 @@ pub fn execute(
     let sinks: Vec<Box<dyn EventSink>> = vec![Box::new(log), Box::new(progress)];
     let with = Collaborators { provider, generator, human, sink: Box::new(Tee::new(sinks)) };
     if !quiet {
-        eprintln!("decision run · provider {} · workdir {}", common.provider, config.workdir.display());
-        eprintln!("task: {}", config.task);
+        let workdir = config.workdir.display().to_string();
+        eprintln!("decision run · provider {} · workdir {}", common.provider, terminal::one_line(&workdir));
+        eprintln!("task: {}", terminal::one_line(&config.task));
     }
     match run_task(source, config, with, resume) {
         Ok(summary) => {
@@ -243,7 +245,7 @@ pub fn execute(
             super::usage_error(&format!("work directory {}: {source}", path.display()))
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", terminal::lines(&e.to_string()));
             eprintln!("log: {} (verify with: decision replay {})", log_path.display(), log_path.display());
             ExitCode::from(1)
         }
@@ -288,8 +290,16 @@ fn build_provider(common: &Common) -> Result<Arc<dyn DecisionProvider>, String> 
 /// One line per decision (node, action, each answer's top probability, margin), and per
 /// tool call, authorisation, audit and generation.
 fn show(event_type: &str, e: &Map<String, Value>) {
+    if let Some(line) = progress_line(event_type, e) {
+        // Inputs, tool output and answers come from outside: none reaches the terminal raw.
+        eprintln!("{}", terminal::one_line(&line));
+    }
+}
+
+/// The progress line of an event, if it has one.
+fn progress_line(event_type: &str, e: &Map<String, Value>) -> Option<String> {
     let step = e.get("step").and_then(Value::as_u64).unwrap_or(0);
-    match event_type {
+    Some(match event_type {
         "decision" => {
             let block = e.get("block").and_then(Value::as_str).unwrap_or_default();
             let action = e.get("action").and_then(Value::as_str).unwrap_or_default();
@@ -302,54 +312,54 @@ fn show(event_type: &str, e: &Map<String, Value>) {
                 .unwrap_or_default();
             let invalid =
                 if e.get("escalate") == Some(&json!(true)) && answers.is_empty() { "  (no valid answer)" } else { "" };
-            eprintln!("  step {step:>2}  {block:<12} → {action:<11} {answers}{margin}{invalid}");
+            format!("  step {step:>2}  {block:<12} → {action:<11} {answers}{margin}{invalid}")
         }
         "tool:call" => {
             let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
             let input = e.get("input").and_then(Value::as_str).unwrap_or_default();
             let first = input.lines().next().unwrap_or_default();
-            eprintln!("           tool {tool}({first})");
+            format!("           tool {tool}({first})")
         }
         "tool:result" => {
             let output = e.get("output").and_then(Value::as_str).unwrap_or_default();
             let lines = output.lines().count();
             let head: String = output.lines().next().unwrap_or_default().chars().take(70).collect();
-            eprintln!("           ← {lines} line(s): {head}");
+            format!("           ← {lines} line(s): {head}")
         }
         "tool:outcome" => {
             let verdict = e.get("contract").and_then(Value::as_str).unwrap_or_default();
             let weak = e.get("weak_success").and_then(Value::as_array).map_or(0, Vec::len);
             let flags = if weak > 0 { format!(" · {weak} weak-success flag(s)") } else { String::new() };
             match e.get("outcome").and_then(|o| o.get("error_type")).and_then(Value::as_str) {
-                Some(error_type) => eprintln!("           outcome: {error_type} (contract {verdict}){flags}"),
-                None => eprintln!("           outcome: ok (contract {verdict}){flags}"),
+                Some(error_type) => format!("           outcome: {error_type} (contract {verdict}){flags}"),
+                None => format!("           outcome: ok (contract {verdict}){flags}"),
             }
         }
         "decision:code" => {
             let block = e.get("block").and_then(Value::as_str).unwrap_or_default();
             let action = e.get("action").and_then(Value::as_str).unwrap_or_default();
-            eprintln!("  step {step:>2}  {block:<12} → {action:<11} decided by code (the model was not asked)");
+            format!("  step {step:>2}  {block:<12} → {action:<11} decided by code (the model was not asked)")
         }
         "authorize" => {
             let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
             let ok = e.get("approved") == Some(&json!(true));
-            eprintln!("           authorisation for {tool}: {}", if ok { "approved" } else { "denied" });
+            format!("           authorisation for {tool}: {}", if ok { "approved" } else { "denied" })
         }
         "gate:floor" => {
             let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
             let decided = e.get("decided").and_then(Value::as_str).unwrap_or_default();
             let action = e.get("action").and_then(Value::as_str).unwrap_or_default();
             let base = e.get("baseRisk").and_then(Value::as_u64).unwrap_or(0);
-            eprintln!("           floor: {tool} has risk baseline {base}: {decided} → {action} (code, not the model)");
+            format!("           floor: {tool} has risk baseline {base}: {decided} → {action} (code, not the model)")
         }
-        "audit" => eprintln!("           audit record written"),
+        "audit" => "           audit record written".to_owned(),
         "generate" => {
             let kind = e.get("kind").and_then(Value::as_str).unwrap_or_default();
             let ms = e.get("latencyMs").and_then(Value::as_u64).unwrap_or(0);
-            eprintln!("           {kind}: {ms} ms");
+            format!("           {kind}: {ms} ms")
         }
-        _ => {}
-    }
+        _ => return None,
+    })
 }
 
 fn answer_summary(answers: &Map<String, Value>) -> String {
@@ -371,22 +381,18 @@ fn answer_summary(answers: &Map<String, Value>) -> String {
         .join(" ")
 }
 
-/// `text` with control characters escaped, so that text from a server or a file cannot
-/// redraw the terminal.
-fn printable(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
-}
-
 fn print_summary(s: &RunSummary, log: &Path) {
     let total = (s.decision_ms + s.model_ms).max(1);
     let share = 100.0 * s.decision_ms as f64 / total as f64;
-    println!("{}", s.answer);
+    // The answer is the model's (or quotes the files): its lines stay lines, nothing else
+    // reaches the terminal raw.
+    println!("{}", terminal::lines(&s.answer));
     println!();
     println!("halt: {} ({})", s.halt, if s.delivered { "delivered" } else { "not delivered" });
     // What happened, on screen and not only in the log: a fail-closed decision and where it was
     // taken (a transport error, a refusal), a refused write, a missing permission.
     if let Some(detail) = s.halt_detail.as_deref().filter(|_| !s.delivered) {
-        println!("why: {}", printable(detail));
+        println!("why: {}", terminal::one_line(detail));
     }
     println!(
         "steps: {} · decisions: {} in {} requests · model calls: {} · audits: {}",

@@ -124,27 +124,16 @@ fn read_answer(input: &mut impl BufRead) -> Option<String> {
     String::from_utf8(kept).ok()
 }
 
-/// `text` clipped to [`MAX_SHOWN_CHARS`], with control and invisible characters escaped.
+/// `text` clipped to [`MAX_SHOWN_CHARS`], with control and invisible characters escaped
+/// ([`crate::terminal::one_line`]).
 fn shown(text: &str) -> String {
     let total = text.chars().count();
-    let mut out = String::with_capacity(text.len().min(MAX_SHOWN_CHARS * 2));
-    for c in text.chars().take(MAX_SHOWN_CHARS) {
-        if c.is_control() || is_invisible(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
+    let clipped: String = text.chars().take(MAX_SHOWN_CHARS).collect();
+    let mut out = crate::terminal::one_line(&clipped).into_owned();
     if total > MAX_SHOWN_CHARS {
         out.push_str(&format!("… ({} more characters)", total - MAX_SHOWN_CHARS));
     }
     out
-}
-
-/// Format characters that change how the text around them is displayed: zero-width
-/// characters, bidirectional overrides and isolates, the byte-order mark.
-fn is_invisible(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }
 
 /// Asks on the terminal when both stdin and stderr are terminals; denies otherwise.

@@ -283,6 +283,7 @@ pub fn coding_graph() -> Graph<CodingRun> {
         .decide("grade_risk", &["grade_risk"])
         .edge("grade_risk", "ran", "step_ok")
         .edge("grade_risk", "denied", "generate")
+        .edge("grade_risk", "time_budget", "generate")
         .decide("step_ok", &["step_ok"])
         .edge("step_ok", "continue", "is_done")
         .edge("step_ok", "stop", "generate")
@@ -313,8 +314,8 @@ pub fn coding_description() -> report::HostDescription {
     d.report_check = "decision adapter-report --check FILE".into();
     d.known_limitations = vec![
         "Tool names are fixed: only their implementations could be swapped.".into(),
-        "Budgets other than the step limit and wall time (model calls, tokens) are not enforced; wall time is checked between steps only.".into(),
-        "Tools have input and output caps but no timeouts.".into(),
+        "Budgets other than the step limit and wall time (model calls, tokens) are not enforced; wall time is checked between steps and before each tool call.".into(),
+        "Tools have input and output caps and read at most 16,000 bytes of a file, but no timeouts: a call that has started runs to its end.".into(),
         "State-cell names are not listed here; the report is checked against the code with decision adapter-report --check.".into(),
     ];
     d
@@ -577,6 +578,10 @@ impl CodingRun {
         "input_unclear".into()
     }
 
+    fn budget_spent(&self) -> bool {
+        self.deadline.is_some_and(|deadline| Instant::now() >= deadline)
+    }
+
     fn set_halt(&mut self, halt: &str) -> String {
         self.halt = halt.to_owned();
         halt.to_owned()
@@ -615,6 +620,11 @@ impl CodingRun {
                 "use".into()
             }
             ("pick_input", _) => self.set_halt("input_unclear"),
+            // A spent time budget: no call starts, nobody is asked.
+            ("grade_risk", _) if self.budget_spent() => {
+                self.withdraw_pending();
+                self.set_halt("time_budget")
+            }
             ("grade_risk", decided) => {
                 // The code floor: the tool's baseline and whether it changes files, whatever
                 // the model answered.
@@ -642,9 +652,7 @@ impl CodingRun {
             // keep_going, and escalate: the loop goes on while steps remain.
             ("is_done", _) if d.invocation.step >= self.max_steps => self.set_halt("max_steps"),
             // The step boundary: the next step starts only while the time budget lasts.
-            ("is_done", _) if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) => {
-                self.set_halt("time_budget")
-            }
+            ("is_done", _) if self.budget_spent() => self.set_halt("time_budget"),
             ("is_done", _) => "next".into(),
             ("can_deliver", "deliver") => "deliver".into(),
             ("can_deliver", "revise") => {
@@ -787,6 +795,11 @@ impl CodingRun {
 
     fn run_tool(&mut self, d: &mut Dispatch<'_>) -> Result<String, HandlerError> {
         let step = d.invocation.step;
+        // No tool call starts once the time budget is spent (while a person decided, say).
+        if self.budget_spent() {
+            self.withdraw_pending();
+            return Ok(self.set_halt("time_budget"));
+        }
         let (name, input) = self.pending();
         d.emit("tool:call", obj(json!({"step": step, "tool": name, "input": input})))?;
         // The decision that led to this call, and the call itself, are on disk before it runs.
@@ -951,7 +964,13 @@ impl CodingRun {
         if approved {
             return self.run_tool(d);
         }
-        // Denied: the pending step is withdrawn and the last tool is the previous one again.
+        self.withdraw_pending();
+        Ok(self.set_halt("denied"))
+    }
+
+    /// A call that will not run: the pending step is withdrawn and the last tool is the
+    /// previous one again.
+    fn withdraw_pending(&mut self) {
         if let Some(history) = self.history_mut() {
             history.pop();
         }
@@ -959,7 +978,6 @@ impl CodingRun {
             Some(previous) => self.cells.insert("lastTool".into(), previous),
             None => self.cells.remove("lastTool"),
         };
-        Ok(self.set_halt("denied"))
     }
 
     fn generate_phase(&mut self, s: &mut Step<'_>) -> Result<String, HandlerError> {
