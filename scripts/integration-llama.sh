@@ -71,9 +71,12 @@ if [[ ! -x "$SERVER_BIN" ]]; then
     fi
     say "building llama-server (about 10 CPU-minutes, with nice -n 19, $JOBS jobs)"
     # The web UI is neither built nor fetched, and nothing is downloaded during the build.
+    # GGML_NATIVE=OFF: a native build enables AMX where the CPU reports it, and its kernels crash
+    # (SIGSEGV in ggml_backend_amx_mul_mat) where the kernel or hypervisor does not grant AMX;
+    # the portable build keeps AVX2, FMA, F16C and BMI2.
     nice -n 19 "$CMAKE" -S "$SRC" -B "$CACHE/build" -DCMAKE_BUILD_TYPE=Release \
         -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-        -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF >"$CACHE/cmake-configure.log" 2>&1 \
+        -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF >"$CACHE/cmake-configure.log" 2>&1 \
         || fail "cmake configure (see $CACHE/cmake-configure.log)"
     TMPDIR="$CACHE/tmp" nice -n 19 "$CMAKE" --build "$CACHE/build" --target llama-server -j "$JOBS" \
         >"$CACHE/cmake-build.log" 2>&1 || fail "the build (see $CACHE/cmake-build.log)"
@@ -99,7 +102,7 @@ DECISION="$ROOT/target/debug/decision"
 
 # --- serve on 127.0.0.1 ---------------------------------------------------------------------------
 say "serving $(basename "$MODEL") on 127.0.0.1:$PORT"
-"$SERVER_BIN" -m "$MODEL" --host 127.0.0.1 --port "$PORT" -c 4096 -t "$JOBS" --no-webui >"$WORK/server.log" 2>&1 &
+"$SERVER_BIN" -m "$MODEL" --host 127.0.0.1 --port "$PORT" -c 4096 -t "$JOBS" --no-ui >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 120); do
     if curl -fs "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then break; fi
