@@ -174,3 +174,34 @@ fn the_reference_triage_report_drifts_from_the_coding_host() {
     assert_eq!(other.status.code(), Some(1));
     assert!(text(&other.stdout).contains("hostPositions lists `host:review`"), "{}", text(&other.stdout));
 }
+
+#[test]
+fn a_run_that_does_not_deliver_says_why_on_screen() {
+    let tmp = TempDir::new("run-why");
+    let dir = tmp.path();
+    // An unreachable decision server: the transport error and the node are on screen.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let args = ["run", "--task", README_TASK, "--workdir", WORKSPACE, "--provider", "openai", "--url", &url];
+    let out = decision(&[&args[..], &["--quiet", "--log", s(&dir.join("a.jsonl"))]].concat());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let why = stdout.lines().find(|l| l.starts_with("why: ")).unwrap_or_else(|| panic!("no why: {stdout}"));
+    assert!(why.contains("`loop.needsTool` at step 1") && why.contains("unavailable"), "{why}");
+    assert!(!stdout.contains("no tool could be chosen with enough confidence (tool_unclear)\nwhy"), "{stdout}");
+    // A write without --allow-write: nothing is written, and the flag is named.
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("a.txt"), "alpha").unwrap();
+    let task = "Create CHANGELOG.md containing the line 'v0.1: first release'";
+    let out = decision(&["run", "--task", task, "--workdir", s(&ws), "--quiet", "--log", s(&dir.join("b.jsonl"))]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("halt: not_permitted"), "{stdout}");
+    assert!(stdout.contains("why: writing files is not permitted in this run") && stdout.contains("--allow-write"));
+    assert!(!ws.join("CHANGELOG.md").exists());
+    // A delivered run has no why.
+    let out =
+        decision(&["run", "--task", README_TASK, "--workdir", WORKSPACE, "--quiet", "--log", s(&dir.join("c.jsonl"))]);
+    assert!(!text(&out.stdout).contains("why: "), "{}", text(&out.stdout));
+}

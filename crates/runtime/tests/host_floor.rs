@@ -84,8 +84,10 @@ fn a_write_the_backend_calls_harmless_is_audited() {
     let server = careless_server("write_file");
     let dir = TempDir::new("floor-write");
     let ws = dir.workspace(&[("notes.txt", "notes")]);
-    let options = Options { allow_write: true, max_steps: 4, ..Options::default() };
-    let out = run(&dir, "Create s.txt containing hello", &ws, over_http(&server), options);
+    // Listed, read, written: the careless backend would go on to append, so the run stops there.
+    let options = Options { allow_write: true, max_steps: 3, ..Options::default() };
+    // The content is given word for word: without a generator nothing else is ever written.
+    let out = run(&dir, "Create s.txt containing 'hello'", &ws, over_http(&server), options);
     out.summary();
     assert!(ws.join("s.txt").exists(), "the write ran, audited");
     let floors = out.of_type("gate:floor");
@@ -102,7 +104,7 @@ fn a_script_that_calls_a_delete_harmless_still_asks_a_person() {
     let script = json!({
         "needs_tool": [{"type": "noul", "noul": 0.97}],
         "tool": [{"type": "choice", "choice": "delete_file",
-                  "probabilities": {"delete_file": 0.97, "list_dir": 0.02, "done": 0.01}}],
+                  "probabilities": {"delete_file": 0.97, "list_dir": 0.02, "list_files": 0.0, "done": 0.01}}],
         "risk": [{"type": "score", "score": 0, "probabilities": {"0": 1.0, "1": 0.0, "2": 0.0, "3": 0.0}}],
         "needs_auth": [{"type": "noul", "noul": 0.01}],
         "deliverable": [{"type": "noul", "noul": 0.97}],

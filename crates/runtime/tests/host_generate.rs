@@ -52,6 +52,7 @@ fn generate(g: &ChatGenerator, revise: Option<&str>) -> Result<Generated, Genera
         halt: "task_done",
         revise,
         deadline: None,
+        detail: None,
     })
 }
 
@@ -278,7 +279,9 @@ fn the_host_delivers_the_servers_answer() {
     assert!(system.starts_with("You have already decided what to do"), "{system}");
     assert!(system.trim_end().ends_with("Do not guess."), "{system}");
     assert!(CODING_CONTRACT.contains(system.trim()), "{system}");
-    assert!(sent["messages"][1]["content"].as_str().unwrap().contains("read_file(a.txt) → alpha"), "{sent}");
+    // A read's result starts with the host's header line, then the file's text.
+    let user = sent["messages"][1]["content"].as_str().unwrap();
+    assert!(user.contains("read_file(a.txt) → [a.txt: whole file, 1 line]\nalpha"), "{sent}");
     let generated = out.of_type("generate");
     assert_eq!(generated.len(), 1);
     assert_eq!(generated[0]["kind"], format!("generate (chat@{})", server.addr));

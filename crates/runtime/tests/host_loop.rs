@@ -128,8 +128,10 @@ fn a_destructive_call_is_denied_and_the_files_are_untouched() {
     let auth = out.of_type("authorize");
     assert_eq!(auth.len(), 1);
     assert_eq!(auth[0]["approved"], false);
-    // The denied step is withdrawn from history; the run still writes an honest report.
-    assert_eq!(s.model_calls, 1);
+    // The denied step is withdrawn from history; the run still writes an honest report, which
+    // the delivery gate sends back once (the deletion did not happen) and never delivers.
+    assert_eq!(s.model_calls, 2);
+    assert!(!s.delivered);
     assert!(s.answer.contains("not authorised"));
     // Approved, the same call runs.
     let dir2 = TempDir::new("delete-ok");

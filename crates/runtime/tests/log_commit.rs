@@ -534,7 +534,9 @@ fn a_tool_runs_only_once_its_decision_is_on_disk() {
         human: Box::new(decision_runtime::host::human::DenyAll),
         sink: Box::new(Tee::new(vec![Box::new(log), probe])),
     };
-    let task = "Which module defines `value_5`?";
+    // The task names the file, so that it is read rather than searched (a search reads only
+    // regular files, and never a FIFO).
+    let task = "Which function does probe.py define?";
     let summary =
         run_task(CODING_CONTRACT.as_bytes(), &config(&ws, dir.path().join("audit.jsonl"), task, false), with, None)
             .unwrap();
@@ -572,7 +574,8 @@ fn every_event_of_a_host_run_is_written_as_its_event_object() {
     let summary =
         run_task(CODING_CONTRACT.as_bytes(), &config(&ws, dir.path().join("audit.jsonl"), task, false), with, None)
             .unwrap();
-    assert!(summary.steps >= 6, "{summary:?}");
+    // Listed, searched, and the defining module read.
+    assert!(summary.steps >= 3, "{summary:?}");
     let lines = whole_lines(&log_path);
     let events = memory.events();
     // The header, one line per event, and the seal.

@@ -437,6 +437,11 @@ fn print_summary(s: &RunSummary, log: &Path, generator_is_model: bool) {
     println!("{}", terminal::lines(&s.answer));
     println!();
     println!("halt: {} ({})", s.halt, if s.delivered { "delivered" } else { "not delivered" });
+    // What happened, on screen and not only in the log: a fail-closed decision and where it was
+    // taken (a transport error, a refusal), a refused write, a missing permission.
+    if let Some(detail) = s.halt_detail.as_deref().filter(|_| !s.delivered) {
+        println!("why: {}", terminal::one_line(detail));
+    }
     let written = match generator_is_model {
         true => format!("model calls: {}", s.model_calls),
         false => format!("evidence reports: {} (no model)", s.model_calls),

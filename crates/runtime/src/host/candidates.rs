@@ -55,8 +55,13 @@ impl CandidateProvider for ToolsFor {
         let can_delete = cells.get("canDelete") == Some(&Value::Bool(true));
         let mut options: Vec<(String, String)> = Vec::new();
         let mut offer = |id: &str, text: String| options.push((id.to_owned(), text));
-        if unused("list_dir") {
+        let listed = !unused("list_dir") || !unused("list_files");
+        if !listed {
             offer("list_dir", "The agent does not yet know which files exist in the working directory.".into());
+            offer(
+                "list_files",
+                "The agent does not yet know which files exist in the whole tree, subdirectories included.".into(),
+            );
         }
         if !strings(cells, "files").is_empty() {
             let unread = unread_files(cells);
@@ -77,6 +82,9 @@ impl CandidateProvider for ToolsFor {
             if can_write && unused("write_file") {
                 offer("write_file", "A file must be created or its content changed.".into());
             }
+            if can_write && unused("append_file") {
+                offer("append_file", "Text must be added at the end of a file, keeping what it holds.".into());
+            }
         }
         if can_delete && unused("delete_file") {
             offer(
@@ -89,6 +97,9 @@ impl CandidateProvider for ToolsFor {
                 "move_file",
                 "The task requires a file to live at a different path, and leaving it at its original path would be wrong. Requires explicit authorisation.".into(),
             );
+        }
+        if !strings(cells, "files").is_empty() && unused("search") {
+            offer("search", "The task names text or an identifier whose place in the tree is not known yet.".into());
         }
         offer(
             "done",
@@ -150,21 +161,24 @@ mod tests {
     #[test]
     fn tools_follow_history_files_and_permissions() {
         let empty = cells(json!({"history": [], "files": [], "readFiles": [], "canWrite": false, "canDelete": false}));
-        assert_eq!(ids(&ToolsFor.candidates(ReadCells::all(&empty))), ["list_dir", "done"]);
+        assert_eq!(ids(&ToolsFor.candidates(ReadCells::all(&empty))), ["list_dir", "list_files", "done"]);
         let listed = cells(json!({"history": [{"tool": "list_dir"}], "files": ["a", "b"], "readFiles": ["a"],
             "canWrite": true, "canDelete": false}));
         let c = ToolsFor.candidates(ReadCells::all(&listed));
-        assert_eq!(ids(&c), ["read_file", "write_file", "done"]);
+        assert_eq!(ids(&c), ["read_file", "write_file", "append_file", "search", "done"]);
         assert!(c.options[0].1.starts_with("The content of one file"));
         let all = cells(json!({"history": [{"tool": "list_dir"}, {"tool": "write_file"}], "files": ["a", "b", "c"],
             "readFiles": [], "canWrite": true, "canDelete": true}));
         let c = ToolsFor.candidates(ReadCells::all(&all));
-        assert_eq!(ids(&c), ["read_file", "delete_file", "move_file", "done"]);
+        assert_eq!(ids(&c), ["read_file", "append_file", "delete_file", "move_file", "search", "done"]);
         assert_eq!(c.options[0].1, "The contents of 3 files are still needed: a, b, c.");
         // move needs both permissions; delete alone does not offer it.
         let delete_only =
             cells(json!({"history": [], "files": [], "readFiles": [], "canWrite": false, "canDelete": true}));
-        assert_eq!(ids(&ToolsFor.candidates(ReadCells::all(&delete_only))), ["list_dir", "delete_file", "done"]);
+        assert_eq!(
+            ids(&ToolsFor.candidates(ReadCells::all(&delete_only))),
+            ["list_dir", "list_files", "delete_file", "done"]
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use serde_json::Value;
 use serde_json::json;
 use thiserror::Error;
 
+use super::focus::cited_lines;
 use super::heuristic::{TaskReading, contains_word};
 use crate::frame::clip;
 #[cfg(feature = "http")]
@@ -18,6 +19,10 @@ use crate::provider::{ApiKey, redact_bearer, redact_value};
 
 /// The first line of every deterministic report: no one should mistake it for a model's answer.
 pub const EVIDENCE_REPORT_LABEL: &str = "[deterministic evidence report: no language model wrote this]";
+
+/// The instruction that asks a generator for a file's content (followed by the path). It is
+/// prompt text: the host refuses to write any content that holds it.
+pub const WRITE_INPUT_PROMPT: &str = "Write the complete content of the file";
 
 /// What the generator is given.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,6 +40,8 @@ pub struct GenerateRequest<'a> {
     pub revise: Option<&'a str>,
     /// When the run's time budget (plus its grace) ends: a model call must finish by then.
     pub deadline: Option<Instant>,
+    /// What happened, in words, when the loop did not end in success.
+    pub detail: Option<&'a str>,
 }
 
 /// A generated draft.
@@ -56,6 +63,11 @@ pub struct GenerateError {
 /// Writes the answer.
 pub trait Generator: Send + Sync {
     fn name(&self) -> &str;
+    /// Whether it can write a file's content (a language model can; a report cannot, and
+    /// the host never writes a report into a file).
+    fn writes_content(&self) -> bool {
+        true
+    }
     fn generate(&self, request: &GenerateRequest<'_>) -> Result<Generated, GenerateError>;
 }
 
@@ -76,6 +88,10 @@ impl Generator for EvidenceReport {
         "evidence-report"
     }
 
+    fn writes_content(&self) -> bool {
+        false
+    }
+
     fn generate(&self, r: &GenerateRequest<'_>) -> Result<Generated, GenerateError> {
         let started = Instant::now();
         let reading = TaskReading::of(r.task);
@@ -84,35 +100,11 @@ impl Generator for EvidenceReport {
         if let Some(reason) = r.revise {
             out.push(format!("Revision requested by the delivery gate: {reason}"));
         }
-        let reads: Vec<(&str, &str)> = r
-            .history
-            .iter()
-            .filter(|h| h.get("tool").and_then(Value::as_str) == Some("read_file"))
-            .filter_map(|h| Some((h.get("input")?.as_str()?.trim(), h.get("result")?.as_str()?)))
-            .collect();
+        if let Some(detail) = r.detail {
+            out.push(format!("What happened: {detail}."));
+        }
         for term in &reading.terms {
-            let mut hits = Vec::new();
-            for (file, body) in &reads {
-                let lines: Vec<&str> = body.lines().collect();
-                for (i, line) in lines.iter().enumerate() {
-                    if contains_word(line, term) {
-                        let context: Vec<String> = lines
-                            .iter()
-                            .enumerate()
-                            .skip(i)
-                            .take(3)
-                            .map(|(n, l)| format!("    {file}:{}: {l}", n + 1))
-                            .collect();
-                        hits.push(context.join("\n"));
-                    }
-                }
-            }
-            if hits.is_empty() {
-                out.push(format!("`{term}` does not occur in any file that was read."));
-            } else {
-                out.push(format!("Where `{term}` occurs:"));
-                out.extend(hits);
-            }
+            out.extend(term_section(term, r.history));
         }
         if r.evidence.is_empty() {
             out.push("No tool was called, so there is no evidence to report.".into());
@@ -125,6 +117,74 @@ impl Generator for EvidenceReport {
         }
         Ok(Generated { text: out.join("\n"), latency: started.elapsed(), input_tokens: None, output_tokens: None })
     }
+}
+
+/// What the delivery gate sees of each of the last three results (the `writeEvidence`
+/// projection: 600 characters of the last, 200 of the two before, 60 of a write's result).
+fn gate_view(history: &[Value]) -> Vec<String> {
+    let from = history.len().saturating_sub(3);
+    let recent = history.get(from..).unwrap_or(&[]);
+    let last = recent.len().saturating_sub(1);
+    recent
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let result = h.get("result").and_then(Value::as_str).unwrap_or_default();
+            let budget = if h.get("tool").and_then(Value::as_str) == Some("write_file") {
+                60
+            } else if i == last {
+                600
+            } else {
+                200
+            };
+            clip(result, budget)
+        })
+        .collect()
+}
+
+/// What the evidence says about `term`: the cited lines of the newest step that has any,
+/// within what the delivery gate sees of it (so every line the report cites is one the gate
+/// can check), or what was searched and read without finding it. Absence is never claimed
+/// beyond what was read.
+fn term_section(term: &str, history: &[Value]) -> Vec<String> {
+    let results: Vec<(&str, &str, &str)> = history
+        .iter()
+        .filter_map(|h| Some((h.get("tool")?.as_str()?, h.get("input")?.as_str()?, h.get("result")?.as_str()?)))
+        .collect();
+    for seen in gate_view(history).iter().rev() {
+        let cited: Vec<&str> = cited_lines(seen).collect();
+        if cited.iter().any(|l| contains_word(l, term)) {
+            let mut out = vec![format!("Where `{term}` occurs:")];
+            out.extend(cited.iter().take(12).map(|l| format!("    {l}")));
+            return out;
+        }
+    }
+    let mut out = Vec::new();
+    let search = results.iter().rev().find(|(tool, _, _)| *tool == "search");
+    if let Some((_, _, result)) = search {
+        let header = result.lines().next().unwrap_or_default();
+        if header.contains("whole tree searched") {
+            out.push(format!("`{term}` occurs in no text file of the tree: {}", header.trim_matches(['[', ']'])));
+            return out;
+        }
+        out.push(format!(
+            "`{term}` was not found in the part of the tree searched: {}",
+            header.trim_matches(['[', ']'])
+        ));
+    }
+    let reads: Vec<String> = results
+        .iter()
+        .filter(|(tool, _, _)| *tool == "read_file")
+        .filter_map(|(_, _, result)| {
+            result.lines().next().filter(|h| h.starts_with('[')).map(|h| h.trim_matches(['[', ']']).to_owned())
+        })
+        .collect();
+    if reads.is_empty() && search.is_none() {
+        out.push(format!("`{term}` was not looked for: no file was searched or read."));
+    } else if !reads.is_empty() {
+        out.push(format!("`{term}` was not found in what was read: {}.", reads.join("; ")));
+    }
+    out
 }
 
 /// A plain-language reading of a halt value.
@@ -141,6 +201,8 @@ pub fn halt_text(halt: &str) -> String {
         "step_failed" => "a tool call failed",
         "max_steps" => "the step limit was reached",
         "time_budget" => "the time budget was spent",
+        "write_refused" => "the write was refused",
+        "not_permitted" => "the action the task asks for is not permitted in this run",
         other => other,
     };
     match suffix {

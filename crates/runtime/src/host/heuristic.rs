@@ -5,32 +5,16 @@
 //! tasks offline and deterministically; its answers carry fixed probabilities (0.85 / 0.15
 //! for yes-no, 0.8 for the chosen option) that say "a rule fired", not a calibrated belief.
 //!
-//! What the rules read from the task:
-//! * **file names**: words with an extension (`notes.md`, `src/lib.rs`);
-//! * **search terms**: text in backticks or double quotes that is not a file name;
-//! * **intent**: write (`write`, `create`, `save`), delete (`delete`, `remove`), move
-//!   (`move`, `rename`), read-all (`each`, `every`, `all`, `summarise`, `summarize`, `overview`).
-//!
-//! The rules, per question id:
-//! * `needs_tool`: yes when nothing was done yet; when an intended write/delete/move has not
-//!   happened; when a named file is unread; when a search term is not in the last result;
-//!   with read-all intent, when a known file is unread; otherwise no.
-//! * `tool`: `list_dir` while no file is known; then the intended delete/move; then
-//!   `read_file` for a named unread file, for search or read-all intent, or when nothing
-//!   has been read and no write is intended; then `write_file` for write intent; else `done`.
-//!   Only offered candidates are ever chosen.
-//! * `file`: a named candidate first; else the candidate sharing most words with the task;
-//!   else the first candidate.
-//! * `risk`: the tool's baseline (`base_risk`), or the top level when it is absent (unknown tool).
-//! * `needs_auth`: yes when the baseline is 2 or more, or absent.
-//! * `ok`: yes when the output is non-empty and does not start with `error: `.
-//! * `done`: the intended write/delete/move happened; every named file was read; every search
-//!   term appears in a result; with read-all intent, every listed file was read; with none of
-//!   these, at least one file was read.
-//! * `deliverable`: the draft is non-empty, the evidence is non-empty, and every search term
-//!   appears in both the draft and the evidence.
-//! * `unsupported`: no when every file name the draft claims appears in the evidence or the
-//!   task; lines quoting a tool call (`N. tool(input) → result`) are quotations, not claims.
+//! What the rules read from the task ([`TaskReading`]) and the rules per question id are
+//! listed in `docs/coding-host.md`. In short: file names are words with an extension;
+//! search terms are text in backticks, double or single quotes, and identifiers written
+//! plainly (`snake_case`, `CamelCase`, `dotted.names` — their last part —, `ALL_CAPS`), and
+//! the word after "mention", "search for" and the like; the intent is search ("which files
+//! mention", "where is X used", "is there a TODO"), definition ("which file defines"), write,
+//! append, delete, move, or read-all. The rules read the tool results from their header line,
+//! which the host puts first ([`super::focus`]): `[search …]` says how much was found and
+//! whether the whole tree was searched; `[FILE: …]` says which terms a read found and where
+//! to read on when it was cut before a term was found.
 
 use std::time::Instant;
 
@@ -92,13 +76,26 @@ impl DecisionProvider for HeuristicProvider {
 /// The task as the rules read it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TaskReading {
+    /// Words with an extension (`notes.md`, `src/lib.rs`).
     pub files: Vec<String>,
+    /// What to look for: quoted text that is not a file name, and plain identifiers.
     pub terms: Vec<String>,
+    /// The task's words, lower-cased.
     pub words: Vec<String>,
     pub write: bool,
+    /// Add to the end of a file (`append`, `add … at the end`): never replaces its content.
+    pub append: bool,
+    /// The task says an existing file may be replaced (`overwrite`, `replace`).
+    pub overwrite: bool,
     pub delete: bool,
     pub moves: bool,
     pub read_all: bool,
+    /// "Which files mention X", "where is X used", "is there a TODO": answered by a search of
+    /// the whole tree.
+    pub search: bool,
+    /// The exact content the task gives for a write: `containing the line '…'`,
+    /// `containing "…"`, `with the text `…``.
+    pub content: Option<String>,
 }
 
 impl TaskReading {
@@ -110,13 +107,82 @@ impl TaskReading {
             .map(str::to_owned)
             .collect();
         let has = |options: &[&str]| words.iter().any(|w| options.contains(&w.as_str()));
+        let phrase = |options: &[&str]| options.iter().any(|p| lower.contains(p));
         let files = file_names(task);
-        let terms = quoted(task).into_iter().filter(|t| !looks_like_file(t)).collect();
+        let content = verbatim_content(task);
+        let mut terms: Vec<String> = Vec::new();
+        let mut add = |term: String| {
+            if !term.is_empty() && !terms.contains(&term) && !files.contains(&term) {
+                terms.push(term);
+            }
+        };
+        // Identifiers are looked for outside quotes: quoted text is taken whole.
+        let mut plain = task.to_owned();
+        for quoted in quoted(task) {
+            plain = plain.replace(&quoted, " ");
+            if looks_like_file(&quoted) || content.as_deref() == Some(quoted.as_str()) {
+                continue;
+            }
+            add(last_part(&quoted).to_owned());
+        }
+        for word in identifiers(&plain) {
+            add(word);
+        }
+        for word in searched_words(&words).into_iter().chain(named_words(&words)) {
+            // A plain word the task also wrote as an identifier is the same term.
+            if !terms.iter().any(|t| t.to_lowercase() == word) {
+                terms.push(word);
+            }
+        }
+        let append = has(&["append", "appends"]) || (has(&["add"]) && phrase(&["at the end", "to the end"]));
+        let define = has(&[
+            "define",
+            "defines",
+            "defined",
+            "definition",
+            "declared",
+            "declares",
+            "implemented",
+            "return",
+            "returns",
+            "signature",
+        ]);
+        let search = !define
+            && (has(&[
+                "mention",
+                "mentions",
+                "mentioning",
+                "used",
+                "uses",
+                "usages",
+                "usage",
+                "occurrences",
+                "occur",
+                "occurs",
+                "grep",
+                "search",
+                "references",
+                "referenced",
+                "todo",
+                "todos",
+                "fixme",
+                "anywhere",
+                "contain",
+                "contains",
+            ]) || phrase(&["is there a", "are there any", "find all", "where is", "which files"]))
+            && !terms.is_empty();
         TaskReading {
-            write: has(&["write", "create", "save"]),
+            write: has(&["write", "create", "save", "overwrite"]) && !append,
+            append,
+            overwrite: has(&["overwrite", "replace"]),
             delete: has(&["delete", "remove"]),
             moves: has(&["move", "rename"]),
-            read_all: has(&["each", "every", "all", "summarise", "summarize", "overview"]),
+            read_all: has(&["each", "every", "all", "summarise", "summarize", "overview"])
+                && !search
+                && files.is_empty()
+                && terms.is_empty(),
+            search,
+            content,
             files,
             terms,
             words,
@@ -124,8 +190,171 @@ impl TaskReading {
     }
 
     fn acts(&self) -> bool {
-        self.write || self.delete || self.moves
+        self.write || self.append || self.delete || self.moves
     }
+}
+
+/// The last part of a dotted name (`json.dumps` → `dumps`), which is what a definition names.
+fn last_part(term: &str) -> &str {
+    let is_dotted = term.contains('.')
+        && !term.contains(' ')
+        && term.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    if is_dotted { term.rsplit('.').next().unwrap_or(term) } else { term }
+}
+
+/// Extensions that make a dotted word a file name rather than a dotted identifier.
+const FILE_EXTENSIONS: [&str; 34] = [
+    "py", "rs", "md", "txt", "toml", "json", "yaml", "yml", "js", "ts", "tsx", "jsx", "c", "h", "cc", "cpp", "hpp",
+    "go", "java", "rb", "sh", "cfg", "ini", "lock", "html", "css", "csv", "xml", "rst", "log", "pyi", "cfg", "sql",
+    "kt",
+];
+
+/// Capitalised words that are not identifiers.
+const NOT_IDENTIFIERS: [&str; 12] =
+    ["README", "LICENSE", "JSON", "API", "HTTP", "URL", "CLI", "CSV", "OK", "TODO_", "UTF", "HTML"];
+
+/// Identifiers written without quotes: `snake_case`, `CamelCase`/`camelCase`, `dotted.names`
+/// (their last part) and `ALL_CAPS` words of three letters or more (`STOCK`, `TODO`).
+fn identifiers(task: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for raw in task.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '`' | '"' | '?' | '!')) {
+        let token = raw.trim_matches(|c: char| matches!(c, '.' | ':' | '\'' | '*'));
+        if token.is_empty() || !token.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+            continue;
+        }
+        if token.contains('.') {
+            let ext = token.rsplit('.').next().unwrap_or_default().to_lowercase();
+            let parts_are_names =
+                token.split('.').all(|p| p.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_'));
+            if !FILE_EXTENSIONS.contains(&ext.as_str()) && parts_are_names {
+                out.push(last_part(token).to_owned());
+            }
+            continue;
+        }
+        let letters = token.chars().filter(|c| c.is_alphabetic()).count();
+        let upper = token.chars().filter(|c| c.is_uppercase()).count();
+        let lower = token.chars().filter(|c| c.is_lowercase()).count();
+        let snake = token.contains('_') && letters > 0 && !token.starts_with('_') || token.starts_with("__");
+        let camel = lower > 0 && token.chars().skip(1).any(char::is_uppercase);
+        let caps = lower == 0 && upper >= 3 && !NOT_IDENTIFIERS.contains(&token);
+        if snake || camel || caps {
+            out.push(token.to_owned());
+        }
+    }
+    out
+}
+
+/// The word after "mention", "search for", "find", "uses of", "references to" …, when it is
+/// not a filler word.
+fn searched_words(words: &[String]) -> Vec<String> {
+    const AFTER: [&str; 12] = [
+        "mention",
+        "mentions",
+        "mentioning",
+        "for",
+        "find",
+        "of",
+        "to",
+        "grep",
+        "contain",
+        "contains",
+        "containing",
+        "word",
+    ];
+    const FILLER: [&str; 16] = [
+        "the",
+        "a",
+        "an",
+        "any",
+        "all",
+        "word",
+        "text",
+        "string",
+        "me",
+        "files",
+        "file",
+        "uses",
+        "references",
+        "it",
+        "this",
+        "that",
+    ];
+    let mut out = Vec::new();
+    let searching = words.iter().any(|w| {
+        ["mention", "mentions", "mentioning", "search", "grep", "find", "references", "uses", "contain", "contains"]
+            .contains(&w.as_str())
+    });
+    if !searching {
+        return out;
+    }
+    for pair in words.windows(3) {
+        let [before, next, after] = pair else { continue };
+        if !AFTER.contains(&before.as_str()) {
+            continue;
+        }
+        let word = if FILLER.contains(&next.as_str()) { after } else { next };
+        if !FILLER.contains(&word.as_str()) && !["search", "mention", "uses"].contains(&word.as_str()) {
+            out.push(word.clone());
+        }
+    }
+    if let [.., before, last] = words
+        && AFTER.contains(&before.as_str())
+        && !FILLER.contains(&last.as_str())
+    {
+        out.push(last.clone());
+    }
+    out.dedup();
+    out
+}
+
+/// A plain word the task names as code: the word before "defined", "declared" or
+/// "implemented" ("where is lookup defined"), and the word after "function", "method",
+/// "class", "struct" and the like ("the function wrap").
+fn named_words(words: &[String]) -> Vec<String> {
+    const BEFORE: [&str; 3] = ["defined", "declared", "implemented"];
+    const AFTER: [&str; 9] = ["function", "method", "class", "struct", "constant", "variable", "def", "fn", "macro"];
+    const NOT_NAMES: [&str; 24] = [
+        "is", "are", "was", "it", "this", "that", "the", "a", "an", "does", "do", "where", "which", "what", "of", "in",
+        "for", "to", "on", "with", "called", "named", "that", "and",
+    ];
+    let mut out = Vec::new();
+    for pair in words.windows(2) {
+        let [first, second] = pair else { continue };
+        let name = if BEFORE.contains(&second.as_str()) {
+            first
+        } else if AFTER.contains(&first.as_str()) {
+            second
+        } else {
+            continue;
+        };
+        if !NOT_NAMES.contains(&name.as_str()) && !AFTER.contains(&name.as_str()) && !out.contains(name) {
+            out.push(name.clone());
+        }
+    }
+    out
+}
+
+/// The exact content a write task gives: the quoted text after `containing`, `with the line`,
+/// `with the text`, `with the content`, `saying` (single, double quotes or backticks).
+pub fn verbatim_content(task: &str) -> Option<String> {
+    let lower = task.to_lowercase();
+    let markers = [
+        "containing the line",
+        "containing the text",
+        "containing",
+        "with the line",
+        "with the text",
+        "with the content",
+        "saying",
+        "the line",
+    ];
+    let at = markers.iter().find_map(|m| lower.find(m).map(|i| i + m.len()))?;
+    let rest = task.get(at..)?.trim_start();
+    let mark = rest.chars().next().filter(|c| matches!(c, '\'' | '"' | '`'))?;
+    let inside = rest.get(mark.len_utf8()..)?;
+    let end = inside.find(mark)?;
+    let content = inside.get(..end)?;
+    (!content.trim().is_empty()).then(|| content.to_owned())
 }
 
 /// Words with an extension: `name.ext`, possibly with `/`.
@@ -153,17 +382,42 @@ fn looks_like_file(token: &str) -> bool {
     }
 }
 
-/// Text inside backticks or double quotes.
+/// Text inside backticks, double quotes, or single quotes that open after a space (so that
+/// an apostrophe, as in "what's", opens nothing).
 pub fn quoted(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |inside: &str| {
+        let inside = inside.trim();
+        if !inside.is_empty() && !out.iter().any(|o| o == inside) {
+            out.push(inside.to_owned());
+        }
+    };
     for mark in ['`', '"'] {
         let mut parts = text.split(mark);
         parts.next();
         while let (Some(inside), Some(_)) = (parts.next(), parts.next().or(Some(""))) {
-            let inside = inside.trim();
-            if !inside.is_empty() && !out.iter().any(|o: &String| o == inside) {
-                out.push(inside.to_owned());
+            push(inside);
+        }
+    }
+    let mut rest = text;
+    while let Some(open) = rest.find('\'') {
+        let before = rest.get(..open).and_then(|b| b.chars().next_back());
+        let after_open = rest.get(open + 1..).unwrap_or_default();
+        if before.is_some_and(|c| c.is_alphanumeric()) {
+            rest = after_open;
+            continue;
+        }
+        // The closing quote is followed by a space, punctuation or the end.
+        let close = after_open
+            .match_indices('\'')
+            .map(|(i, _)| i)
+            .find(|&i| after_open.get(i + 1..).and_then(|a| a.chars().next()).is_none_or(|c| !c.is_alphanumeric()));
+        match close {
+            Some(close) => {
+                push(after_open.get(..close).unwrap_or_default());
+                rest = after_open.get(close + 1..).unwrap_or_default();
             }
+            None => break,
         }
     }
     out
@@ -283,21 +537,8 @@ fn answer(id: &str, question: &WireQuestion, f: &FrameView<'_>) -> Option<Value>
             Some(noul(!output.trim().is_empty() && !output.starts_with(TOOL_ERROR_PREFIX)))
         }
         ("done", WireQuestion::Noul { .. }) => Some(noul(is_done(f))),
-        ("deliverable", WireQuestion::Noul { .. }) => {
-            let draft = f.text("answer");
-            let evidence = f.text("evidence");
-            let covered = t.terms.iter().all(|term| draft.contains(term.as_str()) && contains_word(&evidence, term));
-            Some(noul(!draft.trim().is_empty() && !evidence.trim().is_empty() && covered))
-        }
-        ("unsupported", WireQuestion::Noul { .. }) => {
-            let draft = f.text("answer");
-            let evidence = f.text("evidence");
-            let task = f.text("task");
-            let claims: String = draft.lines().filter(|l| !is_quotation(l)).collect::<Vec<_>>().join("\n");
-            let unknown =
-                file_names(&claims).into_iter().any(|name| !evidence.contains(&name) && !task.contains(&name));
-            Some(noul(draft.trim().is_empty() || unknown))
-        }
+        ("deliverable", WireQuestion::Noul { .. }) => Some(noul(deliverable(f))),
+        ("unsupported", WireQuestion::Noul { .. }) => Some(noul(unsupported(f))),
         _ => None,
     }
 }
@@ -313,23 +554,108 @@ fn is_quotation(line: &str) -> bool {
         && rest.contains(" → ")
 }
 
-fn needs_tool(f: &FrameView<'_>) -> bool {
-    let t = &f.task;
-    let done = f.done_tools();
-    if done.is_empty() {
+/// What the most recent tool result says, read from its header line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Latest {
+    /// A search: its number of matching lines, and whether it covered the whole tree.
+    search: Option<(usize, bool)>,
+    /// A read that found a term.
+    found: bool,
+    /// A read that was cut before a term was found.
+    read_on: bool,
+}
+
+impl Latest {
+    fn of(result: &str) -> Latest {
+        let header = result.lines().next().unwrap_or_default();
+        if let Some(rest) = header.strip_prefix("[search `") {
+            let count = rest
+                .split_once("`: ")
+                .and_then(|(_, r)| r.split_once(' '))
+                .and_then(|(n, _)| n.parse::<usize>().ok())
+                .unwrap_or(0);
+            return Latest { search: Some((count, header.contains("whole tree searched"))), ..Latest::default() };
+        }
+        if header.starts_with('[') {
+            return Latest {
+                found: header.contains("` found at line"),
+                read_on: header.contains("read on: "),
+                search: None,
+            };
+        }
+        Latest::default()
+    }
+}
+
+/// The tool names of `steps` entries (`tool(input) → result`).
+fn step_tools(steps: &[String]) -> Vec<String> {
+    steps.iter().filter_map(|s| s.split_once('(').map(|(t, _)| t.to_owned())).collect()
+}
+
+/// Whether `name` (as the task wrote it) was read: by path, by file name, or as a range of it.
+fn was_read(read: &[String], name: &str) -> bool {
+    read.iter().any(|r| {
+        let path = r.rsplit_once(':').filter(|(_, range)| range.contains('-')).map_or(r.as_str(), |(p, _)| p);
+        path == name || path.ends_with(&format!("/{name}"))
+    })
+}
+
+/// The shared rule of `needs_tool` and `is_done`: whether the task still needs a tool, from
+/// the tools used so far, the files read, the most recent result and whether any file is known.
+fn work_remains(t: &TaskReading, used: &[String], read: &[String], latest: &Latest, named_unread: bool) -> bool {
+    let did = |tool: &str| used.iter().any(|d| d == tool);
+    if used.is_empty() {
         return true;
     }
-    let did = |tool: &str| done.iter().any(|d| d == tool);
+    if t.acts() {
+        return (t.write && !did("write_file"))
+            || (t.append && !did("append_file"))
+            || (t.delete && !did("delete_file"))
+            || (t.moves && !did("move_file"));
+    }
+    if latest.read_on {
+        return true;
+    }
+    if named_unread {
+        return true;
+    }
+    if !t.terms.is_empty() {
+        if !did("search") && !latest.found {
+            return true;
+        }
+        if t.search {
+            return false;
+        }
+        // A question about a term: read the best file unless a read found it, or a search of
+        // the whole tree found nothing.
+        return match latest.search {
+            Some((0, true)) => false,
+            Some(_) => true,
+            None => !latest.found && read.is_empty(),
+        };
+    }
+    read.is_empty()
+}
+
+/// A file the task names exists (it is among `known`, or `known` says nothing) and is unread.
+fn named_unread(t: &TaskReading, read: &[String], known: Option<&[String]>) -> bool {
+    t.files.iter().any(|name| {
+        !was_read(read, name) && known.is_none_or(|k| k.iter().any(|f| f == name || f.ends_with(&format!("/{name}"))))
+    })
+}
+
+fn needs_tool(f: &FrameView<'_>) -> bool {
+    let t = &f.task;
+    let used = f.done_tools();
     let read = f.list("already_read");
     let known = f.list("files_known");
-    let last = f.text("last");
-    (t.write && !did("write_file"))
-        || (t.delete && !did("delete_file"))
-        || (t.moves && !did("move_file"))
-        || t.files.iter().any(|name| known.contains(name) && !read.contains(name))
-        || (!t.terms.is_empty() && !t.terms.iter().all(|term| contains_word(&last, term)))
-        || (t.read_all && known.iter().any(|k| !read.contains(k)))
-        || (read.is_empty() && !t.acts() && !known.is_empty())
+    let latest = Latest::of(&f.text("last"));
+    if t.read_all && used.iter().any(|u| u.starts_with("list")) {
+        return known.iter().any(|k| !was_read(&read, k));
+    }
+    // The known files are ranked, a named one first: past the frame's 20 it may still exist.
+    let known_view = (known.len() < 20).then_some(known.as_slice());
+    work_remains(t, &used, &read, &latest, named_unread(t, &read, known_view))
 }
 
 fn pick_tool(f: &FrameView<'_>, offered: &[String]) -> String {
@@ -337,16 +663,30 @@ fn pick_tool(f: &FrameView<'_>, offered: &[String]) -> String {
     let has = |tool: &str| offered.iter().any(|o| o == tool);
     let known = f.list("files_known");
     let read = f.list("already_read");
-    let unread_named = t.files.iter().any(|name| known.contains(name) && !read.contains(name));
-    let wants_read = unread_named || !t.terms.is_empty() || t.read_all || (read.is_empty() && !t.acts());
-    let pick = if has("list_dir") && known.is_empty() {
+    let used = f.done_tools();
+    let latest = Latest::of(&f.text("last_result"));
+    let unread_named = named_unread(t, &read, (known.len() < 20).then_some(known.as_slice()));
+    let wants_read = !t.acts()
+        && (unread_named
+            || latest.read_on
+            || matches!(latest.search, Some((n, _)) if n > 0 && !t.search)
+            || t.read_all
+            || read.is_empty());
+    let pick = if known.is_empty() && has("list_files") {
+        "list_files"
+    } else if known.is_empty() && has("list_dir") {
         "list_dir"
     } else if t.delete && has("delete_file") {
         "delete_file"
     } else if t.moves && has("move_file") {
         "move_file"
+    } else if !t.acts() && !t.terms.is_empty() && has("search") && !used.iter().any(|u| u == "search") && !latest.found
+    {
+        "search"
     } else if wants_read && has("read_file") {
         "read_file"
+    } else if t.append && has("append_file") {
+        "append_file"
     } else if t.write && has("write_file") {
         "write_file"
     } else if has("done") {
@@ -357,51 +697,102 @@ fn pick_tool(f: &FrameView<'_>, offered: &[String]) -> String {
     pick.to_owned()
 }
 
+/// A candidate the task names first (a range of it included); else the first candidate,
+/// which the host ranked by relevance.
 fn pick_file(t: &TaskReading, offered: &[String]) -> Option<String> {
-    if let Some(named) = t.files.iter().find(|f| offered.contains(f)) {
-        return Some(named.clone());
-    }
-    let overlap = |name: &str| {
-        name.to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|part| part.len() > 1 && t.words.iter().any(|w| w == part))
-            .count()
+    let named = |candidate: &String| {
+        let path = candidate.rsplit_once(':').filter(|(_, r)| r.contains('-')).map_or(candidate.as_str(), |(p, _)| p);
+        t.files.iter().any(|f| path == f || path.ends_with(&format!("/{f}")))
     };
-    // The first candidate with the largest overlap (ties keep the offered order).
-    let mut best: Option<(&String, usize)> = None;
-    for name in offered {
-        let score = overlap(name);
-        if best.is_none_or(|(_, s)| score > s) {
-            best = Some((name, score));
-        }
-    }
-    best.map(|(name, _)| name.clone())
+    offered.iter().find(|c| named(c)).or(offered.first()).cloned()
 }
 
 fn is_done(f: &FrameView<'_>) -> bool {
     let t = &f.task;
     let read = f.list("already_read");
     let steps = f.list("steps");
+    let used = step_tools(&steps);
     let succeeded = |tool: &str| {
         steps.iter().any(|s| s.starts_with(&format!("{tool}(")) && !s.contains(&format!("→ {TOOL_ERROR_PREFIX}")))
     };
     if t.acts() {
         return (!t.write || succeeded("write_file"))
+            && (!t.append || succeeded("append_file"))
             && (!t.delete || succeeded("delete_file"))
             && (!t.moves || succeeded("move_file"));
     }
-    let named_read = t.files.iter().all(|name| read.contains(name));
-    let results: Vec<&str> = steps.iter().filter_map(|s| s.split_once(" → ").map(|(_, r)| r)).collect();
-    let terms_found = t.terms.iter().all(|term| results.iter().any(|r| contains_word(r, term)));
+    let last = steps.last().and_then(|s| s.split_once(" → ")).map(|(_, r)| r).unwrap_or_default();
+    let latest = Latest::of(last);
+    if t.read_all {
+        let listed: Vec<String> = steps
+            .iter()
+            .filter(|s| s.starts_with("list_files(") || s.starts_with("list_dir("))
+            .filter_map(|s| s.split_once(" → ").map(|(_, r)| r.to_owned()))
+            .flat_map(|r| r.lines().map(str::to_owned).collect::<Vec<_>>())
+            .filter(|l| !l.ends_with('/') && !l.trim().is_empty() && !l.starts_with('[') && !l.contains(" …[+"))
+            .collect();
+        return !listed.is_empty() && listed.iter().all(|l| was_read(&read, l));
+    }
     let listed: Vec<String> = steps
         .iter()
-        .filter_map(|s| s.strip_prefix("list_dir(").and_then(|s| s.split_once(" → ")).map(|(_, r)| r.to_owned()))
+        .filter(|s| s.starts_with("list_files(") || s.starts_with("list_dir("))
+        .filter_map(|s| s.split_once(" → ").map(|(_, r)| r.to_owned()))
         .flat_map(|r| r.lines().map(str::to_owned).collect::<Vec<_>>())
-        .filter(|l| !l.ends_with('/') && !l.trim().is_empty() && !l.contains(" …[+"))
         .collect();
-    let all_read = !t.read_all || (!listed.is_empty() && listed.iter().all(|l| read.contains(l)));
-    let specific = !t.files.is_empty() || !t.terms.is_empty() || t.read_all;
-    named_read && terms_found && all_read && (specific || !read.is_empty())
+    // A listing clipped in the frame says nothing about a name it does not show.
+    let complete = listed.iter().any(|l| l.starts_with('['));
+    let known = complete.then_some(listed.as_slice());
+    !work_remains(t, &used, &read, &latest, named_unread(t, &read, known))
+}
+
+/// Whether the evidence settles `term`: a cited line holds it, or a search of the whole tree
+/// for it found nothing.
+fn settled(evidence: &str, term: &str) -> bool {
+    let cited = super::focus::cited_lines(evidence).any(|l| contains_word(l, term));
+    let searched_nothing = evidence.lines().any(|l| {
+        l.contains("[search `")
+            && l.contains(": 0 matching lines")
+            && l.contains("whole tree searched")
+            && l.contains(term)
+    });
+    cited || searched_nothing
+}
+
+fn deliverable(f: &FrameView<'_>) -> bool {
+    let t = &f.task;
+    let draft = f.text("answer");
+    let evidence = f.text("evidence");
+    if draft.trim().is_empty() || evidence.trim().is_empty() {
+        return false;
+    }
+    if t.acts() {
+        let done = ["written ", "appended ", "moved ", "deleted "];
+        return evidence
+            .lines()
+            .any(|l| l.split_once(" → ").is_some_and(|(_, r)| done.iter().any(|d| r.starts_with(d))));
+    }
+    t.terms.iter().all(|term| draft.contains(term.as_str()) && settled(&evidence, term))
+}
+
+/// Claims of the draft that the evidence does not hold: a file name that is neither in the
+/// evidence nor in the task, or a cited `file:N:` line whose place is not in the evidence.
+/// Lines quoting a tool call (`N. tool(input) → result`) are quotations, not claims.
+fn unsupported(f: &FrameView<'_>) -> bool {
+    let draft = f.text("answer");
+    let evidence = f.text("evidence");
+    let task = f.text("task");
+    if draft.trim().is_empty() {
+        return true;
+    }
+    let claims: Vec<&str> = draft.lines().filter(|l| !is_quotation(l)).collect();
+    let unknown_file = file_names(&claims.join("\n"))
+        .into_iter()
+        .any(|name| !evidence.contains(&name) && !task.contains(&name) && !name.contains(':'));
+    let unknown_line = claims.iter().map(|l| l.trim_start()).filter(|l| super::focus::is_cited(l)).any(|l| {
+        let place = l.split_once(": ").map_or(l, |(p, _)| p);
+        !evidence.contains(&format!("{place}: "))
+    });
+    unknown_file || unknown_line
 }
 
 #[cfg(test)]
@@ -413,13 +804,89 @@ mod tests {
         let t = TaskReading::of("Which file defines `add`, and does notes.md mention \"totals\"? Summarize.");
         assert_eq!(t.files, ["notes.md"]);
         assert_eq!(t.terms, ["add", "totals"]);
-        assert!(t.read_all && !t.write && !t.delete && !t.moves);
+        assert!(!t.read_all && !t.search && !t.write && !t.delete && !t.moves, "a named file is not every file");
+        assert!(TaskReading::of("Summarise every file").read_all);
         let w = TaskReading::of("Create hello.txt containing \"hi there\"");
-        assert!(w.write);
+        assert!(w.write && !w.append);
         assert_eq!(w.files, ["hello.txt"]);
-        assert_eq!(w.terms, ["hi there"]);
+        assert_eq!(w.content.as_deref(), Some("hi there"));
+        assert!(w.terms.is_empty(), "content is not a search term: {:?}", w.terms);
+        let a = TaskReading::of("Add the line 'done: ship it' at the end of notes.md");
+        assert!(a.append && !a.write);
+        assert_eq!(a.content.as_deref(), Some("done: ship it"));
         assert!(contains_word("def add(a, b):", "add"));
         assert!(!contains_word("address", "add"));
+    }
+
+    #[test]
+    fn identifiers_need_no_backticks() {
+        assert_eq!(TaskReading::of("What does with_tax return?").terms, ["with_tax"]);
+        assert_eq!(TaskReading::of("Where is JSONDecoder defined?").terms, ["JSONDecoder"]);
+        assert_eq!(TaskReading::of("what does json.dumps do").terms, ["dumps"]);
+        assert_eq!(TaskReading::of("What is parseConfig for?").terms, ["parseConfig"]);
+        let t = TaskReading::of("Which files mention STOCK?");
+        assert_eq!(t.terms, ["STOCK"]);
+        assert!(t.search);
+        let t = TaskReading::of("Is there a TODO anywhere?");
+        assert_eq!(t.terms, ["TODO"]);
+        assert!(t.search);
+        let t = TaskReading::of("Which files mention discount?");
+        assert_eq!(t.terms, ["discount"]);
+        assert!(t.search);
+        assert!(TaskReading::of("Where is `apply_discount` used?").search);
+        assert!(!TaskReading::of("Where is `apply_discount` defined?").search);
+        assert!(TaskReading::of("What's in the README?").terms.is_empty(), "an apostrophe opens no quote");
+        assert!(TaskReading::of("Read README.md and notes.md").terms.is_empty());
+        assert!(TaskReading::of("Create CHANGELOG.md containing the line 'v0.1: first release'").terms.is_empty());
+        assert_eq!(TaskReading::of("Where is lookup defined? It is a method of Env.").terms, ["lookup"]);
+        assert_eq!(TaskReading::of("what does the function wrap do").terms, ["wrap"]);
+        assert!(TaskReading::of("Where is it defined?").terms.is_empty());
+        assert!(TaskReading::of("Overwrite a.txt with the text 'x'").write);
+    }
+
+    #[test]
+    fn verbatim_content_is_only_what_the_task_quotes() {
+        assert_eq!(verbatim_content("Create a.txt containing `x = 1`").as_deref(), Some("x = 1"));
+        assert_eq!(verbatim_content("Create a.txt with the text \"hi\" please").as_deref(), Some("hi"));
+        assert_eq!(verbatim_content("Create a.txt about cats"), None);
+        assert_eq!(verbatim_content("Create a.txt containing a summary"), None);
+        assert_eq!(verbatim_content("Create a.txt containing ''"), None);
+    }
+
+    #[test]
+    fn results_are_read_from_their_header() {
+        let s = Latest::of("[search `x`: 0 matching lines in 0 files · whole tree searched: 3 text files]");
+        assert_eq!(s.search, Some((0, true)));
+        let s = Latest::of("[search `x`: 12 matching lines in 2 files · NOT the whole tree: 3 text files]");
+        assert_eq!(s.search, Some((12, false)));
+        let r = Latest::of("[a.py: whole file, 3 lines; `x` found at line 2]\na.py:2: x = 1");
+        assert!(r.found && !r.read_on);
+        let r = Latest::of(
+            "[a.py: lines 1-9, the file goes on; `x` not found in these lines (the rest was not read; read on: a.py:10-)]",
+        );
+        assert!(!r.found && r.read_on);
+        assert_eq!(Latest::of("plain text"), Latest::default());
+    }
+
+    #[test]
+    fn the_gate_checks_claims_against_the_evidence() {
+        let frame = |answer: &str, evidence: &str| json!({"task": "Where is with_tax defined?", "answer": answer, "evidence": evidence});
+        let evidence = "read_file(pricing.py) → [pricing.py: whole file, 9 lines; `with_tax` found at line 3]\npricing.py:3: def with_tax(p):";
+        let good = frame("Where `with_tax` occurs:\n    pricing.py:3: def with_tax(p):", evidence);
+        let f = FrameView::new(good.as_object().unwrap());
+        assert!(deliverable(&f) && !unsupported(&f));
+        let invented = frame("Where `with_tax` occurs:\n    pricing.py:7: def with_tax(p):", evidence);
+        let f = FrameView::new(invented.as_object().unwrap());
+        assert!(unsupported(&f), "a line that is not in the evidence is a claim without support");
+        let unread = frame("`with_tax` is in pricing.py", "list_files(.) → pricing.py");
+        let f = FrameView::new(unread.as_object().unwrap());
+        assert!(!deliverable(&f), "nothing read settles the term");
+        let nowhere = frame(
+            "`with_tax` occurs in no text file of the tree",
+            "search(re:\\bwith_tax\\b) → [search `re:\\bwith_tax\\b`: 0 matching lines in 0 files · whole tree searched: 4 text files]",
+        );
+        let f = FrameView::new(nowhere.as_object().unwrap());
+        assert!(deliverable(&f) && !unsupported(&f));
     }
 
     #[test]

@@ -16,11 +16,15 @@ use crate::frame::clip;
 pub fn input_from_task(tool: &str, task: &str, files: &[String]) -> Option<String> {
     let reading = TaskReading::of(task);
     match tool {
-        "write_file" => {
+        // Only content the task gives word for word is written; appended text ends its line.
+        "write_file" | "append_file" => {
             let path = reading.files.first()?;
-            let content = reading.terms.first()?;
-            Some(format!("{path}\n{content}"))
+            let content = reading.content.as_ref()?;
+            // "containing the line '…'" and appended text are whole lines; other content is exact.
+            let line = tool == "append_file" || task.to_lowercase().contains("the line");
+            Some(format!("{path}\n{content}{}", if line { "\n" } else { "" }))
         }
+        "search" => search_input(&reading.terms),
         "move_file" => {
             let from = reading.files.iter().find(|f| files.contains(f))?;
             let to = reading.files.iter().find(|f| *f != from)?;
@@ -28,6 +32,25 @@ pub fn input_from_task(tool: &str, task: &str, files: &[String]) -> Option<Strin
         }
         "delete_file" => reading.files.iter().find(|f| files.contains(f)).or(reading.files.first()).cloned(),
         _ => None,
+    }
+}
+
+/// The search for the task's terms: one literal as it is; identifiers as whole words; several
+/// terms as one regular expression that matches any of them.
+pub fn search_input(terms: &[String]) -> Option<String> {
+    let is_word = |t: &String| t.chars().all(|c| c.is_alphanumeric() || c == '_');
+    match terms {
+        [] => None,
+        [one] if !is_word(one) => Some(one.clone()),
+        many => {
+            let alternatives: Vec<String> = many.iter().map(|t| regex::escape(t)).collect();
+            let words = many.iter().all(is_word);
+            let (open, close) = if words { ("\\b", "\\b") } else { ("", "") };
+            if let [one] = alternatives.as_slice() {
+                return Some(format!("re:{open}{one}{close}"));
+            }
+            Some(format!("re:{open}(?:{}){close}", alternatives.join("|")))
+        }
     }
 }
 
@@ -76,7 +99,19 @@ mod tests {
             input_from_task("write_file", "Create hello.txt containing \"hi\"", &files).as_deref(),
             Some("hello.txt\nhi")
         );
+        assert_eq!(
+            input_from_task("write_file", "Create CHANGELOG.md containing the line 'v0.1: first release'", &files)
+                .as_deref(),
+            Some("CHANGELOG.md\nv0.1: first release\n")
+        );
         assert_eq!(input_from_task("write_file", "Create hello.txt", &files), None);
+        assert_eq!(input_from_task("write_file", "Create hello.txt about \"hi\"", &files), None, "not content");
+        assert_eq!(input_from_task("search", "Which files mention STOCK?", &files).as_deref(), Some("re:\\bSTOCK\\b"));
+        assert_eq!(
+            input_from_task("search", "Where are `add` and `sub` used?", &files).as_deref(),
+            Some("re:\\b(?:add|sub)\\b")
+        );
+        assert_eq!(input_from_task("search", "Is \"a b\" anywhere?", &files).as_deref(), Some("a b"));
         assert_eq!(input_from_task("move_file", "Rename a.txt to c.txt", &files).as_deref(), Some("a.txt\nc.txt"));
         assert_eq!(input_from_task("delete_file", "Delete b.txt please", &files).as_deref(), Some("b.txt"));
         assert_eq!(input_from_task("list_dir", "x", &files), None);

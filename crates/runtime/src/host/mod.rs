@@ -4,12 +4,15 @@
 //! resuming an unfinished run from its session log.
 
 pub mod candidates;
+pub mod explore;
 pub mod floor;
+pub mod focus;
 pub mod generate;
 pub mod heuristic;
 pub mod human;
 pub mod inputs;
 pub mod outcomes;
+pub mod rank;
 pub mod resume;
 mod run;
 pub mod sandbox;

@@ -54,7 +54,8 @@ impl ToolContracts {
     }
 }
 
-/// The outcome of one call of `tool`: `list_dir` delivers its entries as an array of names,
+/// The outcome of one call of `tool`: `list_dir` and `list_files` deliver their entries as an
+/// array of names,
 /// the other tools their output text; a failed call is an `execution` error (not retriable),
 /// which validation leaves alone.
 pub fn tool_outcome(tool: &str, result: Result<String, String>) -> Outcome {
@@ -62,6 +63,10 @@ pub fn tool_outcome(tool: &str, result: Result<String, String>) -> Outcome {
         Ok(listing) if tool == "list_dir" => {
             Outcome::ok(Value::Array(listing.split('\n').filter(|l| !l.is_empty()).map(Value::from).collect()))
         }
+        // The closing `[…]` line says what was left out; it is not an entry.
+        Ok(listing) if tool == "list_files" => Outcome::ok(Value::Array(
+            listing.split('\n').filter(|l| !l.is_empty() && !l.starts_with('[')).map(Value::from).collect(),
+        )),
         Ok(text) => Outcome::ok(Value::String(text)),
         Err(message) => Outcome::error(ToolError {
             error_type: error_type::EXECUTION.to_owned(),

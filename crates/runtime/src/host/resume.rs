@@ -2,7 +2,7 @@
 //!
 //! Only events after the last `run:start` count. `tool:call` and `tool:result` are paired by
 //! step to rebuild the history (a result whose `tool:outcome` broke its contract is the
-//! violation, as the run saw it); `files` come from `list_dir` outputs and `readFiles` from
+//! violation, as the run saw it); `files` come from `list_dir` and `list_files` outputs and `readFiles` from
 //! `read_file` inputs. The first call without a result is in flight: it is left out of the
 //! history and its step runs again.
 //!
@@ -124,8 +124,11 @@ pub fn rebuild_point(path: &Path) -> Result<ResumePoint, ResumeError> {
             let message = outcome.pointer("/outcome/error_message").and_then(Value::as_str).unwrap_or_default();
             output = violation_result(message, &output);
         }
-        if tool == "list_dir" {
-            for line in output.lines().map(str::trim).filter(|l| !l.is_empty() && !l.ends_with('/')) {
+        if tool == "list_dir" || tool == "list_files" {
+            // `list_files` ends with a bracketed line saying what was left out: not an entry.
+            for line in
+                output.lines().map(str::trim).filter(|l| !l.is_empty() && !l.ends_with('/') && !l.starts_with('['))
+            {
                 if !files.iter().any(|f| f == line) {
                     files.push(line.to_owned());
                 }

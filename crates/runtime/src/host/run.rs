@@ -34,11 +34,16 @@ use serde_json::{Map, Value, json};
 use thiserror::Error;
 
 use super::candidates::{FileOptions, ToolsFor, unread_files};
+use super::explore::parse_range;
 use super::floor::{FLOOR_EVENT, GateFloor, floor_gate};
+use super::focus::{defines, focus_read, focus_search, read_on_to_definition};
+use super::generate::{EVIDENCE_REPORT_LABEL, WRITE_INPUT_PROMPT};
 use super::generate::{GenerateRequest, Generator};
+use super::heuristic::TaskReading;
 use super::human::Human;
 use super::inputs::{AuditLog, input_from_task, write_target};
 use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
+use super::rank::{Hit, rank};
 use super::tools::{Sandbox, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
 use crate::ask::{NodeDecision, ReadCells};
 use crate::frame::projections::HostState;
@@ -54,6 +59,20 @@ use crate::provider::{DecisionProvider, WithDeadline};
 
 /// The bundled contract this host is written for.
 pub const CODING_CONTRACT: &str = include_str!("../../../../examples/coding-agent/DECISION.md");
+/// Halts that never count as delivered: the task's action was refused or not permitted.
+const NOT_DELIVERED: [&str; 3] = ["error", "write_refused", "not_permitted"];
+
+/// The search hits of a `search` output: its `file:N: text` lines.
+fn search_hits(output: &str) -> Vec<Hit> {
+    super::focus::cited_lines(output)
+        .filter_map(|l| {
+            let (place, text) = l.split_once(": ")?;
+            let (file, number) = place.rsplit_once(':')?;
+            Some((file.to_owned(), number.parse().ok()?, text.to_owned()))
+        })
+        .collect()
+}
+
 /// The default step limit.
 pub const DEFAULT_MAX_STEPS: u64 = 12;
 /// How long past the time budget a model request may still run: requests that start before
@@ -158,6 +177,13 @@ pub struct CodingRun {
     /// A `step_ok` decision code has made (a tool outcome broke its contract), taken once.
     step_decided: Option<CodeDecision>,
     contract_violations: u64,
+    /// The search hits of this run, which rank the files.
+    hits: Vec<Hit>,
+    /// What happened, in words, when the run halted on something other than success: a
+    /// fail-closed decision's reason, a refused write, a missing permission.
+    halt_detail: Option<String>,
+    allow_write: bool,
+    allow_delete: bool,
 }
 
 impl GraphContext for CodingRun {
@@ -198,6 +224,9 @@ pub struct RunSummary {
     pub contract_violations: u64,
     /// The session log's head after its seal (`None` without a session log).
     pub head: Option<crate::log::LogHead>,
+    /// What happened, in words, when the run did not end in success (a fail-closed
+    /// decision's reason and where it was taken, a refused write, a missing permission).
+    pub halt_detail: Option<String>,
 }
 
 #[derive(Debug, Error)]
@@ -397,6 +426,7 @@ pub fn run_task(
         code_decisions: stats.code_decisions,
         contract_violations: run.contract_violations,
         head: None,
+        halt_detail: run.halt_detail.clone().or_else(|| error.clone()),
     };
     let mut end = Map::new();
     end.insert("halt".into(), json!(summary.halt));
@@ -413,6 +443,8 @@ pub fn run_task(
     );
     if let Some(error) = &error {
         end.insert("error".into(), json!(error));
+    } else if let Some(detail) = &summary.halt_detail {
+        end.insert("haltDetail".into(), json!(detail));
     }
     host.emit("run:end", end)?;
     // The run's last lines, and the seal that says it finished, are in the file before its
@@ -464,11 +496,61 @@ impl CodingRun {
             contracts,
             step_decided: None,
             contract_violations: 0,
+            hits: Vec::new(),
+            halt_detail: None,
+            allow_write: config.allow_write,
+            allow_delete: config.allow_delete,
         }
     }
 
+    /// A run is delivered when the gate let the answer through and, for a task that asks for
+    /// a write, move or delete, that action happened.
     fn halt_is_delivered(&self) -> bool {
-        !self.halt.is_empty() && !self.halt.contains('+') && self.halt != "error"
+        !self.halt.is_empty()
+            && !self.halt.contains('+')
+            && !NOT_DELIVERED.contains(&self.halt.as_str())
+            && self.act_pending().is_none()
+    }
+
+    /// For a task that asks for an action, the action that did not happen yet.
+    fn act_pending(&self) -> Option<&'static str> {
+        let t = TaskReading::of(&self.task());
+        let succeeded = |tool: &str| {
+            self.history().iter().any(|h| {
+                h.get("tool").and_then(Value::as_str) == Some(tool)
+                    && h.get("result")
+                        .and_then(Value::as_str)
+                        .is_some_and(|r| !r.is_empty() && !r.starts_with(TOOL_ERROR_PREFIX))
+            })
+        };
+        [(t.write, "write_file"), (t.append, "append_file"), (t.delete, "delete_file"), (t.moves, "move_file")]
+            .into_iter()
+            .find(|(wanted, tool)| *wanted && !succeeded(tool))
+            .map(|(_, tool)| tool)
+    }
+
+    /// Before the answer is written: a task whose action did not happen says why.
+    fn explain_pending_act(&mut self) {
+        let Some(tool) = self.act_pending() else { return };
+        let missing = match tool {
+            "write_file" | "append_file" if !self.allow_write => Some("--allow-write"),
+            "delete_file" if !self.allow_delete => Some("--allow-delete"),
+            "move_file" if !(self.allow_write && self.allow_delete) => Some("--allow-write and --allow-delete"),
+            _ => None,
+        };
+        if let Some(flags) = missing {
+            let verb = match tool {
+                "delete_file" => "deleting",
+                "move_file" => "moving",
+                _ => "writing",
+            };
+            self.halt = "not_permitted".into();
+            self.halt_detail = Some(format!(
+                "{verb} files is not permitted in this run, so nothing was changed; run again with {flags} to allow it"
+            ));
+        } else if self.halt_detail.is_none() {
+            self.halt_detail = Some(format!("the task asks for {tool}, and it did not happen: nothing was changed"));
+        }
     }
 
     fn task(&self) -> String {
@@ -511,6 +593,13 @@ impl CodingRun {
             .collect()
     }
 
+    /// Halt with `halt` on the step's `input_unclear` path: the call's input (its content, its
+    /// target) is not one the host will run.
+    fn refuse(&mut self, halt: &str) -> String {
+        self.halt = halt.to_owned();
+        "input_unclear".into()
+    }
+
     fn budget_spent(&self) -> bool {
         self.deadline.is_some_and(|deadline| Instant::now() >= deadline)
     }
@@ -530,6 +619,16 @@ impl CodingRun {
     fn on_action(&mut self, d: &mut Dispatch<'_>) -> Result<String, HandlerError> {
         let node = d.invocation.node.clone();
         self.last_step = self.last_step.max(d.invocation.step);
+        // A fail-closed decision says on screen what happened and where, not only in the log.
+        // The first one is the cause; later ones follow from it.
+        if self.halt_detail.is_none()
+            && let Some(failed) = d.decisions.iter().find(|x| !x.valid || x.escalate)
+        {
+            self.halt_detail = Some(format!(
+                "`{}` at step {} fell back to `{}`: {}",
+                failed.id, failed.step, failed.action, failed.reason
+            ));
+        }
         Ok(match (node.as_str(), d.action) {
             ("step", "answer") => {
                 self.halt = "answered_directly".into();
@@ -619,8 +718,8 @@ impl CodingRun {
         self.cells.insert("lastTool".into(), json!(spec.name));
         let step = d.invocation.step;
         match spec.name {
-            "list_dir" => {
-                self.push_pending(step, "list_dir", ".");
+            "list_dir" | "list_files" => {
+                self.push_pending(step, spec.name, ".");
                 Ok("call".into())
             }
             "read_file" if unread_files(ReadCells::all(&self.cells)).is_empty() => Ok(self.set_halt("input_unclear")),
@@ -629,9 +728,29 @@ impl CodingRun {
                 let files = self.list("files");
                 let input = match input_from_task(name, &self.task(), &files) {
                     Some(input) => Some(input),
-                    None if name == "write_file" => self.generated_write_input(step, d)?,
+                    None if name == "write_file" && self.generator.writes_content() => {
+                        self.generated_write_input(step, d)?
+                    }
+                    None if matches!(name, "write_file" | "append_file") => {
+                        let target = write_target(&self.task()).unwrap_or_else(|| "the file".into());
+                        // Text to append always comes from the task; new content may come from a generator.
+                        let why = if name == "append_file" {
+                            "the text to append is only ever taken from the task"
+                        } else {
+                            "no generator is configured to write it (--generator-url)"
+                        };
+                        self.halt_detail = Some(format!(
+                            "nothing was written: the task does not give the exact content for {target} (as in \
+                             \"containing the line '…'\"), and {why}"
+                        ));
+                        return Ok(self.refuse("write_refused"));
+                    }
                     None => None,
                 };
+                if let Some(refusal) = input.as_deref().and_then(|i| self.refuse_write(name, i)) {
+                    self.halt_detail = Some(refusal);
+                    return Ok(self.refuse("write_refused"));
+                }
                 match input {
                     Some(input) => {
                         self.push_pending(step, name, &input);
@@ -643,10 +762,35 @@ impl CodingRun {
         }
     }
 
+    /// Why a write must not run: it would replace an existing file the task did not say to
+    /// replace, or its content holds the evidence report or prompt text (never file content).
+    fn refuse_write(&self, name: &str, input: &str) -> Option<String> {
+        if !matches!(name, "write_file" | "append_file") {
+            return None;
+        }
+        let (path, content) = input.split_once('\n').unwrap_or((input, ""));
+        let path = path.trim();
+        let dir = self.sandbox.workdir();
+        let exists = dir.path(path).is_ok_and(|p| dir.kind(&p).is_ok());
+        if name == "write_file" && exists && !TaskReading::of(&self.task()).overwrite {
+            return Some(format!(
+                "nothing was written: {path} exists and the task does not say to overwrite or replace it (to add to it, ask to append)"
+            ));
+        }
+        let instructions = self.instructions.lines().find(|l| !l.trim().is_empty()).unwrap_or_default().trim();
+        let prompt_text = [EVIDENCE_REPORT_LABEL, WRITE_INPUT_PROMPT, "Tool results, in order:"]
+            .iter()
+            .any(|marker| content.contains(marker))
+            || (!instructions.is_empty() && content.contains(instructions));
+        prompt_text.then(|| {
+            format!("nothing was written: the content for {path} holds the run's own report or prompt text, which is never written into a file")
+        })
+    }
+
     /// Write content the task does not quote is written by the generator.
     fn generated_write_input(&mut self, step: u64, d: &mut Dispatch<'_>) -> Result<Option<String>, HandlerError> {
         let Some(path) = write_target(&self.task()) else { return Ok(None) };
-        let task = format!("{}\n\nWrite the complete content of the file `{path}` and nothing else.", self.task());
+        let task = format!("{}\n\n{WRITE_INPUT_PROMPT} `{path}` and nothing else.", self.task());
         let evidence = self.evidence_lines();
         let history = self.history().to_vec();
         let request = GenerateRequest {
@@ -657,6 +801,7 @@ impl CodingRun {
             halt: "write_input",
             revise: None,
             deadline: self.model_deadline,
+            detail: None,
         };
         // Generation is a side effect (a model call): the decision that asked for it is on disk first.
         d.commit()?;
@@ -698,18 +843,64 @@ impl CodingRun {
         if tool(&name).is_some_and(|spec| spec.base_risk > 0) {
             d.commit()?;
         }
-        let result_text = self.judge_outcome(d, step, &name, result, &output)?;
+        let ok = result.is_ok();
+        let mut result_text = self.judge_outcome(d, step, &name, result, &output)?;
+        let task = TaskReading::of(&self.task());
+        let mut files = self.list("files");
+        if ok && matches!(name.as_str(), "list_dir" | "list_files") {
+            files = output
+                .split('\n')
+                .filter(|l| !l.is_empty() && !l.ends_with('/') && !l.starts_with('['))
+                .map(str::to_owned)
+                .collect();
+        } else if ok && name == "search" {
+            self.hits.extend(search_hits(&output));
+            if result_text == output {
+                result_text = focus_search(&output);
+            }
+        } else if name == "read_file" {
+            let target = input.trim().to_owned();
+            if ok && result_text == output {
+                let path = parse_range(&target).map_or(target.as_str(), |(p, _, _)| p).to_owned();
+                let mut focus = focus_read(&path, &output, &task.terms);
+                // A search found the definition further down than this read reached: read on to it.
+                let definitions: Vec<(String, usize)> = self
+                    .hits
+                    .iter()
+                    .filter(|(file, _, _)| *file == path)
+                    .filter_map(|(_, line, text)| {
+                        task.terms.iter().find(|t| defines(text, t)).map(|t| (t.clone(), *line))
+                    })
+                    .collect();
+                if focus.read_on.is_none()
+                    && let Some((next, note)) = read_on_to_definition(&path, &focus, &definitions)
+                {
+                    focus.text = match focus.text.split_once(']') {
+                        Some((header, rest)) => format!("{header}; {note}]{rest}"),
+                        None => focus.text,
+                    };
+                    focus.read_on = Some(next);
+                }
+                result_text = focus.text;
+                if let Some(next) = focus.read_on {
+                    // The rest of a cut file is a file still to read, offered first.
+                    files.retain(|f| f != &next);
+                    files.insert(0, next);
+                }
+            }
+            let mut read = self.list("readFiles");
+            read.push(target);
+            self.cells.insert("readFiles".into(), json!(read));
+        }
         if let Some(Value::Object(last)) = self.history_mut().and_then(|h| h.last_mut()) {
             last.insert("result".into(), json!(result_text));
         }
         self.cells.insert("lastResult".into(), json!(result_text));
-        if name == "list_dir" {
-            let files: Vec<&str> = output.split('\n').filter(|l| !l.is_empty() && !l.ends_with('/')).collect();
-            self.cells.insert("files".into(), json!(files));
-        } else if name == "read_file" {
-            let mut read = self.list("readFiles");
-            read.push(input.trim().to_owned());
-            self.cells.insert("readFiles".into(), json!(read));
+        if matches!(name.as_str(), "list_dir" | "list_files" | "search" | "read_file") {
+            let (ranges, plain): (Vec<String>, Vec<String>) = files.into_iter().partition(|f| parse_range(f).is_some());
+            let mut ranked = ranges;
+            ranked.extend(rank(&plain, &task, &self.hits));
+            self.cells.insert("files".into(), json!(ranked));
         }
         Ok("ran".into())
     }
@@ -820,6 +1011,7 @@ impl CodingRun {
 
     fn generate_phase(&mut self, s: &mut Step<'_>) -> Result<String, HandlerError> {
         let step = s.invocation.step + 1;
+        self.explain_pending_act();
         self.generate(step, None, &mut *s.sink)?;
         Ok("drafted".into())
     }
@@ -837,6 +1029,7 @@ impl CodingRun {
             halt: &self.halt,
             revise,
             deadline: self.model_deadline,
+            detail: self.halt_detail.as_deref(),
         };
         // What led to generation is on disk before the model is called.
         sink.commit().map_err(|e| HandlerError(e.to_string()))?;

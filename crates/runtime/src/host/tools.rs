@@ -22,8 +22,13 @@ pub const READ_FILE_MAX_CHARS: usize = 4000;
 /// characters of any UTF-8 text, and never the whole of a large file.
 pub const READ_FILE_MAX_BYTES: u64 = READ_FILE_MAX_CHARS as u64 * 4;
 
-/// The six tools, in the reference's order.
-pub const TOOL_NAMES: [&str; 6] = ["list_dir", "read_file", "write_file", "move_file", "delete_file", "done"];
+/// `append_file` rewrites a file of at most this many bytes.
+pub const APPEND_MAX_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The reference's six tools in its order, then the three this host adds ([`super::explore`]
+/// and `append_file`).
+pub const TOOL_NAMES: [&str; 9] =
+    ["list_dir", "read_file", "write_file", "move_file", "delete_file", "done", "list_files", "search", "append_file"];
 
 /// A tool's static description.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,14 +40,17 @@ pub struct ToolSpec {
     pub max_input_chars: Option<usize>,
 }
 
-/// The reference tool table.
-pub const TOOLS: [ToolSpec; 6] = [
+/// The tool table: the reference's six, then `list_files`, `search` and `append_file`.
+pub const TOOLS: [ToolSpec; 9] = [
     ToolSpec { name: "list_dir", base_risk: 0, max_input_chars: Some(4096) },
     ToolSpec { name: "read_file", base_risk: 0, max_input_chars: Some(4096) },
     ToolSpec { name: "write_file", base_risk: 1, max_input_chars: Some(64_000) },
     ToolSpec { name: "move_file", base_risk: 2, max_input_chars: Some(4096) },
     ToolSpec { name: "delete_file", base_risk: 3, max_input_chars: Some(4096) },
     ToolSpec { name: "done", base_risk: 0, max_input_chars: None },
+    ToolSpec { name: "list_files", base_risk: 0, max_input_chars: Some(4096) },
+    ToolSpec { name: "search", base_risk: 0, max_input_chars: Some(4096) },
+    ToolSpec { name: "append_file", base_risk: 1, max_input_chars: Some(64_000) },
 ];
 
 impl ToolSpec {
@@ -103,7 +111,13 @@ impl Sandbox {
         }
         let result = match name {
             "list_dir" => self.list_dir(),
-            "read_file" => self.read_file(input),
+            "read_file" => match super::explore::parse_range(input) {
+                Some((path, start, end)) => super::explore::read_range(self, path, start, end),
+                None => self.read_file(input),
+            },
+            "list_files" => super::explore::list_files(self, input),
+            "search" => super::explore::search(self, input),
+            "append_file" => self.append_file(input),
             "write_file" => self.write_file(input),
             "move_file" => self.move_file(input),
             "delete_file" => self.delete_file(input),
@@ -172,6 +186,30 @@ impl Sandbox {
         }
         self.dir.write(&target, content.as_bytes()).map_err(message)?;
         Ok(format!("written {} ({} chars)", target.display(), content.chars().count()))
+    }
+
+    /// `path\ncontent`: the content is added at the end of the file (created when missing);
+    /// nothing that is already there changes. The whole new text replaces the file by rename,
+    /// as every write does, so a failure leaves the old file as it was.
+    fn append_file(&self, input: &str) -> Result<String, String> {
+        let (path, content) = input.split_once('\n').ok_or("append_file takes `path\\ncontent`")?;
+        let target = self.dir.path(path).map_err(message)?;
+        let existing = match self.dir.read(&target, ReadRange::Bytes { start: 0 }, APPEND_MAX_BYTES) {
+            Ok(out) if !out.at_end => {
+                return Err(format!("{} is larger than {APPEND_MAX_BYTES} bytes; nothing was appended", path.trim()));
+            }
+            Ok(out) => out.bytes,
+            Err(e) if e.is_not_found() => Vec::new(),
+            Err(e) => return Err(message(e)),
+        };
+        let mut text = existing;
+        // Appended text starts on a line of its own.
+        if text.last().is_some_and(|last| *last != b'\n') {
+            text.push(b'\n');
+        }
+        text.extend_from_slice(content.as_bytes());
+        self.dir.write(&target, &text).map_err(message)?;
+        Ok(format!("appended {} chars to {}", content.chars().count(), target.display()))
     }
 
     fn move_file(&self, input: &str) -> Result<String, String> {
