@@ -43,6 +43,8 @@ enum Command {
     /// Tool outcome contracts: lint, validate, report.
     #[command(subcommand)]
     Outcomes(cmd::outcomes::Command),
+    /// Re-evaluate recorded decisions under another contract or thresholds (no model asked).
+    WhatIf(cmd::what_if::Args),
 }
 
 fn main() -> ExitCode {
@@ -58,5 +60,6 @@ fn main() -> ExitCode {
         Command::Resume(args) => cmd::resume::run(args),
         Command::AdapterReport(args) => cmd::adapter_report::run(args),
         Command::Outcomes(command) => cmd::outcomes::run(command),
+        Command::WhatIf(args) => cmd::what_if::run(args),
     }
 }

@@ -11,6 +11,8 @@ pub mod outcomes;
 pub mod replay;
 pub mod resume;
 pub mod run;
+pub mod safe_text;
+pub mod what_if;
 
 use std::process::ExitCode;
 

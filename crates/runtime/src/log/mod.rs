@@ -12,6 +12,7 @@ pub mod envelope;
 mod event;
 pub mod lines;
 pub mod replay;
+pub mod what_if;
 mod writer;
 
 use std::io;
