@@ -42,7 +42,7 @@ pub struct Args {
     /// state sent. A block without a frame sends this object as it is.
     #[arg(long, value_name = "STATE.json")]
     state: PathBuf,
-    /// `mock`, `script:FILE`, `systemone` (key in TYPESAFE_API_KEY) or `openai` (key, if any, in OPENAI_API_KEY).
+    /// `mock`, `script:FILE`, `replay:LOG`, `systemone` (key in TYPESAFE_API_KEY) or `openai` (key, if any, in OPENAI_API_KEY).
     #[arg(long, value_name = "PROVIDER")]
     provider: String,
     /// The provider's base URL (System One: without `/v1/systemone`; OpenAI: the API root, e.g. `…/v1`).
@@ -130,6 +130,9 @@ fn compile(block: &Block, cells: &Map<String, Value>) -> Result<Option<FrameArti
 }
 
 fn build_provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, String> {
+    if let Some(log) = args.provider.strip_prefix("replay:") {
+        return super::run::replay_provider(log).map(|p| p as Arc<dyn DecisionProvider>);
+    }
     let retry = RetryPolicy::default();
     match args.provider.as_str() {
         "mock" => Ok(Arc::new(MockProvider::default())),

@@ -19,8 +19,8 @@ use decision_runtime::host::{
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog, now_ms};
 use decision_runtime::outcome::{ContractSet, load_contracts};
 use decision_runtime::provider::{
-    ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
-    SystemOneProvider,
+    ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, ReplayProvider, RetryPolicy, Retrying,
+    ScriptProvider, SystemOneProvider,
 };
 use serde_json::{Map, Value, json};
 
@@ -30,8 +30,9 @@ const OPENAI_DEFAULT_URL: &str = "http://127.0.0.1:8080/v1";
 /// Options shared by `run` and `resume`.
 #[derive(clap::Args, Clone)]
 pub struct Common {
-    /// `heuristic` (rules, not a model; offline), `mock`, `script:FILE`, `systemone` (key in
-    /// TYPESAFE_API_KEY) or `openai` (key, if any, in OPENAI_API_KEY).
+    /// `heuristic` (rules, not a model; offline), `mock`, `script:FILE`, `replay:LOG` (the
+    /// answers a session log recorded; a request it did not record is an error), `systemone`
+    /// (key in TYPESAFE_API_KEY) or `openai` (key, if any, in OPENAI_API_KEY).
     #[arg(long, value_name = "PROVIDER", default_value = "heuristic")]
     pub provider: String,
     /// The decision provider's base URL.
@@ -197,9 +198,14 @@ pub fn execute(
     log_path: &Path,
     resume: Option<&ResumeState>,
 ) -> ExitCode {
-    let provider = match build_provider(common) {
-        Ok(p) => p,
+    let replay = match common.provider.strip_prefix("replay:").map(replay_provider).transpose() {
+        Ok(replay) => replay,
         Err(message) => return super::usage_error(&message),
+    };
+    let provider = match (&replay, build_provider(common)) {
+        (Some(replay), _) => Arc::clone(replay) as Arc<dyn DecisionProvider>,
+        (None, Ok(p)) => p,
+        (None, Err(message)) => return super::usage_error(&message),
     };
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let generator: Box<dyn Generator> = match common.generator_url.clone().or_else(|| env("DECISION_GENERATOR_URL")) {
@@ -233,6 +239,10 @@ pub fn execute(
     match run_task(source, config, with, resume) {
         Ok(summary) => {
             print_summary(&summary, log_path);
+            if let Some(miss) = replay.as_ref().and_then(|r| r.first_miss()) {
+                eprintln!("error: {}", super::safe_text::safe(&miss));
+                return ExitCode::from(1);
+            }
             if summary.delivered { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
         Err(HostError::Refused(refusal)) => {
@@ -251,6 +261,9 @@ pub fn execute(
 }
 
 fn build_provider(common: &Common) -> Result<Arc<dyn DecisionProvider>, String> {
+    if let Some(log) = common.provider.strip_prefix("replay:") {
+        return replay_provider(log).map(|p| p as Arc<dyn DecisionProvider>);
+    }
     let retry = RetryPolicy::default();
     let provider: Arc<dyn DecisionProvider> = match common.provider.as_str() {
         "heuristic" => Arc::new(HeuristicProvider),
@@ -277,12 +290,20 @@ fn build_provider(common: &Common) -> Result<Arc<dyn DecisionProvider>, String> 
             }
             _ => {
                 return Err(format!(
-                    "unknown provider `{other}`: expected heuristic, mock, script:FILE, systemone or openai"
+                    "unknown provider `{other}`: expected heuristic, mock, script:FILE, replay:LOG, systemone or openai"
                 ));
             }
         },
     };
     Ok(provider)
+}
+
+/// `replay:LOG`: the answers recorded in a session log, by request; a miss is an error.
+pub fn replay_provider(log: &str) -> Result<Arc<ReplayProvider>, String> {
+    if log.is_empty() {
+        return Err("provider `replay:` needs a session log: replay:LOG".into());
+    }
+    Ok(Arc::new(ReplayProvider::from_file(Path::new(log)).map_err(|e| e.to_string())?))
 }
 
 /// One line per decision (node, action, each answer's top probability, margin), and per
