@@ -45,6 +45,8 @@ enum Command {
     Outcomes(cmd::outcomes::Command),
     /// Re-evaluate recorded decisions under another contract or thresholds (no model asked).
     WhatIf(cmd::what_if::Args),
+    /// Run a contract's test cases: expected actions for given answers, and rule coverage.
+    Test(cmd::test::Args),
 }
 
 fn main() -> ExitCode {
@@ -61,5 +63,6 @@ fn main() -> ExitCode {
         Command::AdapterReport(args) => cmd::adapter_report::run(args),
         Command::Outcomes(command) => cmd::outcomes::run(command),
         Command::WhatIf(args) => cmd::what_if::run(args),
+        Command::Test(args) => cmd::test::run(args),
     }
 }

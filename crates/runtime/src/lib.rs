@@ -3,6 +3,7 @@
 //! and contract-driven tool outcomes.
 
 pub mod ask;
+pub mod contract_tests;
 pub mod frame;
 pub mod graph;
 pub mod host;

@@ -12,6 +12,7 @@ pub mod replay;
 pub mod resume;
 pub mod run;
 pub mod safe_text;
+pub mod test;
 pub mod what_if;
 
 use std::process::ExitCode;
