@@ -3,6 +3,7 @@
 //! or a labelled deterministic evidence report), human authorisation, audit records, and
 //! resuming an unfinished run from its session log.
 
+pub mod approvals;
 pub mod candidates;
 pub mod generate;
 pub mod heuristic;
@@ -15,5 +16,5 @@ pub mod tools;
 
 pub use run::{
     CODING_CONTRACT, CodingRun, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary,
-    coding_adapter, coding_description, coding_graph, run_task, start_host,
+    coding_adapter, coding_description, coding_graph, run_task, run_task_approved, start_host,
 };

@@ -33,6 +33,9 @@ use decision_core::vocab::{
 use serde_json::{Map, Value, json};
 use thiserror::Error;
 
+use super::approvals::{
+    AWAITING_APPROVAL, Approval, GateAnswer, GatedCall, PENDING_EVENT, USED_EVENT, approval_id, fingerprint,
+};
 use super::candidates::{FileOptions, ToolsFor, unread_files};
 use super::generate::{GenerateRequest, Generator};
 use super::human::Human;
@@ -145,6 +148,8 @@ pub struct CodingRun {
     /// A `step_ok` decision code has made (a tool outcome broke its contract), taken once.
     step_decided: Option<CodeDecision>,
     contract_violations: u64,
+    /// This run's index in its log (names pending approvals).
+    run_index: u64,
 }
 
 impl GraphContext for CodingRun {
@@ -251,6 +256,7 @@ pub fn coding_graph() -> Graph<CodingRun> {
         .decide("grade_risk", &["grade_risk"])
         .edge("grade_risk", "ran", "step_ok")
         .edge("grade_risk", "denied", "generate")
+        .edge("grade_risk", AWAITING_APPROVAL, "end")
         .decide("step_ok", &["step_ok"])
         .edge("step_ok", "continue", "is_done")
         .edge("step_ok", "stop", "generate")
@@ -305,6 +311,29 @@ pub fn run_task(
     with: Collaborators,
     resume: Option<&ResumeState>,
 ) -> Result<RunSummary, HostError> {
+    run_task_at(contract, config, with, resume, None)
+}
+
+/// Continue a run that halted awaiting `approval` (answered): the call (with the approved
+/// input when it was modified) is put through the risk gate again at its step, and `with`'s
+/// human — normally [`super::approvals::RecordedAnswers`] — answers the gate.
+pub fn run_task_approved(
+    contract: &[u8],
+    config: &RunConfig,
+    with: Collaborators,
+    resume: &ResumeState,
+    approval: &Approval,
+) -> Result<RunSummary, HostError> {
+    run_task_at(contract, config, with, Some(resume), Some(approval))
+}
+
+fn run_task_at(
+    contract: &[u8],
+    config: &RunConfig,
+    with: Collaborators,
+    resume: Option<&ResumeState>,
+    approval: Option<&Approval>,
+) -> Result<RunSummary, HostError> {
     let started = Instant::now();
     let sandbox =
         Sandbox::new(&config.workdir).map_err(|source| HostError::Workdir { path: config.workdir.clone(), source })?;
@@ -329,6 +358,13 @@ pub fn run_task(
         }
         cursor.step = resume.next_step.saturating_sub(1);
     }
+    if let Some(approval) = approval {
+        // The gated call is pending again at its step; the risk gate decides it anew.
+        run.push_pending(approval.step, &approval.tool, approval.effective_input());
+        run.cells.insert("lastTool".into(), json!(approval.tool));
+        run.run_index = approval.run + 1;
+        cursor = Cursor { node: "grade_risk".into(), step: approval.step, state_version: 0 };
+    }
     let mut start = Map::new();
     start.insert("task".into(), json!(config.task));
     start.insert("cwd".into(), json!(run.sandbox.root().display().to_string()));
@@ -342,7 +378,10 @@ pub fn run_task(
     start.insert("provider".into(), json!(host.provider_name()));
     start.insert("contract".into(), json!(config.contract_label));
     if let Some(resume) = resume {
-        start.insert("resumedAtStep".into(), json!(resume.next_step));
+        start.insert("resumedAtStep".into(), json!(approval.map_or(resume.next_step, |a| a.step)));
+    }
+    if let Some(approval) = approval {
+        start.insert("resumedApproval".into(), json!(approval.id));
     }
     host.emit("run:start", start)?;
     let outcome = host.run_from(&mut run, cursor);
@@ -436,11 +475,12 @@ impl CodingRun {
             contracts,
             step_decided: None,
             contract_violations: 0,
+            run_index: 0,
         }
     }
 
     fn halt_is_delivered(&self) -> bool {
-        !self.halt.is_empty() && !self.halt.contains('+') && self.halt != "error"
+        !self.halt.is_empty() && !self.halt.contains('+') && self.halt != "error" && self.halt != AWAITING_APPROVAL
     }
 
     fn task(&self) -> String {
@@ -516,8 +556,9 @@ impl CodingRun {
                 self.write_audit(d)?;
                 self.run_tool(d)?
             }
-            // ask_human, and escalate (a backend outage included): a person decides; with
-            // nobody to ask, the call is denied.
+            ("grade_risk", "ask_human") => self.human_gate(d)?,
+            // escalate (a backend outage included): a person decides; with nobody to ask, the
+            // call is denied.
             ("grade_risk", _) => self.authorize(d)?,
             ("step_ok", "continue") => "continue".into(),
             ("step_ok", action) => {
@@ -731,6 +772,73 @@ impl CodingRun {
             None => self.cells.remove("lastTool"),
         };
         Ok(self.set_halt("denied"))
+    }
+
+    /// `ask_human`: the human gate approves, denies, or leaves the call pending — recorded as
+    /// an `approval:pending` event, committed at once, and the run halts `awaiting_approval`.
+    fn human_gate(&mut self, d: &mut Dispatch<'_>) -> Result<String, HandlerError> {
+        let (tool, input) = self.pending();
+        let decision = d.decisions.first();
+        let reason = decision.map(|x| x.reason.clone()).unwrap_or_default();
+        let call = GatedCall {
+            step: d.invocation.step,
+            tool,
+            input,
+            rule: reason.clone(),
+            reason,
+            request_digest: decision.map(|x| x.request_digest.clone()).unwrap_or_default(),
+        };
+        // A person is asked only once the decision that asks them is on disk.
+        d.commit()?;
+        let answer = self.human.gate(&call);
+        let step = call.step;
+        match answer {
+            GateAnswer::Pending => {
+                let print = fingerprint(&call.tool, &call.input);
+                let id = approval_id(self.run_index, step, &print);
+                let event = json!({
+                    "step": step, "id": id, "requestDigest": call.request_digest, "tool": call.tool,
+                    "input": call.input, "fingerprint": print, "rule": call.rule, "reason": call.reason,
+                });
+                d.emit(PENDING_EVENT, obj(event))?;
+                // The pending approval is on disk before anything else happens.
+                d.commit()?;
+                Ok(self.set_halt(AWAITING_APPROVAL))
+            }
+            GateAnswer::Approve { approval } => {
+                if let Some(id) = approval {
+                    let used = json!({"step": step, "id": id, "fingerprint": call.fingerprint()});
+                    d.emit(USED_EVENT, obj(used))?;
+                }
+                d.emit(
+                    "authorize",
+                    obj(json!({"step": step, "tool": call.tool, "reason": call.reason, "approved": true})),
+                )?;
+                self.run_tool(d)
+            }
+            GateAnswer::Deny { reason: why, approval } => {
+                let mut event = obj(json!({"step": step, "tool": call.tool, "reason": call.reason, "approved": false}));
+                if let Some(id) = approval {
+                    let used = json!({"step": step, "id": id, "fingerprint": call.fingerprint()});
+                    d.emit(USED_EVENT, obj(used))?;
+                    event.insert("denial".into(), json!(why));
+                }
+                d.emit("authorize", event)?;
+                self.withdraw_pending();
+                Ok(self.set_halt("denied"))
+            }
+        }
+    }
+
+    /// Denied: the pending step is withdrawn and the last tool is the previous one again.
+    fn withdraw_pending(&mut self) {
+        if let Some(history) = self.history_mut() {
+            history.pop();
+        }
+        match self.history().last().and_then(|h| h.get("tool")).cloned() {
+            Some(previous) => self.cells.insert("lastTool".into(), previous),
+            None => self.cells.remove("lastTool"),
+        };
     }
 
     fn generate_phase(&mut self, s: &mut Step<'_>) -> Result<String, HandlerError> {
