@@ -47,6 +47,10 @@ enum Command {
     WhatIf(cmd::what_if::Args),
     /// Run a contract's test cases: expected actions for given answers, and rule coverage.
     Test(cmd::test::Args),
+    /// List the pending approvals of a session log.
+    Approvals(cmd::approvals::ListArgs),
+    /// Answer a pending approval (approve, deny, or approve a modified input).
+    Approve(cmd::approvals::ApproveArgs),
 }
 
 fn main() -> ExitCode {
@@ -64,5 +68,7 @@ fn main() -> ExitCode {
         Command::Outcomes(command) => cmd::outcomes::run(command),
         Command::WhatIf(args) => cmd::what_if::run(args),
         Command::Test(args) => cmd::test::run(args),
+        Command::Approvals(args) => cmd::approvals::list(args),
+        Command::Approve(args) => cmd::approvals::approve(args),
     }
 }

@@ -1,6 +1,7 @@
 //! One small module per command.
 
 pub mod adapter_report;
+pub mod approvals;
 pub mod ask;
 pub mod check;
 pub mod contract_input;

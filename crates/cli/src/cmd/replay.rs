@@ -9,6 +9,8 @@ use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use decision_runtime::host::approvals::verify_approvals;
+
 use decision_core::record::{Outcome, RECORD_SCHEMA, REPLAY_NOTES};
 use decision_runtime::log::replay::ChainBreak;
 use decision_runtime::log::{ChainStatus, LogReport, RecordResult, ReplayOptions, replay_file};
@@ -149,6 +151,22 @@ fn human(args: &Args, options: &ReplayOptions) -> io::Result<Summary> {
             }
         };
         write_counts(&mut out, &report)?;
+        // Logs with approvals also have their approvals checked (other logs print as before).
+        match verify_approvals(path) {
+            Ok(audit) if audit.approvals > 0 => {
+                let mark = if audit.problems.is_empty() { "✓" } else { "✗" };
+                writeln!(
+                    out,
+                    "  {mark} approvals: {} requested · {} answered · {} used",
+                    audit.approvals, audit.answered, audit.used
+                )?;
+                for problem in &audit.problems {
+                    writeln!(out, "      {}", super::safe_text::safe(problem))?;
+                }
+                summary.failed |= !audit.problems.is_empty();
+            }
+            _ => {}
+        }
         for result in &mismatches {
             write_result(&mut out, result, true)?;
         }

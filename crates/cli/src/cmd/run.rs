@@ -10,11 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use decision_runtime::graph::{EventSink, FnSink, Tee};
+use decision_runtime::host::approvals::{AWAITING_APPROVAL, Approval, QueueApprovals, RecordedAnswers, read_approvals};
 use decision_runtime::host::generate::{ChatGenerator, EvidenceReport, Generator};
 use decision_runtime::host::heuristic::HeuristicProvider;
 use decision_runtime::host::human::{DenyAll, Human, TerminalHuman};
 use decision_runtime::host::{
     CODING_CONTRACT, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary, run_task,
+    run_task_approved,
 };
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog, now_ms};
 use decision_runtime::outcome::{ContractSet, load_contracts};
@@ -69,6 +71,20 @@ pub struct Common {
     /// examples/coding-agent/outcomes.json.
     #[arg(long, value_name = "FILE")]
     pub outcome_contracts: Option<PathBuf>,
+    /// Who answers a call the risk gate sends to a person: `terminal` asks on the terminal
+    /// when there is one and otherwise queues it; `queue` records it as a pending approval
+    /// and halts `awaiting_approval` (answer with `decision approve`, continue with
+    /// `decision resume`); `deny` refuses it.
+    #[arg(long, value_enum, default_value_t = Approvals::Terminal)]
+    pub approvals: Approvals,
+}
+
+/// `--approvals`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Approvals {
+    Terminal,
+    Queue,
+    Deny,
 }
 
 /// `--time-budget`: a finite number of seconds greater than 0.
@@ -198,6 +214,19 @@ pub fn execute(
     log_path: &Path,
     resume: Option<&ResumeState>,
 ) -> ExitCode {
+    execute_approved(source, config, common, log, log_path, resume, None)
+}
+
+/// [`execute`], continuing from an answered approval when one is given.
+pub fn execute_approved(
+    source: &[u8],
+    config: &RunConfig,
+    common: &Common,
+    log: SessionLog,
+    log_path: &Path,
+    resume: Option<&ResumeState>,
+    approval: Option<&Approval>,
+) -> ExitCode {
     let replay = match common.provider.strip_prefix("replay:").map(replay_provider).transpose() {
         Ok(replay) => replay,
         Err(message) => return super::usage_error(&message),
@@ -223,7 +252,13 @@ pub fn execute(
         }
         None => Box::new(EvidenceReport),
     };
-    let human: Box<dyn Human> = if TerminalHuman::available() { Box::new(TerminalHuman) } else { Box::new(DenyAll) };
+    let human: Box<dyn Human> = match (approval, common.approvals) {
+        (Some(approval), _) => Box::new(RecordedAnswers::new(approval.clone())),
+        (None, Approvals::Deny) => Box::new(DenyAll),
+        (None, Approvals::Queue) => Box::new(QueueApprovals),
+        (None, Approvals::Terminal) if TerminalHuman::available() => Box::new(TerminalHuman),
+        (None, Approvals::Terminal) => Box::new(QueueApprovals),
+    };
     let quiet = common.quiet;
     let progress = FnSink(move |event_type: &str, e: &Map<String, Value>| {
         if !quiet {
@@ -236,9 +271,16 @@ pub fn execute(
         eprintln!("decision run · provider {} · workdir {}", common.provider, config.workdir.display());
         eprintln!("task: {}", config.task);
     }
-    match run_task(source, config, with, resume) {
+    let outcome = match approval {
+        Some(approval) => run_task_approved(source, config, with, &resume.cloned().unwrap_or_default(), approval),
+        None => run_task(source, config, with, resume),
+    };
+    match outcome {
         Ok(summary) => {
             print_summary(&summary, log_path);
+            if summary.halt == AWAITING_APPROVAL {
+                print_awaiting(log_path);
+            }
             if let Some(miss) = replay.as_ref().and_then(|r| r.first_miss()) {
                 eprintln!("error: {}", super::safe_text::safe(&miss));
                 return ExitCode::from(1);
@@ -351,6 +393,15 @@ fn show(event_type: &str, e: &Map<String, Value>) {
             let action = e.get("action").and_then(Value::as_str).unwrap_or_default();
             eprintln!("  step {step:>2}  {block:<12} → {action:<11} decided by code (the model was not asked)");
         }
+        "approval:pending" => {
+            let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
+            let id = e.get("id").and_then(Value::as_str).unwrap_or_default();
+            eprintln!(
+                "           approval pending for {}: {}",
+                super::safe_text::safe(tool),
+                super::safe_text::safe(id)
+            );
+        }
         "authorize" => {
             let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
             let ok = e.get("approved") == Some(&json!(true));
@@ -383,6 +434,21 @@ fn answer_summary(answers: &Map<String, Value>) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// How to answer the approval a run halted for.
+fn print_awaiting(log: &Path) {
+    let pending = read_approvals(log).ok().and_then(|all| all.into_iter().rev().find(|a| a.answer.is_none()));
+    if let Some(approval) = pending {
+        println!(
+            "awaiting approval {} for {}: decision approve {} {} [--deny --reason TEXT] [--input JSON], then decision resume {}",
+            approval.id,
+            super::safe_text::safe(&approval.tool),
+            log.display(),
+            approval.id,
+            log.display()
+        );
+    }
 }
 
 fn print_summary(s: &RunSummary, log: &Path) {

@@ -440,4 +440,31 @@ mod tests {
         assert_eq!(modified["allowsFingerprint"], json!(fingerprint("delete_file", "old.md")));
         assert!(matches!(answer_event(&[pending], &id, Some("no"), Some("x")), Err(ApprovalError::InputOnDeny)));
     }
+
+    #[test]
+    fn replay_checks_find_a_reused_approval_and_a_denied_call_that_ran() {
+        let print = fingerprint("delete_file", "notes.md");
+        let line = |e: Value| json!({"kind": "event", "run": 0, "e": e}).to_string();
+        let pending = line(json!({"type": PENDING_EVENT, "step": 2, "id": "a", "tool": "delete_file",
+                                  "input": "notes.md", "fingerprint": print}));
+        let answer = |approved: bool| {
+            line(json!({"type": ANSWER_EVENT, "id": "a", "approved": approved, "allowsFingerprint": print}))
+        };
+        let used = line(json!({"type": USED_EVENT, "step": 2, "id": "a", "fingerprint": print}));
+        let call = line(json!({"type": "tool:call", "step": 2, "tool": "delete_file", "input": "notes.md"}));
+        let dir = std::env::temp_dir().join(format!("decision-approvals-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let audit = |lines: &[&String]| {
+            let path = dir.join("log.jsonl");
+            let text: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
+            std::fs::write(&path, text.join("\n")).unwrap();
+            verify_approvals(&path).unwrap().problems
+        };
+        assert!(audit(&[&pending, &answer(true), &used, &call]).is_empty());
+        assert_eq!(audit(&[&pending, &answer(true), &used, &call, &used, &call]), ["approval `a` was used twice"]);
+        assert_eq!(audit(&[&pending, &answer(false), &used, &call]), ["approval `a` was denied but the call ran"]);
+        assert_eq!(audit(&[&pending, &used, &call]), ["approval `a` was used but never answered"]);
+        assert_eq!(audit(&[&pending, &answer(true), &used]), ["approval `a`: the approved call never ran"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
