@@ -43,6 +43,14 @@ enum Command {
     /// Tool outcome contracts: lint, validate, report.
     #[command(subcommand)]
     Outcomes(cmd::outcomes::Command),
+    /// Re-evaluate recorded decisions under another contract or thresholds (no model asked).
+    WhatIf(cmd::what_if::Args),
+    /// Run a contract's test cases: expected actions for given answers, and rule coverage.
+    Test(cmd::test::Args),
+    /// List the pending approvals of a session log.
+    Approvals(cmd::approvals::ListArgs),
+    /// Answer a pending approval (approve, deny, or approve a modified input).
+    Approve(cmd::approvals::ApproveArgs),
 }
 
 /// The exit status of a command whose output was closed before it finished (`decision … |
@@ -82,5 +90,9 @@ fn main() -> ExitCode {
         Command::Resume(args) => cmd::resume::run(args),
         Command::AdapterReport(args) => cmd::adapter_report::run(args),
         Command::Outcomes(command) => cmd::outcomes::run(command),
+        Command::WhatIf(args) => cmd::what_if::run(args),
+        Command::Test(args) => cmd::test::run(args),
+        Command::Approvals(args) => cmd::approvals::list(args),
+        Command::Approve(args) => cmd::approvals::approve(args),
     }
 }

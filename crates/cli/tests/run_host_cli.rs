@@ -296,10 +296,11 @@ fn a_failing_generator_exits_1_with_the_status_and_never_the_key() {
 }
 
 #[test]
-fn with_no_terminal_to_ask_a_gated_call_is_denied() {
+fn with_approvals_denied_a_gated_call_is_refused_without_a_prompt() {
     let dir = Temp::new("no-terminal");
     std::fs::write(dir.0.path().join("ws").join("keep.txt"), "precious").unwrap();
-    // stdin is not a terminal: there is nobody to ask, so the delete the gate sends to a person is refused.
+    // `--approvals deny`: nobody is asked, so the delete the gate sends to a person is refused.
+    // (Without it and without a terminal, the call becomes a pending approval: see approvals_cli.)
     let out = decision(&[
         "run",
         "--task",
@@ -307,6 +308,8 @@ fn with_no_terminal_to_ask_a_gated_call_is_denied() {
         "--workdir",
         &dir.ws(),
         "--allow-delete",
+        "--approvals",
+        "deny",
         "--log",
         s(&dir.log()),
     ]);

@@ -5,6 +5,7 @@
 pub mod api;
 pub mod ask;
 pub mod clock;
+pub mod contract_tests;
 pub mod frame;
 pub mod graph;
 #[cfg(feature = "coding-host")]

@@ -56,7 +56,7 @@ pub struct Args {
     /// With `--cells state`: a cell that carries untrusted bytes; repeatable.
     #[arg(long, value_name = "CELL")]
     untrusted: Vec<String>,
-    /// `mock`, `script:FILE`, `systemone` (key in TYPESAFE_API_KEY) or `openai` (key, if any, in OPENAI_API_KEY).
+    /// `mock`, `script:FILE`, `replay:LOG`, `systemone` (key in TYPESAFE_API_KEY) or `openai` (key, if any, in OPENAI_API_KEY).
     #[arg(long, value_name = "PROVIDER")]
     provider: String,
     /// The provider's base URL (System One: without `/v1/systemone`; OpenAI: the API root, e.g. `…/v1`).
@@ -144,6 +144,9 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
 }
 
 fn build_provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, String> {
+    if let Some(log) = args.provider.strip_prefix("replay:") {
+        return super::run::replay_provider(log).map(|p| p as Arc<dyn DecisionProvider>);
+    }
     let retry = RetryPolicy::default();
     match args.provider.as_str() {
         "mock" => Ok(Arc::new(MockProvider::default())),

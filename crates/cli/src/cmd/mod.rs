@@ -1,6 +1,7 @@
 //! One small module per command.
 
 pub mod adapter_report;
+pub mod approvals;
 pub mod ask;
 pub mod check;
 pub mod contract_input;
@@ -11,6 +12,8 @@ pub mod outcomes;
 pub mod replay;
 pub mod resume;
 pub mod run;
+pub mod test;
+pub mod what_if;
 
 use std::process::ExitCode;
 

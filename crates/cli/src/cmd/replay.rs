@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use decision_runtime::host::approvals::verify_approvals;
+
 use decision_core::record::{Outcome, RECORD_SCHEMA, REPLAY_NOTES};
 use decision_runtime::api;
 use decision_runtime::api::replay::{Requirements, log_problems};
@@ -191,6 +193,22 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::R
             }
         };
         write_counts(&mut out, &report)?;
+        // Logs with approvals also have their approvals checked (other logs print as before).
+        match verify_approvals(path) {
+            Ok(audit) if audit.approvals > 0 => {
+                let mark = if audit.problems.is_empty() { "✓" } else { "✗" };
+                writeln!(
+                    out,
+                    "  {mark} approvals: {} requested · {} answered · {} used",
+                    audit.approvals, audit.answered, audit.used
+                )?;
+                for problem in &audit.problems {
+                    writeln!(out, "      {}", decision_runtime::terminal::one_line(problem))?;
+                }
+                summary.failed |= !audit.problems.is_empty();
+            }
+            _ => {}
+        }
         for result in &mismatches {
             write_result(&mut out, result, true)?;
         }

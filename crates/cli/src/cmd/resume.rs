@@ -8,12 +8,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use decision_runtime::host::approvals::approval_to_resume;
 use decision_runtime::host::resume::resume_point;
 use decision_runtime::host::{CODING_CONTRACT, DEFAULT_MAX_STEPS, RunConfig};
 use decision_runtime::terminal;
 use serde_json::Value;
 
-use super::run::{Common, audit_next_to, execute, open_log, outcome_contracts};
+use super::run::{Common, audit_next_to, execute_approved, open_log, outcome_contracts};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -30,6 +31,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    // A run that halted awaiting an approval continues from its answer (refused while the
+    // approval is unanswered or when the log no longer matches its fingerprint).
+    let approval = match approval_to_resume(&args.log) {
+        Ok(approval) => approval,
+        Err(e) => return super::usage_error(&e.to_string()),
+    };
     let point = match resume_point(&args.log) {
         Ok(point) => point,
         Err(e) => return super::usage_error(&e.to_string()),
@@ -101,5 +108,19 @@ pub fn run(args: Args) -> ExitCode {
         Ok(log) => log,
         Err(message) => return super::usage_error(&message),
     };
-    execute(&source, &config, &args.common, log, &args.log, Some(&point.state))
+    if let Some(approval) = &approval
+        && !args.common.quiet
+    {
+        let verdict = match approval.answer.as_ref().map(|a| a.approved) {
+            Some(true) => "approved",
+            _ => "denied",
+        };
+        eprintln!(
+            "continuing from approval {} ({verdict}): {} at step {} goes through the risk gate again",
+            approval.id,
+            decision_runtime::terminal::one_line(&approval.tool),
+            approval.step
+        );
+    }
+    execute_approved(&source, &config, &args.common, log, &args.log, Some(&point.state), approval.as_ref())
 }

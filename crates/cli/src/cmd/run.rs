@@ -10,17 +10,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use decision_runtime::graph::{EventSink, FnSink, Tee};
+use decision_runtime::host::approvals::{AWAITING_APPROVAL, Approval, QueueApprovals, RecordedAnswers, read_approvals};
 use decision_runtime::host::generate::{ChatGenerator, EvidenceReport, Generator};
 use decision_runtime::host::heuristic::HeuristicProvider;
 use decision_runtime::host::human::{Human, NoTerminal, TerminalHuman};
 use decision_runtime::host::{
     CODING_CONTRACT, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary, run_task,
+    run_task_approved,
 };
 use decision_runtime::log::{FsyncPolicy, LogHeader, SealKey, SessionLog, now_ms, read_head};
 use decision_runtime::outcome::{ContractSet, load_contracts};
 use decision_runtime::provider::{
-    ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
-    SystemOneProvider,
+    ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, ReplayProvider, RetryPolicy, Retrying,
+    ScriptProvider, SystemOneProvider,
 };
 use decision_runtime::terminal;
 use serde_json::{Map, Value, json};
@@ -31,8 +33,9 @@ const OPENAI_DEFAULT_URL: &str = "http://127.0.0.1:8080/v1";
 /// Options shared by `run` and `resume`.
 #[derive(clap::Args, Clone)]
 pub struct Common {
-    /// `heuristic` (rules, not a model; offline), `mock`, `script:FILE`, `systemone` (key in
-    /// TYPESAFE_API_KEY) or `openai` (key, if any, in OPENAI_API_KEY).
+    /// `heuristic` (rules, not a model; offline), `mock`, `script:FILE`, `replay:LOG` (the
+    /// answers a session log recorded; a request it did not record is an error), `systemone`
+    /// (key in TYPESAFE_API_KEY) or `openai` (key, if any, in OPENAI_API_KEY).
     #[arg(long, value_name = "PROVIDER", default_value = "heuristic")]
     pub provider: String,
     /// The decision provider's base URL.
@@ -70,6 +73,20 @@ pub struct Common {
     /// examples/coding-agent/outcomes.json.
     #[arg(long, value_name = "FILE")]
     pub outcome_contracts: Option<PathBuf>,
+    /// Who answers a call the risk gate sends to a person: `terminal` asks on the terminal
+    /// when there is one and otherwise queues it; `queue` records it as a pending approval
+    /// and halts `awaiting_approval` (answer with `decision approve`, continue with
+    /// `decision resume`); `deny` refuses it.
+    #[arg(long, value_enum, default_value_t = Approvals::Terminal)]
+    pub approvals: Approvals,
+}
+
+/// `--approvals`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Approvals {
+    Terminal,
+    Queue,
+    Deny,
 }
 
 /// `--time-budget`: a finite number of seconds greater than 0.
@@ -238,9 +255,27 @@ pub fn execute(
     log_path: &Path,
     resume: Option<&ResumeState>,
 ) -> ExitCode {
-    let provider = match build_provider(common) {
-        Ok(p) => p,
+    execute_approved(source, config, common, log, log_path, resume, None)
+}
+
+/// [`execute`], continuing from an answered approval when one is given.
+pub fn execute_approved(
+    source: &[u8],
+    config: &RunConfig,
+    common: &Common,
+    log: SessionLog,
+    log_path: &Path,
+    resume: Option<&ResumeState>,
+    approval: Option<&Approval>,
+) -> ExitCode {
+    let replay = match common.provider.strip_prefix("replay:").map(replay_provider).transpose() {
+        Ok(replay) => replay,
         Err(message) => return super::usage_error(&message),
+    };
+    let provider = match (&replay, build_provider(common)) {
+        (Some(replay), _) => Arc::clone(replay) as Arc<dyn DecisionProvider>,
+        (None, Ok(p)) => p,
+        (None, Err(message)) => return super::usage_error(&message),
     };
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let generator: Box<dyn Generator> = match common.generator_url.clone().or_else(|| env("DECISION_GENERATOR_URL")) {
@@ -259,8 +294,13 @@ pub fn execute(
         None => Box::new(EvidenceReport),
     };
     let generator_is_model = common.generator_url.is_some() || env("DECISION_GENERATOR_URL").is_some();
-    let human: Box<dyn Human> =
-        if TerminalHuman::available() { Box::new(TerminalHuman) } else { Box::new(NoTerminal::stderr()) };
+    let human: Box<dyn Human> = match (approval, common.approvals) {
+        (Some(approval), _) => Box::new(RecordedAnswers::new(approval.clone())),
+        (None, Approvals::Deny) => Box::new(NoTerminal::stderr()),
+        (None, Approvals::Queue) => Box::new(QueueApprovals),
+        (None, Approvals::Terminal) if TerminalHuman::available() => Box::new(TerminalHuman),
+        (None, Approvals::Terminal) => Box::new(QueueApprovals),
+    };
     let quiet = common.quiet;
     let progress = FnSink(move |event_type: &str, e: &Map<String, Value>| {
         if !quiet {
@@ -274,9 +314,20 @@ pub fn execute(
         eprintln!("decision run · provider {} · workdir {}", common.provider, terminal::one_line(&workdir));
         eprintln!("task: {}", terminal::one_line(&config.task));
     }
-    match run_task(source, config, with, resume) {
+    let outcome = match approval {
+        Some(approval) => run_task_approved(source, config, with, &resume.cloned().unwrap_or_default(), approval),
+        None => run_task(source, config, with, resume),
+    };
+    match outcome {
         Ok(summary) => {
             print_summary(&summary, log_path, generator_is_model);
+            if summary.halt == AWAITING_APPROVAL {
+                print_awaiting(log_path);
+            }
+            if let Some(miss) = replay.as_ref().and_then(|r| r.first_miss()) {
+                eprintln!("error: {}", terminal::one_line(&miss));
+                return ExitCode::from(1);
+            }
             if summary.delivered { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
         Err(HostError::Refused(refusal)) => {
@@ -299,6 +350,9 @@ pub fn execute(
 }
 
 fn build_provider(common: &Common) -> Result<Arc<dyn DecisionProvider>, String> {
+    if let Some(log) = common.provider.strip_prefix("replay:") {
+        return replay_provider(log).map(|p| p as Arc<dyn DecisionProvider>);
+    }
     let retry = RetryPolicy::default();
     let provider: Arc<dyn DecisionProvider> = match common.provider.as_str() {
         "heuristic" => Arc::new(HeuristicProvider),
@@ -325,12 +379,20 @@ fn build_provider(common: &Common) -> Result<Arc<dyn DecisionProvider>, String> 
             }
             _ => {
                 return Err(format!(
-                    "unknown provider `{other}`: expected heuristic, mock, script:FILE, systemone or openai"
+                    "unknown provider `{other}`: expected heuristic, mock, script:FILE, replay:LOG, systemone or openai"
                 ));
             }
         },
     };
     Ok(provider)
+}
+
+/// `replay:LOG`: the answers recorded in a session log, by request; a miss is an error.
+pub fn replay_provider(log: &str) -> Result<Arc<ReplayProvider>, String> {
+    if log.is_empty() {
+        return Err("provider `replay:` needs a session log: replay:LOG".into());
+    }
+    Ok(Arc::new(ReplayProvider::from_file(Path::new(log)).map_err(|e| e.to_string())?))
 }
 
 /// One line per decision (node, action, each answer's top probability, margin), and per
@@ -386,6 +448,11 @@ fn progress_line(event_type: &str, e: &Map<String, Value>) -> Option<String> {
             let action = e.get("action").and_then(Value::as_str).unwrap_or_default();
             format!("  step {step:>2}  {block:<12} → {action:<11} decided by code (the model was not asked)")
         }
+        "approval:pending" => {
+            let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
+            let id = e.get("id").and_then(Value::as_str).unwrap_or_default();
+            format!("           approval pending for {}: {}", terminal::one_line(tool), terminal::one_line(id))
+        }
         "authorize" => {
             let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
             let ok = e.get("approved") == Some(&json!(true));
@@ -425,6 +492,21 @@ fn answer_summary(answers: &Map<String, Value>) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// How to answer the approval a run halted for.
+fn print_awaiting(log: &Path) {
+    let pending = read_approvals(log).ok().and_then(|all| all.into_iter().rev().find(|a| a.answer.is_none()));
+    if let Some(approval) = pending {
+        println!(
+            "awaiting approval {} for {}: decision approve {} {} [--deny --reason TEXT] [--input JSON], then decision resume {}",
+            approval.id,
+            terminal::one_line(&approval.tool),
+            log.display(),
+            approval.id,
+            log.display()
+        );
+    }
 }
 
 /// The run's summary. `generator_is_model` says whether the answer was written by a language

@@ -6,9 +6,22 @@
 
 use std::io::{BufRead, ErrorKind, IsTerminal, Write};
 
+use super::approvals::{GateAnswer, GatedCall};
+
 /// Decides whether a gated tool call may run.
 pub trait Human: Send {
     fn authorize(&mut self, tool: &str, target: &str, reason: &str) -> bool;
+
+    /// The human gate of an `ask_human` decision: approve, deny, or
+    /// [`GateAnswer::Pending`] — nobody can answer now, so the host records the call as a
+    /// pending approval and halts (see [`super::approvals`]). By default, [`Human::authorize`]
+    /// answers at once.
+    fn gate(&mut self, call: &GatedCall) -> GateAnswer {
+        match self.authorize(&call.tool, &call.input, &call.reason) {
+            true => GateAnswer::Approve { approval: None },
+            false => GateAnswer::Deny { reason: "denied".into(), approval: None },
+        }
+    }
 }
 
 /// Denies everything (the default when nobody can be asked).

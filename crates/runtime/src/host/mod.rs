@@ -3,6 +3,7 @@
 //! or a labelled deterministic evidence report), human authorisation, audit records, and
 //! resuming an unfinished run from its session log.
 
+pub mod approvals;
 pub mod candidates;
 pub mod explore;
 pub mod floor;
@@ -20,5 +21,5 @@ pub mod tools;
 
 pub use run::{
     CODING_CONTRACT, CodingRun, Collaborators, DEFAULT_MAX_STEPS, HostError, MODEL_GRACE, ResumeState, RunConfig,
-    RunSummary, coding_adapter, coding_description, coding_graph, run_task, start_host,
+    RunSummary, coding_adapter, coding_description, coding_graph, run_task, run_task_approved, start_host,
 };

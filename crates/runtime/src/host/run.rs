@@ -33,6 +33,9 @@ use decision_core::vocab::{
 use serde_json::{Map, Value, json};
 use thiserror::Error;
 
+use super::approvals::{
+    AWAITING_APPROVAL, Approval, GateAnswer, GatedCall, PENDING_EVENT, USED_EVENT, approval_id, fingerprint,
+};
 use super::candidates::{FileOptions, ToolsFor, unread_files};
 use super::explore::parse_range;
 use super::floor::{FLOOR_EVENT, GateFloor, floor_gate};
@@ -184,6 +187,8 @@ pub struct CodingRun {
     halt_detail: Option<String>,
     allow_write: bool,
     allow_delete: bool,
+    /// This run's index in its log (names pending approvals).
+    run_index: u64,
 }
 
 impl GraphContext for CodingRun {
@@ -296,6 +301,7 @@ pub fn coding_graph() -> Graph<CodingRun> {
         .edge("grade_risk", "ran", "step_ok")
         .edge("grade_risk", "denied", "generate")
         .edge("grade_risk", "time_budget", "generate")
+        .edge("grade_risk", AWAITING_APPROVAL, "end")
         .decide("step_ok", &["step_ok"])
         .edge("step_ok", "continue", "is_done")
         .edge("step_ok", "stop", "generate")
@@ -350,6 +356,29 @@ pub fn run_task(
     with: Collaborators,
     resume: Option<&ResumeState>,
 ) -> Result<RunSummary, HostError> {
+    run_task_at(contract, config, with, resume, None)
+}
+
+/// Continue a run that halted awaiting `approval` (answered): the call (with the approved
+/// input when it was modified) is put through the risk gate again at its step, and `with`'s
+/// human — normally [`super::approvals::RecordedAnswers`] — answers the gate.
+pub fn run_task_approved(
+    contract: &[u8],
+    config: &RunConfig,
+    with: Collaborators,
+    resume: &ResumeState,
+    approval: &Approval,
+) -> Result<RunSummary, HostError> {
+    run_task_at(contract, config, with, Some(resume), Some(approval))
+}
+
+fn run_task_at(
+    contract: &[u8],
+    config: &RunConfig,
+    with: Collaborators,
+    resume: Option<&ResumeState>,
+    approval: Option<&Approval>,
+) -> Result<RunSummary, HostError> {
     let started = Instant::now();
     let sandbox =
         Sandbox::new(&config.workdir).map_err(|source| HostError::Workdir { path: config.workdir.clone(), source })?;
@@ -382,6 +411,13 @@ pub fn run_task(
         }
         cursor.step = resume.next_step.saturating_sub(1);
     }
+    if let Some(approval) = approval {
+        // The gated call is pending again at its step; the risk gate decides it anew.
+        run.push_pending(approval.step, &approval.tool, approval.effective_input());
+        run.cells.insert("lastTool".into(), json!(approval.tool));
+        run.run_index = approval.run + 1;
+        cursor = Cursor { node: "grade_risk".into(), step: approval.step, state_version: 0 };
+    }
     let mut start = Map::new();
     start.insert("task".into(), json!(config.task));
     start.insert("cwd".into(), json!(run.sandbox.root().display().to_string()));
@@ -395,7 +431,10 @@ pub fn run_task(
     start.insert("provider".into(), json!(host.provider_name()));
     start.insert("contract".into(), json!(config.contract_label));
     if let Some(resume) = resume {
-        start.insert("resumedAtStep".into(), json!(resume.next_step));
+        start.insert("resumedAtStep".into(), json!(approval.map_or(resume.next_step, |a| a.step)));
+    }
+    if let Some(approval) = approval {
+        start.insert("resumedApproval".into(), json!(approval.id));
     }
     host.emit("run:start", start)?;
     let outcome = host.run_from(&mut run, cursor);
@@ -500,6 +539,7 @@ impl CodingRun {
             halt_detail: None,
             allow_write: config.allow_write,
             allow_delete: config.allow_delete,
+            run_index: 0,
         }
     }
 
@@ -509,6 +549,7 @@ impl CodingRun {
         !self.halt.is_empty()
             && !self.halt.contains('+')
             && !NOT_DELIVERED.contains(&self.halt.as_str())
+            && self.halt != AWAITING_APPROVAL
             && self.act_pending().is_none()
     }
 
@@ -657,8 +698,10 @@ impl CodingRun {
                         self.write_audit(d, floor.as_ref())?;
                         self.run_tool(d)?
                     }
-                    // ask_human, and escalate (a backend outage included): a person decides;
-                    // with nobody to ask, the call is denied.
+                    // ask_human: a person decides, or the call waits for an approval.
+                    "ask_human" => self.human_gate(d, floor.as_ref())?,
+                    // escalate (a backend outage included): a person decides; with nobody to
+                    // ask, the call is denied.
                     _ => self.authorize(d, floor.as_ref())?,
                 }
             }
@@ -1007,6 +1050,64 @@ impl CodingRun {
             Some(previous) => self.cells.insert("lastTool".into(), previous),
             None => self.cells.remove("lastTool"),
         };
+    }
+
+    /// `ask_human`: the human gate approves, denies, or leaves the call pending — recorded as
+    /// an `approval:pending` event, committed at once, and the run halts `awaiting_approval`.
+    fn human_gate(&mut self, d: &mut Dispatch<'_>, floor: Option<&GateFloor>) -> Result<String, HandlerError> {
+        let (tool, input) = self.pending();
+        let decision = d.decisions.first();
+        let rule = decision.map(|x| x.reason.clone()).unwrap_or_default();
+        // The reason a person reads is the floor's when the code floor raised the gate.
+        let reason = floor.map_or_else(|| rule.clone(), |floor| floor.reason.clone());
+        let call = GatedCall {
+            step: d.invocation.step,
+            tool,
+            input,
+            rule,
+            reason,
+            request_digest: decision.map(|x| x.request_digest.clone()).unwrap_or_default(),
+        };
+        // A person is asked only once the decision that asks them is on disk.
+        d.commit()?;
+        let answer = self.human.gate(&call);
+        let step = call.step;
+        match answer {
+            GateAnswer::Pending => {
+                let print = fingerprint(&call.tool, &call.input);
+                let id = approval_id(self.run_index, step, &print);
+                let event = json!({
+                    "step": step, "id": id, "requestDigest": call.request_digest, "tool": call.tool,
+                    "input": call.input, "fingerprint": print, "rule": call.rule, "reason": call.reason,
+                });
+                d.emit(PENDING_EVENT, obj(event))?;
+                // The pending approval is on disk before anything else happens.
+                d.commit()?;
+                Ok(self.set_halt(AWAITING_APPROVAL))
+            }
+            GateAnswer::Approve { approval } => {
+                if let Some(id) = approval {
+                    let used = json!({"step": step, "id": id, "fingerprint": call.fingerprint()});
+                    d.emit(USED_EVENT, obj(used))?;
+                }
+                d.emit(
+                    "authorize",
+                    obj(json!({"step": step, "tool": call.tool, "reason": call.reason, "approved": true})),
+                )?;
+                self.run_tool(d)
+            }
+            GateAnswer::Deny { reason: why, approval } => {
+                let mut event = obj(json!({"step": step, "tool": call.tool, "reason": call.reason, "approved": false}));
+                if let Some(id) = approval {
+                    let used = json!({"step": step, "id": id, "fingerprint": call.fingerprint()});
+                    d.emit(USED_EVENT, obj(used))?;
+                    event.insert("denial".into(), json!(why));
+                }
+                d.emit("authorize", event)?;
+                self.withdraw_pending();
+                Ok(self.set_halt("denied"))
+            }
+        }
     }
 
     fn generate_phase(&mut self, s: &mut Step<'_>) -> Result<String, HandlerError> {

@@ -16,6 +16,7 @@ pub mod lines;
 pub mod policy;
 pub mod replay;
 pub mod seal;
+pub mod what_if;
 mod writer;
 
 use std::io;

@@ -10,6 +10,7 @@ mod http;
 mod mock;
 #[cfg(feature = "http")]
 mod openai;
+mod replay;
 mod retry;
 mod script;
 mod secret;
@@ -30,6 +31,7 @@ pub use fallback::FallbackChain;
 pub use mock::{MOCK_WARNING, MockProvider};
 #[cfg(feature = "http")]
 pub use openai::{OpenAiMode, OpenAiProvider};
+pub use replay::{ReplayLogError, ReplayProvider};
 pub use retry::{RetryNotice, RetryPolicy, Retrying};
 pub use script::{ScriptError, ScriptProvider};
 #[cfg(feature = "http")]

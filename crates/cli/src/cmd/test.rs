@@ -1,0 +1,80 @@
+//! `decision test CONTRACT [TESTS...] [--format json]`: run contract test cases (no model)
+//! and report pass/fail per case with a diff, and the rules no case reached. Without TESTS,
+//! runs `NAME.tests.json` beside `NAME.md`. Exit 0 all passed, 1 a case failed, 2 usage or
+//! unreadable input.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use decision_runtime::contract_tests::{TestFileError, TestReport, TestRunner, load_tests, tests_beside};
+
+use super::contract_input::Format;
+use super::eval::load_contract;
+use decision_runtime::terminal::one_line as safe;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The DECISION.md contract under test.
+    contract: PathBuf,
+    /// Test files (JSON); default: NAME.tests.json beside NAME.md.
+    #[arg(value_name = "TESTS")]
+    tests: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let report = match report(&args) {
+        Ok(report) => report,
+        Err(message) => return super::usage_error(&message),
+    };
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_value(&report).unwrap_or_default()),
+        Format::Human => print!("{}", to_text(&report)),
+    }
+    if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+fn report(args: &Args) -> Result<TestReport, String> {
+    let contract = load_contract(&args.contract)?;
+    let files = if args.tests.is_empty() {
+        let beside = tests_beside(&args.contract);
+        if !beside.is_file() {
+            return Err(TestFileError::NotFound {
+                path: args.contract.display().to_string(),
+                expected: beside.display().to_string(),
+            }
+            .to_string());
+        }
+        vec![beside]
+    } else {
+        args.tests.clone()
+    };
+    let mut runner = TestRunner::new(&contract);
+    for file in &files {
+        let tests = load_tests(file).map_err(|e| e.to_string())?;
+        runner.run_file(&file.display().to_string(), &tests);
+    }
+    Ok(runner.finish())
+}
+
+fn to_text(report: &TestReport) -> String {
+    let mut out = String::new();
+    for case in &report.cases {
+        let verdict = if case.passed { "ok  " } else { "FAIL" };
+        out.push_str(&format!("{verdict} {} · {}\n", safe(&case.block), safe(&case.name)));
+        for line in &case.diff {
+            out.push_str(&format!("       {}\n", safe(line)));
+        }
+    }
+    out.push_str(&format!("{} passed, {} failed\n", report.passed, report.failed));
+    out.push_str("rule coverage:\n");
+    for block in &report.coverage {
+        out.push_str(&format!("  {:<14} {}/{} rules\n", safe(&block.block), block.covered, block.rules));
+        for rule in &block.uncovered {
+            out.push_str(&format!("    not reached: line {}: {}\n", rule.line, safe(&rule.rule)));
+        }
+    }
+    out
+}

@@ -1,0 +1,119 @@
+//! `decision what-if LOG... --contract NEW.md [--gate block.question=value]... [--format json]`:
+//! re-evaluate every recorded decision's policy under another contract or other thresholds,
+//! on the recorded answers, and list each decision whose action would change. No model is
+//! asked. Exit 0 when the report was produced (whatever it says), 2 on usage or input errors.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use decision_core::policy::parse_gates;
+use decision_runtime::log::what_if::{WhatIf, WhatIfReport, what_if_reader};
+
+use super::contract_input::Format;
+use super::eval::load_contract;
+use decision_runtime::terminal::one_line as safe;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Session logs whose decisions to re-evaluate.
+    #[arg(required = true, value_name = "LOG")]
+    logs: Vec<PathBuf>,
+    /// The contract to evaluate them under.
+    #[arg(long, value_name = "NEW.md")]
+    contract: PathBuf,
+    /// Threshold override `block.question=value` (or `block.question[i]=value`); repeatable.
+    #[arg(long, value_name = "block.question=value")]
+    gate: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    match report(&args) {
+        Ok(report) => {
+            match args.format {
+                Format::Json => println!("{}", serde_json::to_value(&report).unwrap_or_default()),
+                Format::Human => print!("{}", to_text(&report)),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(message) => super::usage_error(&message),
+    }
+}
+
+fn report(args: &Args) -> Result<WhatIfReport, String> {
+    let contract = load_contract(&args.contract)?;
+    let gates = parse_gates(&args.gate.join("\n")).map_err(|e| e.to_string())?;
+    let what_if = WhatIf::new(&contract, &gates).map_err(|e| format!("{}: {e}", args.contract.display()))?;
+    let mut report = WhatIfReport::default();
+    for path in &args.logs {
+        let shown = path.display().to_string();
+        let file = File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        what_if_reader(&what_if, &shown, file, &mut report).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    }
+    Ok(report)
+}
+
+fn to_text(report: &WhatIfReport) -> String {
+    let mut out = String::new();
+    for c in &report.changes {
+        let step = c.at.step.map_or_else(|| "?".to_string(), |s| s.to_string());
+        let margin = c.margin.map_or_else(String::new, |m| format!("  margin {m:.4}"));
+        out.push_str(&format!(
+            "{}:{}  run {}  step {}  {}  {} → {}  ({}){}\n",
+            safe(&c.at.log),
+            c.at.line,
+            c.at.run,
+            step,
+            safe(&c.at.node),
+            safe(&c.old),
+            safe(&c.new),
+            safe(&c.rule),
+            margin
+        ));
+    }
+    for n in &report.not_comparable_list {
+        out.push_str(&format!(
+            "{}:{}  run {}  {}  not comparable: {}\n",
+            safe(&n.at.log),
+            n.at.line,
+            n.at.run,
+            safe(&n.at.node),
+            safe(&n.reason)
+        ));
+    }
+    out.push_str(&format!(
+        "decisions: {} · compared: {} · unchanged: {} · changed: {} · not comparable: {}{}\n",
+        report.decisions,
+        report.compared,
+        report.unchanged,
+        report.changed,
+        report.not_comparable,
+        if report.unreadable_lines > 0 {
+            format!(" · unreadable lines: {}", report.unreadable_lines)
+        } else {
+            String::new()
+        }
+    ));
+    if !report.by_block.is_empty() {
+        out.push_str("by block:\n");
+        for (block, s) in &report.by_block {
+            out.push_str(&format!(
+                "  {:<14} decisions {:>6}  changed {:>6}  not comparable {:>6}\n",
+                safe(block),
+                s.decisions,
+                s.changed,
+                s.not_comparable
+            ));
+        }
+    }
+    if !report.by_action.is_empty() {
+        out.push_str("by action:\n");
+        for (pair, count) in &report.by_action {
+            out.push_str(&format!("  {}: {count}\n", safe(pair)));
+        }
+    }
+    out
+}

@@ -1,0 +1,116 @@
+//! `decision what-if`: a recorded run re-evaluated under changed thresholds and a changed
+//! contract, with not-comparable decisions listed and bad input refused.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::TempDir;
+use serde_json::Value;
+
+const CONTRACT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/coding-agent/DECISION.md");
+const WORKSPACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/workspace");
+
+fn decision(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_decision"))
+        .args(args)
+        .env_remove("DECISION_GENERATOR_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// A deterministic five-step run of the heuristic host, logged in `dir`.
+fn recorded_run(dir: &Path) -> PathBuf {
+    let log = dir.join("run.jsonl");
+    let out = decision(&[
+        "run",
+        "--task",
+        "Which file defines the function `apply_discount`, and what does it return?",
+        "--workdir",
+        WORKSPACE,
+        "--provider",
+        "heuristic",
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    log
+}
+
+fn json_report(args: &[&str]) -> Value {
+    let out = decision(args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_recorded_contract_changes_nothing() {
+    let dir = TempDir::new("what-if-same");
+    let log = recorded_run(dir.path());
+    let report = json_report(&["what-if", log.to_str().unwrap(), "--contract", CONTRACT, "--format", "json"]);
+    assert_eq!(report["decisions"], 30);
+    assert_eq!(report["changed"], 0);
+    assert_eq!(report["not_comparable"], 0);
+}
+
+#[test]
+fn a_gate_change_lists_each_changed_decision_with_rule_and_margin() {
+    let dir = TempDir::new("what-if-gate");
+    let log = recorded_run(dir.path());
+    let log = log.to_str().unwrap();
+    let report = json_report(&[
+        "what-if",
+        log,
+        "--contract",
+        CONTRACT,
+        "--gate",
+        "grade_risk.needs_auth=0.1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(report["changed"], 5, "{report:#}");
+    assert_eq!(report["by_action"]["auto → ask_human"], 5);
+    assert_eq!(report["by_block"]["grade_risk"]["changed"], 5);
+    let first = &report["changes"][0];
+    assert_eq!((first["node"].as_str(), first["step"].as_f64()), (Some("grade_risk"), Some(1.0)));
+    assert_eq!((first["old"].as_str(), first["new"].as_str()), (Some("auto"), Some("ask_human")));
+    assert_eq!(first["rule"], "prob:needs_auth >= 0.1 → ask_human");
+    assert!((first["margin"].as_f64().unwrap() - 0.05).abs() < 1e-9);
+
+    let text = decision(&["what-if", log, "--contract", CONTRACT, "--gate", "grade_risk.needs_auth=0.1"]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("auto → ask_human: 5"), "{text}");
+    assert!(text.contains("changed: 5"), "{text}");
+}
+
+#[test]
+fn changed_questions_are_listed_as_not_comparable() {
+    let dir = TempDir::new("what-if-questions");
+    let log = recorded_run(dir.path());
+    let original = std::fs::read_to_string(CONTRACT).unwrap();
+    // One risk level fewer: recorded risk answers no longer answer the new question.
+    let changed = original.replace("- irreversible\n- destructive\n", "- irreversible\n");
+    assert_ne!(changed, original);
+    let contract = dir.file("changed.md", &changed);
+    let report =
+        json_report(&["what-if", log.to_str().unwrap(), "--contract", contract.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(report["not_comparable"], 5, "{report:#}");
+    assert_eq!(report["compared"], 25);
+    let reason = report["not_comparable_list"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("question `risk` offers"), "{reason}");
+}
+
+#[test]
+fn bad_gates_and_missing_logs_are_usage_errors() {
+    let dir = TempDir::new("what-if-bad");
+    let log = recorded_run(dir.path());
+    let out = decision(&["what-if", log.to_str().unwrap(), "--contract", CONTRACT, "--gate", "grade_risk.nope=0.1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
+    let missing = dir.path().join("missing.jsonl");
+    let out = decision(&["what-if", missing.to_str().unwrap(), "--contract", CONTRACT]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,649 @@
+//! What-if: re-evaluate every recorded decision's policy under another contract (or other
+//! gate thresholds) on the answers that were recorded, and report each decision whose action
+//! would change. Nothing is asked of a model: policies are pure functions of the answers.
+//!
+//! A recorded answer only means something for the question it answered. A decision is
+//! re-evaluated only when its recorded questions are the questions the new contract would
+//! ask — the same ids, the same kinds, and for questions whose options the file fixes, the
+//! same options in the same order. Otherwise it is reported as *not comparable*, with the
+//! first difference; it is never guessed. The options of a `dynamic:` block's choice question
+//! come from the host at run time, not from the file, so the recorded ones are taken as they
+//! were offered.
+//!
+//! Evaluation is the core's ([`decision_core::policy::evaluate`]) on answers validated by
+//! the runtime's [`validate_answers`] against the recorded questions: a recorded answer that
+//! is invalid escalates, exactly as it did at run time.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+
+use decision_core::contract::{Block, Contract, Primitive};
+use decision_core::digest::{ScanError, Scanner, ValueKind};
+use decision_core::policy::{CompiledPolicy, Gate, apply_gates, compile_block, evaluate};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
+use crate::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
+
+/// How many changed and not-comparable decisions a report lists (all are counted).
+pub const MAX_LISTED: usize = 10_000;
+
+/// Why the new policies could not be prepared.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum WhatIfError {
+    #[error("block `{block}`: policy rule {rule} does not compile: {message}")]
+    Policy { block: String, rule: usize, message: String },
+    #[error("{0}")]
+    Gate(#[from] decision_core::policy::GateError),
+}
+
+/// What the new contract would ask of one block, and how it would decide.
+#[derive(Debug, Clone)]
+struct BlockPlan {
+    policy: CompiledPolicy,
+    /// The questions in file order: id, kind, and the offered ids when the file fixes them.
+    questions: Vec<ExpectedQuestion>,
+}
+
+#[derive(Debug, Clone)]
+struct ExpectedQuestion {
+    id: String,
+    kind: &'static str,
+    /// `None` for the choice question of a `dynamic:` block (the host offers its options).
+    offered: Option<Vec<String>>,
+}
+
+/// The new contract's policies (gates applied), ready to re-evaluate recorded decisions.
+#[derive(Debug, Clone)]
+pub struct WhatIf {
+    blocks: BTreeMap<String, BlockPlan>,
+}
+
+impl WhatIf {
+    /// Compile every block's policy and apply the gates (all or nothing). A rule that does
+    /// not compile is refused, as a host refuses to load it.
+    pub fn new(contract: &Contract, gates: &[Gate]) -> Result<WhatIf, WhatIfError> {
+        let mut policies = Vec::with_capacity(contract.blocks.len());
+        for block in &contract.blocks {
+            let (policy, errors) = compile_block(block);
+            if let Some((index, error)) = errors.first() {
+                return Err(WhatIfError::Policy {
+                    block: block.id.clone(),
+                    rule: index + 1,
+                    message: error.to_string(),
+                });
+            }
+            policies.push(policy);
+        }
+        if !gates.is_empty() {
+            policies = apply_gates(&contract.blocks, &policies, gates)?;
+        }
+        let blocks = contract
+            .blocks
+            .iter()
+            .zip(policies)
+            .filter(|(block, _)| !block.questions.is_empty())
+            .map(|(block, policy)| (block.id.clone(), BlockPlan { policy, questions: expected_questions(block) }))
+            .collect();
+        Ok(WhatIf { blocks })
+    }
+
+    /// Re-evaluate one recorded decision.
+    pub fn compare(&self, recorded: &RecordedDecision) -> Verdict {
+        let questions = recorded_questions(&recorded.questions);
+        self.judge(recorded, questions.as_ref(), &recorded.answers)
+    }
+
+    /// Re-evaluate a decision whose recorded questions were already read (`Err`: why they
+    /// could not be).
+    fn judge(
+        &self,
+        recorded: &RecordedDecision,
+        questions: Result<&Questions, &String>,
+        answers: &Map<String, Value>,
+    ) -> Verdict {
+        let Some((block_id, plan)) = self.block_of(recorded) else {
+            return Verdict::NotComparable { reason: format!("the contract has no block for node `{}`", recorded.id) };
+        };
+        let questions = match questions {
+            Ok(questions) => questions,
+            Err(reason) => return Verdict::NotComparable { reason: reason.clone() },
+        };
+        if let Err(reason) = same_questions(&plan.questions, questions) {
+            return Verdict::NotComparable { reason };
+        }
+        let decision = match validate_answers(questions, answers) {
+            Ok(answers) => {
+                let decision = evaluate(&plan.policy, &answers);
+                let rule = decision.rule.and_then(|i| plan.policy.rules.get(i)).map(|r| r.reason());
+                NewDecision {
+                    block: block_id.to_string(),
+                    action: decision.action,
+                    rule: rule.unwrap_or(decision.reason),
+                    margin: decision.margin.map(|m| m.margin),
+                    invalid: false,
+                }
+            }
+            Err(problems) => NewDecision {
+                block: block_id.to_string(),
+                action: "escalate".into(),
+                rule: invalid_reason(&problems),
+                margin: None,
+                invalid: true,
+            },
+        };
+        if decision.action == recorded.action { Verdict::Same(decision) } else { Verdict::Changed(decision) }
+    }
+
+    /// The block a record belongs to: the host's `block` field; else the node; else the spec
+    /// id itself; else the last segment of a dotted camelCase spec id in snake_case (the
+    /// reference loop's `loop.needsTool` is block `needs_tool`).
+    fn block_of(&self, recorded: &RecordedDecision) -> Option<(&str, &BlockPlan)> {
+        let direct = [recorded.block.as_deref(), recorded.node.as_deref(), Some(recorded.id.as_str())];
+        if let Some((id, plan)) = direct.into_iter().flatten().find_map(|id| self.blocks.get_key_value(id)) {
+            return Some((id.as_str(), plan));
+        }
+        let derived = snake_case(recorded.id.rsplit('.').next().unwrap_or(&recorded.id));
+        self.blocks.get_key_value(derived.as_str()).map(|(id, plan)| (id.as_str(), plan))
+    }
+}
+
+fn snake_case(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 4);
+    for c in text.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn expected_questions(block: &Block) -> Vec<ExpectedQuestion> {
+    block
+        .questions
+        .iter()
+        .map(|q| {
+            let wire = wire_question(q);
+            let host_offers = block.dynamic.is_some() && q.primitive == Primitive::Choice;
+            ExpectedQuestion {
+                id: q.id.clone(),
+                kind: wire.type_name(),
+                offered: (!host_offers).then(|| wire.offered_ids()),
+            }
+        })
+        .collect()
+}
+
+/// The recorded questions in wire form (`{id: {type, instructions, criteria}}`).
+fn recorded_questions(value: &Map<String, Value>) -> Result<Questions, String> {
+    let mut questions = Questions::new();
+    for (id, question) in value {
+        let kind = question.get("type").and_then(Value::as_str);
+        let instructions = question.get("instructions").and_then(Value::as_str).unwrap_or_default().to_string();
+        let criteria = question.get("criteria");
+        let wire = match (kind, criteria) {
+            (Some("noul"), None) => WireQuestion::Noul { instructions, criteria: None },
+            (Some("noul"), Some(Value::Object(pair))) => {
+                let text = |key: &str| pair.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+                WireQuestion::Noul { instructions, criteria: Some((text("true"), text("false"))) }
+            }
+            (Some("choice"), Some(Value::Object(options))) => WireQuestion::Choice {
+                instructions,
+                criteria: options
+                    .iter()
+                    .map(|(id, c)| (id.clone(), c.as_str().unwrap_or_default().to_string()))
+                    .collect(),
+            },
+            (Some("score"), Some(Value::Array(levels))) => WireQuestion::Score {
+                instructions,
+                criteria: levels.iter().map(|l| l.as_str().unwrap_or_default().to_string()).collect(),
+            },
+            _ => return Err(format!("the recorded question `{id}` is not a noul, choice or score question")),
+        };
+        questions.insert(id.clone(), wire);
+    }
+    Ok(questions)
+}
+
+/// `Err` names the first difference between what the contract would ask and what was asked.
+fn same_questions(expected: &[ExpectedQuestion], recorded: &Questions) -> Result<(), String> {
+    for question in expected {
+        let Some(asked) = recorded.get(&question.id) else {
+            return Err(format!("question `{}` was not asked when this was recorded", question.id));
+        };
+        if asked.type_name() != question.kind {
+            return Err(format!(
+                "question `{}` is a {} question now; a {} question was recorded",
+                question.id,
+                question.kind,
+                asked.type_name()
+            ));
+        }
+        if let Some(offered) = &question.offered
+            && *offered != asked.offered_ids()
+        {
+            return Err(format!(
+                "question `{}` offers {:?} now; {:?} was recorded",
+                question.id,
+                offered,
+                asked.offered_ids()
+            ));
+        }
+    }
+    if let Some(extra) = recorded.ids().find(|id| !expected.iter().any(|q| q.id == *id)) {
+        return Err(format!("question `{extra}` was recorded but the contract no longer asks it"));
+    }
+    Ok(())
+}
+
+/// One recorded decision, as what-if reads it from a `decision` event.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct RecordedDecision {
+    #[serde(default)]
+    pub step: Option<f64>,
+    /// The decision spec id.
+    #[serde(default)]
+    pub id: String,
+    /// The host's graph node, when it records one.
+    #[serde(default)]
+    pub node: Option<String>,
+    /// The host's block id, when it records one.
+    #[serde(default)]
+    pub block: Option<String>,
+    /// This node's own questions, in wire form.
+    #[serde(default)]
+    pub questions: Map<String, Value>,
+    #[serde(default)]
+    pub answers: Map<String, Value>,
+    #[serde(default)]
+    pub action: String,
+}
+
+/// The decision the new contract takes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewDecision {
+    pub block: String,
+    pub action: String,
+    /// The rule that fires now (`predicate → action`), or why nothing did.
+    pub rule: String,
+    pub margin: Option<f64>,
+    /// The recorded answer is invalid for its question, so the decision escalates.
+    pub invalid: bool,
+}
+
+/// One decision under the new contract.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Same(NewDecision),
+    Changed(NewDecision),
+    NotComparable { reason: String },
+}
+
+/// Where a recorded decision is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Located {
+    pub log: String,
+    /// 1-based line number.
+    pub line: u64,
+    pub run: u64,
+    pub step: Option<f64>,
+    pub node: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    #[serde(flatten)]
+    pub at: Located,
+    pub block: String,
+    pub old: String,
+    pub new: String,
+    pub rule: String,
+    pub margin: Option<f64>,
+    pub invalid: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NotComparable {
+    #[serde(flatten)]
+    pub at: Located,
+    pub reason: String,
+}
+
+/// Per-block counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct BlockSummary {
+    pub decisions: u64,
+    pub changed: u64,
+    pub not_comparable: u64,
+}
+
+/// The whole what-if report.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct WhatIfReport {
+    pub decisions: u64,
+    pub compared: u64,
+    pub unchanged: u64,
+    pub changed: u64,
+    pub not_comparable: u64,
+    /// Lines that are not JSON or whose decision event could not be read.
+    pub unreadable_lines: u64,
+    /// By block id (`?` when no block of the contract matches).
+    pub by_block: BTreeMap<String, BlockSummary>,
+    /// `old → new` and how many decisions moved that way.
+    pub by_action: BTreeMap<String, u64>,
+    /// The first [`MAX_LISTED`] changes.
+    pub changes: Vec<Change>,
+    /// The first [`MAX_LISTED`] decisions that could not be compared.
+    pub not_comparable_list: Vec<NotComparable>,
+}
+
+impl WhatIfReport {
+    /// Account for one decision's verdict.
+    pub fn add(&mut self, at: Located, recorded: &RecordedDecision, verdict: Verdict) {
+        self.decisions += 1;
+        match verdict {
+            Verdict::Same(new) => {
+                self.compared += 1;
+                self.unchanged += 1;
+                self.by_block.entry(new.block).or_default().decisions += 1;
+            }
+            Verdict::Changed(new) => {
+                self.compared += 1;
+                self.changed += 1;
+                let summary = self.by_block.entry(new.block.clone()).or_default();
+                summary.decisions += 1;
+                summary.changed += 1;
+                *self.by_action.entry(format!("{} → {}", recorded.action, new.action)).or_default() += 1;
+                if self.changes.len() < MAX_LISTED {
+                    self.changes.push(Change {
+                        at,
+                        block: new.block,
+                        old: recorded.action.clone(),
+                        new: new.action,
+                        rule: new.rule,
+                        margin: new.margin,
+                        invalid: new.invalid,
+                    });
+                }
+            }
+            Verdict::NotComparable { reason } => {
+                self.not_comparable += 1;
+                let block = recorded.block.clone().unwrap_or_else(|| "?".into());
+                let summary = self.by_block.entry(block).or_default();
+                summary.decisions += 1;
+                summary.not_comparable += 1;
+                if self.not_comparable_list.len() < MAX_LISTED {
+                    self.not_comparable_list.push(NotComparable { at, reason });
+                }
+            }
+        }
+    }
+}
+
+/// How many distinct question sets the reader keeps parsed (a node asks the same questions
+/// from record to record; a dynamic block's vary with its candidates).
+const QUESTION_CACHE: usize = 4096;
+
+/// Reads decision events from log lines in place (no tree is built for the state, the frame
+/// or the sent questions), keeping each distinct questions text parsed once.
+#[derive(Default)]
+pub struct DecisionReader {
+    questions: HashMap<Vec<u8>, Result<Questions, String>, foldhash::fast::RandomState>,
+    key: Vec<u8>,
+    text: Vec<u8>,
+}
+
+/// One decision event of a line, with its questions read.
+struct LineDecision {
+    run: u64,
+    recorded: RecordedDecision,
+    questions: std::ops::Range<usize>,
+    answers: Map<String, Value>,
+}
+
+impl DecisionReader {
+    pub fn new() -> Self {
+        DecisionReader::default()
+    }
+
+    /// Re-evaluate the decision event of one line, if it holds one. `Err`: the line is not
+    /// JSON or its decision event is malformed.
+    pub fn judge_line(
+        &mut self,
+        what_if: &WhatIf,
+        line: &[u8],
+    ) -> Result<Option<(u64, RecordedDecision, Verdict)>, String> {
+        // Most lines of a log are not decisions; a decision line always names its type.
+        if memchr::memmem::find(line, b"\"type\":\"decision\"").is_none() {
+            return Ok(None);
+        }
+        let Some(found) = self.read(line).map_err(|e| e.to_string())? else { return Ok(None) };
+        let text = line.get(found.questions.clone()).unwrap_or_default();
+        if !self.questions.contains_key(text) {
+            if self.questions.len() >= QUESTION_CACHE {
+                self.questions.clear();
+            }
+            let parsed = serde_json::from_slice::<Map<String, Value>>(text)
+                .map_err(|e| format!("the recorded questions are not a JSON object: {e}"))
+                .and_then(|map| recorded_questions(&map));
+            self.questions.insert(text.to_vec(), parsed);
+        }
+        let Some(questions) = self.questions.get(text).map(Result::as_ref) else { return Ok(None) };
+        let verdict = what_if.judge(&found.recorded, questions, &found.answers);
+        Ok(Some((found.run, found.recorded, verdict)))
+    }
+
+    fn read(&mut self, line: &[u8]) -> Result<Option<LineDecision>, ScanError> {
+        let mut scanner = Scanner::new(line)?;
+        if scanner.peek_kind()? != ValueKind::Object || !scanner.begin_object()? {
+            return Ok(None);
+        }
+        let mut run = 0;
+        let mut found = None;
+        loop {
+            scanner.member_key(&mut self.key)?;
+            match self.key.as_slice() {
+                b"run" if scanner.peek_kind()? == ValueKind::Number => {
+                    let n = scanner.number_value()?;
+                    run = if n.is_finite() && n >= 0.0 { n as u64 } else { 0 };
+                }
+                b"e" if scanner.peek_kind()? == ValueKind::Object => found = self.event(&mut scanner, line)?,
+                _ => scanner.skip_value()?,
+            }
+            if !scanner.next_member()? {
+                break;
+            }
+        }
+        Ok(found.map(|(recorded, questions, answers)| LineDecision { run, recorded, questions, answers }))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn event(
+        &mut self,
+        scanner: &mut Scanner<'_>,
+        line: &[u8],
+    ) -> Result<Option<(RecordedDecision, std::ops::Range<usize>, Map<String, Value>)>, ScanError> {
+        let mut recorded = RecordedDecision::default();
+        let mut is_decision = false;
+        let mut questions = 0..0;
+        let mut answers = Map::new();
+        if !scanner.begin_object()? {
+            return Ok(None);
+        }
+        loop {
+            scanner.member_key(&mut self.key)?;
+            let kind = scanner.peek_kind()?;
+            match (self.key.as_slice(), kind) {
+                (b"type", ValueKind::String) => is_decision = self.string(scanner)? == "decision",
+                (b"step", ValueKind::Number) => recorded.step = Some(scanner.number_value()?),
+                (b"id", ValueKind::String) => recorded.id = self.string(scanner)?,
+                (b"node", ValueKind::String) => recorded.node = Some(self.string(scanner)?),
+                (b"block", ValueKind::String) => recorded.block = Some(self.string(scanner)?),
+                (b"action", ValueKind::String) => recorded.action = self.string(scanner)?,
+                (b"questions", ValueKind::Object) => questions = scanner.skip_span()?,
+                (b"answers", ValueKind::Object) => {
+                    let span = scanner.skip_span()?;
+                    answers = serde_json::from_slice(line.get(span).unwrap_or_default()).unwrap_or_default();
+                }
+                _ => scanner.skip_value()?,
+            }
+            if !scanner.next_member()? {
+                break;
+            }
+        }
+        Ok(is_decision.then_some((recorded, questions, answers)))
+    }
+
+    fn string(&mut self, scanner: &mut Scanner<'_>) -> Result<String, ScanError> {
+        self.text.clear();
+        scanner.string_value(&mut self.text)?;
+        Ok(decision_core::record::text_of(&self.text))
+    }
+}
+
+/// Re-evaluate every decision of one session log, adding to `report`.
+pub fn what_if_reader(
+    what_if: &WhatIf,
+    log: &str,
+    reader: impl Read,
+    report: &mut WhatIfReport,
+) -> std::io::Result<()> {
+    let mut lines = LineReader::new(reader, DEFAULT_MAX_LINE);
+    let mut decisions = DecisionReader::new();
+    while let Some(line) = lines.next_line()? {
+        let (number, bytes) = match line {
+            Line::Text { number, bytes, .. } => (number, bytes),
+            Line::TooLong { .. } => {
+                report.unreadable_lines += 1;
+                continue;
+            }
+        };
+        match decisions.judge_line(what_if, bytes) {
+            Ok(Some((run, recorded, verdict))) => {
+                let at = Located {
+                    log: log.to_string(),
+                    line: number,
+                    run,
+                    step: recorded.step,
+                    node: recorded.node.clone().unwrap_or_else(|| recorded.id.clone()),
+                };
+                report.add(at, &recorded, verdict);
+            }
+            Ok(None) => {}
+            Err(_) => report.unreadable_lines += 1,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use decision_core::policy::parse_gates;
+
+    const CONTRACT: &str = "# t\n\nschema: decision-contract/v1\n\n## grade_risk\n\nkind: mixed\nwhen: before-call\n\n### risk\n\nask: How risky?\n\n- read-only\n- reversible write\n- irreversible\n\n### needs_auth\n\nask: Authorise?\n\n- true — yes\n- false — no\n\npolicy:\n  - score:risk >= 2 → ask_human\n  - prob:needs_auth >= 0.5 → ask_human\n  - score:risk >= 1 → auto_audit\n  - else → auto\n";
+
+    fn contract(text: &str) -> Contract {
+        decision_core::syntax::parse(text.as_bytes()).contract
+    }
+
+    fn recorded(score: f64, auth: f64, action: &str) -> RecordedDecision {
+        serde_json::from_value(serde_json::json!({
+            "step": 1, "id": "loop.gradeRisk", "node": "grade_risk", "block": "grade_risk",
+            "questions": {
+                "risk": {"type": "score", "instructions": "How risky?", "criteria": ["read-only", "reversible write", "irreversible"]},
+                "needs_auth": {"type": "noul", "instructions": "Authorise?", "criteria": {"true": "yes", "false": "no"}}
+            },
+            "answers": {
+                "risk": {"type": "score", "score": score, "probabilities": {"0": 0.8, "1": 0.1, "2": 0.1}},
+                "needs_auth": {"type": "noul", "noul": auth}
+            },
+            "action": action
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_same_contract_changes_nothing() {
+        let what_if = WhatIf::new(&contract(CONTRACT), &[]).unwrap();
+        let verdict = what_if.compare(&recorded(0.3, 0.15, "auto"));
+        assert!(
+            matches!(verdict, Verdict::Same(ref d) if d.action == "auto" && d.rule == "else → auto"),
+            "{verdict:?}"
+        );
+    }
+
+    #[test]
+    fn a_lower_gate_changes_the_action_and_names_the_rule() {
+        let gates = parse_gates("grade_risk.needs_auth=0.1").unwrap();
+        let what_if = WhatIf::new(&contract(CONTRACT), &gates).unwrap();
+        let Verdict::Changed(new) = what_if.compare(&recorded(0.3, 0.15, "auto")) else { panic!() };
+        assert_eq!(new.action, "ask_human");
+        assert_eq!(new.rule, "prob:needs_auth >= 0.1 → ask_human");
+        assert!((new.margin.unwrap() - 0.05).abs() < 1e-9);
+    }
+
+    #[test]
+    fn changed_questions_are_not_comparable() {
+        let fewer_levels = CONTRACT.replace("- irreversible\n", "");
+        let what_if = WhatIf::new(&contract(&fewer_levels), &[]).unwrap();
+        let Verdict::NotComparable { reason } = what_if.compare(&recorded(0.3, 0.15, "auto")) else { panic!() };
+        assert!(reason.contains("question `risk` offers"), "{reason}");
+
+        let renamed = CONTRACT.replace("### needs_auth", "### authorise").replace("prob:needs_auth", "prob:authorise");
+        let what_if = WhatIf::new(&contract(&renamed), &[]).unwrap();
+        let Verdict::NotComparable { reason } = what_if.compare(&recorded(0.3, 0.15, "auto")) else { panic!() };
+        assert!(reason.contains("`authorise` was not asked"), "{reason}");
+
+        let no_block = CONTRACT.replace("## grade_risk", "## assess");
+        let what_if = WhatIf::new(&contract(&no_block), &[]).unwrap();
+        assert!(matches!(what_if.compare(&recorded(0.3, 0.15, "auto")), Verdict::NotComparable { .. }));
+    }
+
+    #[test]
+    fn an_invalid_recorded_answer_escalates_as_it_did() {
+        let what_if = WhatIf::new(&contract(CONTRACT), &[]).unwrap();
+        let verdict = what_if.compare(&recorded(7.0, 0.15, "escalate"));
+        assert!(matches!(verdict, Verdict::Same(ref d) if d.invalid && d.action == "escalate"), "{verdict:?}");
+    }
+
+    #[test]
+    fn reference_spec_ids_map_to_blocks() {
+        let what_if = WhatIf::new(&contract(CONTRACT), &[]).unwrap();
+        let mut record = recorded(2.0, 0.15, "auto");
+        record.block = None;
+        record.node = None;
+        let Verdict::Changed(new) = what_if.compare(&record) else { panic!() };
+        assert_eq!((new.block.as_str(), new.action.as_str()), ("grade_risk", "ask_human"));
+    }
+
+    #[test]
+    fn a_log_is_read_line_by_line_and_summarised() {
+        let what_if = WhatIf::new(&contract(CONTRACT), &parse_gates("grade_risk.needs_auth=0.1").unwrap()).unwrap();
+        let event = |r: RecordedDecision| {
+            serde_json::json!({"kind": "event", "run": 0, "at": 1, "e": {
+                "type": "decision", "step": r.step, "id": r.id, "node": r.node, "block": r.block,
+                "questions": r.questions, "answers": r.answers, "action": r.action}})
+            .to_string()
+        };
+        let log = [
+            r#"{"kind":"header","v":2,"id":"s"}"#.to_string(),
+            event(recorded(0.3, 0.15, "auto")),
+            event(recorded(0.3, 0.05, "auto")),
+            r#"{"kind":"event","run":0,"e":{"type":"tool:call","tool":"read_file"}}"#.to_string(),
+            "{not json \"type\":\"decision\"".to_string(),
+        ]
+        .join("\n");
+        let mut report = WhatIfReport::default();
+        what_if_reader(&what_if, "s.jsonl", log.as_bytes(), &mut report).unwrap();
+        assert_eq!((report.decisions, report.changed, report.unchanged, report.unreadable_lines), (2, 1, 1, 1));
+        assert_eq!(report.by_action.get("auto → ask_human"), Some(&1));
+        assert_eq!(report.changes.first().map(|c| c.at.line), Some(2));
+        assert_eq!(report.by_block.get("grade_risk").map(|b| b.changed), Some(1));
+    }
+}
