@@ -10,19 +10,11 @@ export CARGO_TERM_COLOR=never
 venv="$(mktemp -d)/venv"
 trap 'rm -rf "$(dirname "$venv")"' EXIT
 if ! python3 -m venv "$venv" 2>/dev/null; then
-  # Debian's python3 comes without ensurepip (that is python3-venv): make the environment
-  # without pip, and install pip from its own wheel on PyPI.
+  # Debian's python3 comes without ensurepip: that is the python3-venv package.
   rm -rf "$venv"
-  python3 -m venv --without-pip "$venv"
-  "$venv/bin/python" - <<'PY'
-import json, os, subprocess, sys, tempfile, urllib.parse, urllib.request
-index = "https://pypi.org/pypi/pip/json"
-release = json.load(urllib.request.urlopen(index))
-url = urllib.parse.urljoin(index, next(f["url"] for f in release["urls"] if f["filename"].endswith(".whl")))
-wheel = os.path.join(tempfile.mkdtemp(), url.rsplit("/", 1)[1])
-urllib.request.urlretrieve(url, wheel)
-subprocess.check_call([sys.executable, os.path.join(wheel, "pip"), "install", "--quiet", wheel])
-PY
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+  python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet ./python pytest mypy

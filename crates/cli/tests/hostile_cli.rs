@@ -132,10 +132,10 @@ fn the_message_and_the_header_show_the_same_location() {
 fn one_error_and_one_warning_are_singular() {
     let dir = TempDir::new("hostile-plural");
     // No `schema:` is the one error.
-    let error = dir.file("one.md", "## done\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\npolicy:\n  - prob:done >= 0.6 → finish\n  - else → stop\n");
+    let error = dir.file("one.md", "## done\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\nframe:\n  + task 100 —— the task\npolicy:\n  - prob:done >= 0.6 → finish\n  - else → stop\n");
     let stdout = String::from_utf8(check(&[], &error).stdout).unwrap();
     assert!(stdout.contains("FAILED — 1 error, 0 warnings; 1 decision, 1 question,"), "{stdout}");
-    let warning = dir.file("warn.md", "schema: decision-contract/v1\n\n## done\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\npolicy:\n  - prob:done >= 0.6 → finish\n");
+    let warning = dir.file("warn.md", "schema: decision-contract/v1\n\n## done\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\nframe:\n  + task 100 —— the task\npolicy:\n  - prob:done >= 0.6 → finish\n");
     let stdout = String::from_utf8(check(&[], &warning).stdout).unwrap();
     assert!(stdout.contains("ok — 0 errors, 1 warning;"), "{stdout}");
 }
@@ -165,17 +165,17 @@ fn the_human_rendering_of_a_broken_contract() {
          11 │   - else → stop
             ╰────
           help: did you mean `finish`?
-        DC0116
+        DC0136
 
-          × position `after-tool` does not handle action `finsh` (it handles continue / stop / finish / keep_going / escalate) (broken.md:5:1)
-           ╭─[broken.md:5:1]
+          × a `noul` block is asked of a decision model but declares no `frame:`, so it would be sent the whole state, unbounded (broken.md:3:4)
+           ╭─[broken.md:3:4]
+         2 │ 
+         3 │ ## done
+           ·    ──┬─
+           ·      ╰── parse layer, block `done`
          4 │ kind: noul
-         5 │ when: after-tool —— p
-           · ──────────┬──────────
-           ·           ╰── parse layer, block `done`
-         6 │ ask: q
            ╰────
-          help: use an action this position handles, or move the block to a position that handles it
+          help: add `frame:` with a line `+ key bound —— why` for each cell the decision reads and `- cell —— why` for each it must not see
         broken.md: FAILED — 2 errors, 0 warnings; 1 decision, 1 question, 1 answered by the decision model, 0 decided by code; 2 options in total
     "#]].assert_eq(&rendering);
 }

@@ -68,7 +68,7 @@ fn a_replayed_run_takes_the_recorded_actions() {
     let (out, replayed) = run(dir.path(), "again.jsonl", CONTRACT, TASK, &provider);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let first = actions(&recorded);
-    assert_eq!(first.len(), 30);
+    assert!(first.len() > 5, "the recorded run took {} decisions", first.len());
     assert_eq!(actions(&replayed), first);
     // The replayed log verifies as any other.
     assert!(decision(&["replay", replayed.to_str().unwrap()]).status.success());

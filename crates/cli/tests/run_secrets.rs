@@ -63,6 +63,8 @@ fn a_server_echoing_the_authorization_header_cannot_put_the_key_in_stdout_or_the
         .args(["run", "--task", TASK, "--workdir", ws.to_str().unwrap(), "--provider", "systemone"])
         .args(["--url", &server.url(), "--generator-url", &format!("{}/v1", server.url())])
         .args(["--log", log.to_str().unwrap()])
+        // A gated call is denied at once (no approval queue): the run goes on to generation.
+        .args(["--approvals", "deny"])
         .env("TYPESAFE_API_KEY", KEY)
         .env("OPENAI_API_KEY", KEY)
         .env_remove("DECISION_GENERATOR_URL")

@@ -50,8 +50,9 @@ pub enum ResumeError {
     Ended { path: PathBuf, run: u64, halt: String },
 }
 
-/// Halts after which a run may be continued (the part before any `+…` suffix counts).
-pub const RESUMABLE_HALTS: [&str; 3] = ["max_steps", "time_budget", "error"];
+/// Halts after which a run may be continued (the part before any `+…` suffix counts); a run
+/// awaiting an approval continues once the approval is answered.
+pub const RESUMABLE_HALTS: [&str; 4] = ["max_steps", "time_budget", "error", super::approvals::AWAITING_APPROVAL];
 
 /// Whether a run that ended with `halt` may be resumed.
 pub fn is_resumable_halt(halt: &str) -> bool {
@@ -168,7 +169,7 @@ mod tests {
 
     #[test]
     fn only_ceilings_and_errors_are_resumable() {
-        for halt in ["max_steps", "time_budget", "error", "max_steps+escalate", "time_budget+revise"] {
+        for halt in ["max_steps", "time_budget", "error", "awaiting_approval", "max_steps+escalate", "time_budget+revise"] {
             assert!(is_resumable_halt(halt), "{halt}");
         }
         for halt in ["task_done", "agent_done", "answered_directly", "denied", "step_failed", "task_done+revise", ""] {
