@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use decision_core::check::Capabilities;
 use decision_core::contract::Contract as ParsedContract;
-use decision_runtime::api::eval::Gated;
 use decision_runtime::api;
+use decision_runtime::api::eval::Gated;
 use decision_runtime::api::frame::{FrameError, FrameOptions, PreparedFrame};
 use decision_runtime::ask::{Decider, NodeSpec, Questions};
 use decision_runtime::frame::Mode;

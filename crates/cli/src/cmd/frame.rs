@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use decision_runtime::api;
+pub use decision_runtime::api::frame::cells_of_state;
 use decision_runtime::api::frame::{FrameError, FrameOptions};
 use decision_runtime::frame::Mode;
 use serde_json::Value;
-pub use decision_runtime::api::frame::cells_of_state;
 
 use super::contract_input::{Format, Profile, read_source};
 

@@ -25,4 +25,3 @@ pub fn usage_error(message: &str) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(EXIT_USAGE)
 }
-

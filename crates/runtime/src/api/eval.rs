@@ -60,12 +60,7 @@ pub fn margin_json(margin: Option<&Margin>) -> Value {
 
 /// Validates `answers` (question id → answer) against the offered `questions` and evaluates
 /// `policy` on them; any invalid answer escalates with its problems.
-pub fn evaluate(
-    block: &Block,
-    gated: &Gated,
-    questions: &Questions,
-    answers: &Map<String, Value>,
-) -> Outcome {
+pub fn evaluate(block: &Block, gated: &Gated, questions: &Questions, answers: &Map<String, Value>) -> Outcome {
     let (problems, problem_text, decision) = match validate_answers(questions, answers) {
         Ok(typed) => {
             let mut decision = decision_core::policy::evaluate(&gated.policy, &typed);

@@ -62,7 +62,11 @@ pub fn parse_state(shown: &str, text: &str) -> Result<Map<String, Value>, FrameE
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => {
             let problems = crate::frame::projections::history_problems(&map);
-            if problems.is_empty() { Ok(map) } else { Err(FrameError::Usage(format!("{shown}: {}", problems.join("; ")))) }
+            if problems.is_empty() {
+                Ok(map)
+            } else {
+                Err(FrameError::Usage(format!("{shown}: {}", problems.join("; "))))
+            }
         }
         Ok(_) => Err(FrameError::Usage(format!("{shown}: the state must be a JSON object of cells"))),
         Err(e) => Err(FrameError::Usage(format!("{shown}: not JSON: {e}"))),

@@ -169,7 +169,9 @@ mod tests {
 
     #[test]
     fn only_ceilings_and_errors_are_resumable() {
-        for halt in ["max_steps", "time_budget", "error", "awaiting_approval", "max_steps+escalate", "time_budget+revise"] {
+        for halt in
+            ["max_steps", "time_budget", "error", "awaiting_approval", "max_steps+escalate", "time_budget+revise"]
+        {
             assert!(is_resumable_halt(halt), "{halt}");
         }
         for halt in ["task_done", "agent_done", "answered_directly", "denied", "step_failed", "task_done+revise", ""] {
