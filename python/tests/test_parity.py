@@ -60,7 +60,10 @@ def coding_state(tmp_path: Path) -> Path:
     state = {
         "task": "Which file defines `apply_discount`?",
         "lastResult": "pricing.py:\ndef apply_discount(price, pct):\n    return price * (1 - pct)",
-        "history": ["list_dir .", "read_file pricing.py"],
+        "history": [
+            {"tool": "list_dir", "input": ".", "result": "pricing.py\ninventory.py"},
+            {"tool": "read_file", "input": "pricing.py", "result": "def apply_discount(price, pct): ..."},
+        ],
         "evidence": ["pricing.py defines apply_discount"],
         "steps": 2,
     }
