@@ -4,7 +4,17 @@ command prints, as dicts and lists with the same keys."""
 
 from . import outcomes
 from ._errors import ContractError, DecisionError, LogError, ProviderError, RecordError, UsageError
-from ._native import Contract, SessionLog, __version__, check, engine, verify_log, verify_record
+from ._native import (
+    Contract,
+    SessionLog,
+    __version__,
+    approvals,
+    approve,
+    check,
+    engine,
+    verify_log,
+    verify_record,
+)
 
 __all__ = [
     "Contract",
@@ -16,6 +26,8 @@ __all__ = [
     "SessionLog",
     "UsageError",
     "__version__",
+    "approvals",
+    "approve",
     "check",
     "engine",
     "outcomes",

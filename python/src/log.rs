@@ -15,6 +15,37 @@ use serde_json::Map;
 use crate::convert::{from_py, object_from_py, to_py};
 use crate::errors::{log_error, record_error, usage_error};
 
+/// `approvals(path)`: the calls a run halted for (`awaiting_approval`) that still wait for an
+/// answer, as `decision approvals --format json LOG` lists them.
+#[pyfunction]
+fn approvals<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyAny>> {
+    let all = decision_runtime::host::approvals::read_approvals(&path)
+        .map_err(|e| log_error(py, &e.to_string(), "unreadable", &path.display().to_string(), None))?;
+    to_py(py, &decision_runtime::host::approvals::pending_json(&all))
+}
+
+/// `approve(path, id, *, deny=False, reason=None, input=None)`: records a person's answer to
+/// approval `id` in the log, as `decision approve` does (approve; deny with a reason; approve
+/// with a modified input, validated again); returns what was recorded. `decision resume LOG`
+/// then continues the run.
+#[pyfunction]
+#[pyo3(signature = (path, id, *, deny=false, reason=None, input=None))]
+fn approve(
+    py: Python<'_>,
+    path: PathBuf,
+    id: &str,
+    deny: bool,
+    reason: Option<String>,
+    input: Option<String>,
+) -> PyResult<&'static str> {
+    if reason.is_some() && !deny {
+        return Err(usage_error(py, "`reason` is the reason of a denial: give it with deny=True", Some("reason")));
+    }
+    let denial = deny.then(|| reason.unwrap_or_else(|| "denied by a person".into()));
+    decision_runtime::host::approvals::record_answer(&path, id, denial.as_deref(), input.as_deref())
+        .map_err(|e| usage_error(py, &e.to_string(), Some("id")))
+}
+
 /// `verify_log(path, *, jobs=1, verbose=False, max_line=…)`: the document `decision replay
 /// --format json PATH` prints. The log is read and verified without holding the GIL.
 #[pyfunction]
@@ -223,6 +254,8 @@ pub fn record(py: Python<'_>, target: &Bound<'_, PyAny>, decision: &DecisionEven
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify_log, m)?)?;
+    m.add_function(wrap_pyfunction!(approvals, m)?)?;
+    m.add_function(wrap_pyfunction!(approve, m)?)?;
     m.add_function(wrap_pyfunction!(verify_record, m)?)?;
     m.add_class::<SessionLog>()?;
     Ok(())

@@ -132,6 +132,22 @@ fn an_approved_call_runs_on_resume_once_and_replay_verifies_it() {
     assert_eq!(used[0]["id"], id.as_str());
     let replay = run.replays();
     assert!(replay.contains("✓ approvals: 1 requested · 1 answered · 1 used"), "{replay}");
+    // The JSON document carries the same check on the log's entry.
+    let out = decision(&["replay", "--format", "json", run.log()]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let approvals = &doc["files"][0]["approvals"];
+    assert_eq!((approvals["requested"].as_u64(), approvals["used"].as_u64()), (Some(1), Some(1)), "{doc}");
+    assert_eq!(approvals["problems"], serde_json::json!([]));
+    // An approval used a second time (its use copied) is a problem there too, and fails replay.
+    let original = std::fs::read_to_string(&run.log).unwrap();
+    let used = original.lines().find(|l| l.contains("\"approval:used\"")).unwrap().to_owned();
+    std::fs::write(&run.log, format!("{original}{used}\n")).unwrap();
+    let out = decision(&["replay", "--format", "json", run.log()]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = doc["files"][0]["approvals"]["problems"].as_array().unwrap().clone();
+    assert!(problems.iter().any(|p| p.as_str().unwrap().contains("used twice")), "{problems:?}");
 }
 
 #[test]

@@ -5,9 +5,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_runtime::host::approvals::{ANSWER_EVENT, answer_event, read_approvals};
-use decision_runtime::log::{FsyncPolicy, SessionLog};
-use serde_json::{Value, json};
+use decision_runtime::host::approvals::{pending_json, read_approvals, record_answer};
+use serde_json::Value;
 
 use super::contract_input::Format;
 use decision_runtime::terminal::one_line as safe;
@@ -46,17 +45,7 @@ pub fn list(args: ListArgs) -> ExitCode {
     };
     let pending: Vec<_> = approvals.iter().filter(|a| a.answer.is_none() && !a.used).collect();
     match args.format {
-        Format::Json => {
-            let list: Vec<Value> = pending
-                .iter()
-                .map(|a| {
-                    json!({"id": a.id, "run": a.run, "step": a.step, "tool": a.tool, "input": a.input,
-                           "fingerprint": a.fingerprint, "requestDigest": a.request_digest,
-                           "rule": a.rule, "reason": a.reason})
-                })
-                .collect();
-            println!("{}", Value::from(list));
-        }
+        Format::Json => println!("{}", pending_json(&approvals)),
         Format::Human => {
             for a in &pending {
                 println!("{}  step {}  {}({})", safe(&a.id), a.step, safe(&a.tool), safe(&a.input));
@@ -79,7 +68,6 @@ pub fn approve(args: ApproveArgs) -> ExitCode {
 }
 
 fn record(args: &ApproveArgs) -> Result<String, String> {
-    let approvals = read_approvals(&args.log).map_err(|e| e.to_string())?;
     let input = match &args.input {
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::String(input)) => Some(input),
@@ -88,16 +76,6 @@ fn record(args: &ApproveArgs) -> Result<String, String> {
         None => None,
     };
     let deny = args.deny.then(|| args.reason.clone().unwrap_or_else(|| "denied by a person".into()));
-    let event = answer_event(&approvals, &args.id, deny.as_deref(), input.as_deref()).map_err(|e| e.to_string())?;
-    let run = approvals.iter().find(|a| a.id == args.id).map_or(0, |a| a.run);
-    let mut log = SessionLog::open(&args.log, FsyncPolicy::EveryLine).map_err(|e| e.to_string())?;
-    log.set_run(run);
-    log.append_event(ANSWER_EVENT, &event).map_err(|e| e.to_string())?;
-    log.commit().map_err(|e| e.to_string())?;
-    let verdict = match (args.deny, input.is_some()) {
-        (true, _) => "denied",
-        (false, true) => "approved with a modified input",
-        (false, false) => "approved",
-    };
+    let verdict = record_answer(&args.log, &args.id, deny.as_deref(), input.as_deref()).map_err(|e| e.to_string())?;
     Ok(format!("{} {verdict}; continue with: decision resume {}", safe(&args.id), args.log.display()))
 }

@@ -383,6 +383,16 @@ fn json_document(args: &Args, options: &ReplayOptions, required: &Requirements) 
         match report {
             Ok(report) => {
                 logs.add(&display, &report, required);
+                // Logs with approvals also have their approvals checked (other entries are as before).
+                if let Ok(audit) = verify_approvals(path)
+                    && audit.approvals > 0
+                {
+                    let approvals = serde_json::json!({
+                        "requested": audit.approvals, "answered": audit.answered, "used": audit.used,
+                        "problems": audit.problems,
+                    });
+                    logs.annotate_last("approvals", approvals, !audit.problems.is_empty());
+                }
             }
             Err(e) => {
                 eprintln!("error: cannot read {display}: {e}");

@@ -144,6 +144,15 @@ impl LogSummary {
         problems
     }
 
+    /// Adds `key` to the entry of the log added last (a check made beside replay, such as a
+    /// host's approvals); `failed` marks the whole document failed.
+    pub fn annotate_last(&mut self, key: &str, value: Value, failed: bool) {
+        if let Some(Value::Object(entry)) = self.files.last_mut() {
+            entry.insert(key.to_owned(), value);
+        }
+        self.failed |= failed;
+    }
+
     /// Adds a log that could not be read.
     pub fn add_unreadable(&mut self, path: &str, error: &str) {
         self.unreadable = true;

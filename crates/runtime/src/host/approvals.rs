@@ -468,3 +468,53 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// The approvals of a log still waiting for an answer, as `decision approvals --format json`
+/// lists them: `id`, `run`, `step`, `tool`, `input`, `fingerprint`, `requestDigest`, `rule`,
+/// `reason`.
+pub fn pending_json(approvals: &[Approval]) -> Value {
+    approvals
+        .iter()
+        .filter(|a| a.answer.is_none() && !a.used)
+        .map(|a| {
+            json!({"id": a.id, "run": a.run, "step": a.step, "tool": a.tool, "input": a.input,
+                   "fingerprint": a.fingerprint, "requestDigest": a.request_digest,
+                   "rule": a.rule, "reason": a.reason})
+        })
+        .collect()
+}
+
+/// Why a person's answer could not be recorded.
+#[derive(Debug, Error)]
+pub enum RecordAnswerError {
+    /// The answer is not one the approval accepts.
+    #[error(transparent)]
+    Approval(#[from] ApprovalError),
+    /// The session log could not be opened or written.
+    #[error(transparent)]
+    Log(#[from] crate::log::LogError),
+}
+
+/// Records a person's answer to approval `id` in the session log at `path` (approve; deny with
+/// a reason; approve with a modified `input`, validated again), synced to disk; returns what
+/// was recorded (`approved`, `denied`, `approved with a modified input`). A resumed run then
+/// continues from it.
+pub fn record_answer(
+    path: &Path,
+    id: &str,
+    deny: Option<&str>,
+    input: Option<&str>,
+) -> Result<&'static str, RecordAnswerError> {
+    let approvals = read_approvals(path)?;
+    let event = answer_event(&approvals, id, deny, input)?;
+    let run = approvals.iter().find(|a| a.id == id).map_or(0, |a| a.run);
+    let mut log = crate::log::SessionLog::open(path, crate::log::FsyncPolicy::EveryLine)?;
+    log.set_run(run);
+    log.append_event(ANSWER_EVENT, &event)?;
+    log.commit()?;
+    Ok(match (deny.is_some(), input.is_some()) {
+        (true, _) => "denied",
+        (false, true) => "approved with a modified input",
+        (false, false) => "approved",
+    })
+}
