@@ -8,19 +8,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use common::TempDir;
+use common::{TempDir, decision};
 use serde_json::Value;
-
-fn decision(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_decision"))
-        .args(args)
-        .env_remove("DECISION_GENERATOR_URL")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

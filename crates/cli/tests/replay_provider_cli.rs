@@ -5,23 +5,14 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use common::TempDir;
+use common::{TempDir, decision};
 use serde_json::Value;
 
 const CONTRACT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/coding-agent/DECISION.md");
 const WORKSPACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/workspace");
 const TASK: &str = "Which file defines the function `apply_discount`, and what does it return?";
-
-fn decision(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_decision"))
-        .args(args)
-        .env_remove("DECISION_GENERATOR_URL")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
 
 fn run(dir: &Path, name: &str, contract: &str, task: &str, provider: &str) -> (Output, PathBuf) {
     let log = dir.join(name);

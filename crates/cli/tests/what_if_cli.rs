@@ -5,22 +5,12 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
-use common::TempDir;
+use common::{TempDir, decision};
 use serde_json::Value;
 
 const CONTRACT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/coding-agent/DECISION.md");
 const WORKSPACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/workspace");
-
-fn decision(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_decision"))
-        .args(args)
-        .env_remove("DECISION_GENERATOR_URL")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
 
 /// A deterministic five-step run of the heuristic host, logged in `dir`.
 fn recorded_run(dir: &Path) -> PathBuf {

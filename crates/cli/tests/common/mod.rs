@@ -1,7 +1,9 @@
-//! Shared helpers for the CLI tests: a scratch directory that is removed when the test ends.
+//! Shared helpers for the CLI tests: a scratch directory that is removed when the test ends,
+//! and running the `decision` binary as a script would.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
@@ -34,4 +36,15 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Runs the `decision` binary with `args`: no terminal (standard input closed) and no
+/// generator endpoint from the environment.
+pub fn decision(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_decision"))
+        .args(args)
+        .env_remove("DECISION_GENERATOR_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
 }
