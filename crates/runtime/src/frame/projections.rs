@@ -279,25 +279,26 @@ pub fn recent_steps(history: &[Value]) -> Vec<Value> {
     history.get(from..).unwrap_or(&[]).iter().map(|h| Value::from(step_line(h, 60, 200))).collect()
 }
 
-/// The last 3 steps joined by `\n`: a `write_file` step keeps 600 of its input and 60 of
-/// its result; any other keeps 60 of its input and 600 of its result when it is the last
-/// step, 200 otherwise.
-pub fn write_evidence(history: &[Value]) -> String {
+/// The steps `writeEvidence` shows, each with the budgets of its input and its result: the
+/// last 3 steps; a `write_file` step keeps 600 of its input and 60 of its result, any other
+/// keeps 60 of its input and 600 of its result when it is the last step, 200 otherwise. The
+/// coding host's report cites only what this window lets the delivery gate see.
+pub fn evidence_window(history: &[Value]) -> impl Iterator<Item = (&Value, usize, usize)> {
     let from = history.len().saturating_sub(3);
     let recent = history.get(from..).unwrap_or(&[]);
     let last = recent.len().saturating_sub(1);
-    recent
-        .iter()
-        .enumerate()
-        .map(|(index, h)| {
-            if h.get("tool").and_then(Value::as_str) == Some("write_file") {
-                step_line(h, 600, 60)
-            } else {
-                step_line(h, 60, if index == last { 600 } else { 200 })
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    recent.iter().enumerate().map(move |(index, h)| {
+        if h.get("tool").and_then(Value::as_str) == Some("write_file") {
+            (h, 600, 60)
+        } else {
+            (h, 60, if index == last { 600 } else { 200 })
+        }
+    })
+}
+
+/// The steps of [`evidence_window`], one line each, joined by `\n`.
+pub fn write_evidence(history: &[Value]) -> String {
+    evidence_window(history).map(|(h, input, result)| step_line(h, input, result)).collect::<Vec<_>>().join("\n")
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use thiserror::Error;
 use super::focus::cited_lines;
 use super::heuristic::{TaskReading, contains_word};
 use crate::frame::clip;
+use crate::frame::projections::evidence_window;
 #[cfg(feature = "http")]
 use crate::provider::strict::parse_strict;
 #[cfg(feature = "http")]
@@ -119,26 +120,11 @@ impl Generator for EvidenceReport {
     }
 }
 
-/// What the delivery gate sees of each of the last three results (the `writeEvidence`
-/// projection: 600 characters of the last, 200 of the two before, 60 of a write's result).
+/// What the delivery gate sees of each result in its window (the `writeEvidence` projection's
+/// [`evidence_window`], with its result budgets).
 fn gate_view(history: &[Value]) -> Vec<String> {
-    let from = history.len().saturating_sub(3);
-    let recent = history.get(from..).unwrap_or(&[]);
-    let last = recent.len().saturating_sub(1);
-    recent
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            let result = h.get("result").and_then(Value::as_str).unwrap_or_default();
-            let budget = if h.get("tool").and_then(Value::as_str) == Some("write_file") {
-                60
-            } else if i == last {
-                600
-            } else {
-                200
-            };
-            clip(result, budget)
-        })
+    evidence_window(history)
+        .map(|(h, _, budget)| clip(h.get("result").and_then(Value::as_str).unwrap_or_default(), budget))
         .collect()
 }
 
