@@ -6,7 +6,8 @@
 
 mod common;
 
-use decision_core::check::{self, Capabilities, CheckOptions, Report, codes};
+use decision_core::check::{self, Capabilities, CheckOptions, Report};
+use decision_core::diag::codes;
 use decision_core::diag::{Diagnostic, Layer, Severity};
 
 fn run(source: &str) -> Report {

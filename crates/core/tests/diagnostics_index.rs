@@ -1,5 +1,5 @@
 //! `docs/diagnostics.md` is the index of every diagnostic code: each code in
-//! `check::codes::CODES` has a section `### DCxxxx — …` there, and each section's example
+//! `diag::codes::CODES` has a section `### DCxxxx — …` there, and each section's example
 //! really produces that code. A code added to `codes.rs` without an entry fails here.
 //!
 //! A section's example is its first ```` ```markdown ```` block (with ```` ```markdown escaped ````,
@@ -10,7 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use decision_core::check::{self, Capabilities, CheckOptions, codes};
+use decision_core::check::{self, Capabilities, CheckOptions};
+use decision_core::diag::codes;
 
 const INDEX: &str = include_str!("../../../docs/diagnostics.md");
 

@@ -7,7 +7,8 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use decision_core::check::{self, Capabilities, CheckOptions, Report, codes};
+use decision_core::check::{self, Capabilities, CheckOptions, Report};
+use decision_core::diag::codes;
 use decision_core::diag::{Diagnostic, Layer, Severity};
 
 fn dump(report: &Report) -> String {

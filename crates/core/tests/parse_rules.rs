@@ -6,7 +6,8 @@
 
 mod common;
 
-use decision_core::check::{self, Capabilities, CheckOptions, codes};
+use decision_core::check::{self, Capabilities, CheckOptions};
+use decision_core::diag::codes;
 use decision_core::diag::{Diagnostic, Layer, Severity};
 use decision_core::syntax::{Parsed, parse};
 use decision_core::{Kind, Primitive};

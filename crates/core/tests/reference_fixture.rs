@@ -4,7 +4,8 @@
 //! controls report nothing; the custom-graph contract has exactly one policy error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_core::check::{self, Capabilities, CheckOptions, Report, codes};
+use decision_core::check::{self, Capabilities, CheckOptions, Report};
+use decision_core::diag::codes;
 use decision_core::diag::{Layer, Severity};
 
 #[path = "reference/mod.rs"]

@@ -298,7 +298,7 @@ fn every_start_problem_is_listed_with_its_location() {
     let refusal = GraphHost::start(a, g, contract.as_bytes(), provider(&[], 0.1)).err().unwrap();
     let text = refusal.to_string();
     let has = |code: &str| refusal.problems.iter().any(|p| p.code == code);
-    assert!(has(decision_core::check::codes::A_POSITION), "{text}");
+    assert!(has(decision_core::diag::codes::A_POSITION), "{text}");
     assert!(has(codes::NO_CONSUMER) && text.contains("graph node `classify_issue`, outcome `inspect`"), "{text}");
     assert!(has(codes::UNINVOKED_BLOCK) && text.contains("(block `request_review`)"), "{text}");
     assert!(has(codes::UNREACHABLE), "{text}");

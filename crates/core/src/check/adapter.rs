@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::Capabilities;
-use super::codes;
+use crate::diag::codes;
 use crate::contract::{Block, Contract};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::names::NameSet;

@@ -2,7 +2,7 @@
 //! errors). Parse-time lints live in the scanner; these need the whole block.
 
 use super::Capabilities;
-use super::codes;
+use crate::diag::codes;
 use crate::contract::{Block, Contract, Primitive};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::names::NameSet;

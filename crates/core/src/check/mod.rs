@@ -3,7 +3,7 @@
 
 mod adapter;
 mod capabilities;
-pub mod codes;
+
 mod lints;
 mod reach;
 mod summary;
@@ -14,7 +14,7 @@ pub use reach::{GATE_ACTIONS, is_gate_action};
 pub use summary::Summary;
 
 use crate::contract::{Contract, Kind};
-use crate::diag::{Diagnostic, Layer, Severity, Span};
+use crate::diag::{Diagnostic, Layer, Severity, Span, codes};
 use crate::policy::{CompileError, CompiledPolicy, compile_block};
 use crate::syntax::{self, Parsed};
 use crate::vocab::{SCHEMA_V1, SCHEMA_VERSIONS};

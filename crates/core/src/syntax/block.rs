@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::Line;
 use super::clauses::{DynamicProblem, list_item, parse_dynamic, split_key_line, split_option, split_when};
 use super::text::{is_js_whitespace, join_lines_trimmed, js_trim, js_words, split_once_str, utf16_prefix};
-use crate::check::codes;
+use crate::diag::codes;
 use crate::contract::{Block, Dynamic, Exclusion, Frame, FrameField, Kind, Primitive, Question, QuestionOption, Rule};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::names::NameSet;

@@ -9,7 +9,7 @@ pub mod text;
 
 use std::collections::HashMap;
 
-use crate::check::codes;
+use crate::diag::codes;
 use crate::contract::{Contract, Located};
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::vocab::GENERATOR_HEADINGS;

@@ -1,6 +1,8 @@
 //! Located diagnostics: a stable code, a severity, the layer that found it, a message, the
 //! primary span, the block it belongs to and, where a fix is knowable, a help line.
 
+pub mod codes;
+
 use serde::Serialize;
 
 /// A place in the source text. `line` and `column` are 1-based; `column` counts Unicode
@@ -44,7 +46,7 @@ impl Layer {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diagnostic {
-    /// Stable code, e.g. `DC0108`; see [`crate::check::codes`].
+    /// Stable code, e.g. `DC0108`; see [`crate::diag::codes`].
     pub code: &'static str,
     pub severity: Severity,
     pub layer: Layer,
