@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
+use decision_outcomes::{self as outcome, ContractSet};
 use decision_runtime::api;
-use decision_runtime::outcome::{self, ContractSet};
 use pyo3::prelude::*;
 use serde_json::Value;
 

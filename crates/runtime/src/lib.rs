@@ -11,7 +11,6 @@ pub mod graph;
 #[cfg(feature = "coding-host")]
 pub mod host;
 pub mod log;
-pub mod outcome;
 pub mod provider;
 pub mod space;
 pub mod terminal;

@@ -148,7 +148,7 @@ fn outcomes_documents() {
     let contracts = include_str!("../../../examples/outcomes/contracts.json");
     assert_eq!(api::outcomes::check_document("c.json", contracts)["ok"], json!(true));
     assert_eq!(api::outcomes::check_document("c.json", r#"{"contracts": [{"bogus": 1}]}"#)["ok"], json!(false));
-    let set = decision_runtime::outcome::load_contracts(contracts).unwrap();
+    let set = decision_outcomes::load_contracts(contracts).unwrap();
     let contract = api::outcomes::contract_for(&set, "c.json", "catalog", "find_movies").unwrap();
     assert!(api::outcomes::contract_for(&set, "c.json", "catalog", "nope").is_err());
     let empty = json!({"status": "ok", "value": {"status": "success", "movies": []}});

@@ -10,12 +10,12 @@ use std::io::BufReader;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use decision_outcomes::{ContractSet, load_contracts};
 use decision_runtime::graph::{EventSink, MemorySink, Tee};
 use decision_runtime::host::generate::EvidenceReport;
 use decision_runtime::host::human::DenyAll;
 use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog};
-use decision_runtime::outcome::{ContractSet, load_contracts};
 use host_common::{Rules, TempDir, choose, level, noul, replay};
 use serde_json::Value;
 
@@ -201,7 +201,7 @@ fn a_failed_call_is_not_validated_and_the_model_still_judges_it() {
 fn the_session_log_feeds_the_outcomes_report() {
     let dir = TempDir::new("outcome-report");
     let ran = run_with(&dir, &[], "list the files", None, list_dir_rules(Arc::new(AtomicUsize::new(0))));
-    let report = decision_runtime::outcome::report(BufReader::new(std::fs::File::open(&ran.log).unwrap())).unwrap();
+    let report = decision_outcomes::report(BufReader::new(std::fs::File::open(&ran.log).unwrap())).unwrap();
     assert_eq!(report.outcome_events, 1);
     assert_eq!(report.tools.len(), 1);
     let entry = &report.tools[0];

@@ -225,7 +225,7 @@ pub fn outcomes_check(contracts: &str, options_json: &str) -> Result<Value, Fail
 /// where `outcome` is exactly what `decision outcomes validate --format json` prints and
 /// `verdict` is `held`, `violated`, `no_deliverable` or `not_validated` (an error outcome).
 pub fn outcomes_validate(contracts: &str, options_json: &str) -> Result<Value, Failure> {
-    use decision_runtime::outcome::{self, Verdict};
+    use decision_outcomes::{self as outcome, Verdict};
     let args: OutcomeArgs = options("outcomes.validate", options_json)?;
     let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACTS_PATH);
     let required = |field: &str| Failure::new(codes::USAGE, format!("outcomes.validate: `{field}` is required"));

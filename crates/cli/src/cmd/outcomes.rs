@@ -9,8 +9,8 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use decision_outcomes::{self as outcome, ContractSet, LintError, Verdict};
 use decision_runtime::api;
-use decision_runtime::outcome::{self, ContractSet, LintError, Verdict};
 use serde_json::Value;
 
 use super::EXIT_USAGE;

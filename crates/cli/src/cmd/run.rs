@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use decision_outcomes::{ContractSet, load_contracts};
 use decision_runtime::graph::{EventSink, FnSink, Tee};
 use decision_runtime::host::approvals::{AWAITING_APPROVAL, Approval, QueueApprovals, RecordedAnswers, read_approvals};
 use decision_runtime::host::generate::{ChatGenerator, EvidenceReport, Generator};
@@ -19,7 +20,6 @@ use decision_runtime::host::{
     run_task_approved,
 };
 use decision_runtime::log::{FsyncPolicy, LogHeader, SealKey, SessionLog, now_ms, read_head};
-use decision_runtime::outcome::{ContractSet, load_contracts};
 use decision_runtime::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, ReplayProvider, RetryPolicy, Retrying,
     ScriptProvider, SystemOneProvider,

@@ -2,8 +2,8 @@
 //! errors). Parse-time lints live in the scanner; these need the whole block.
 
 use super::Capabilities;
-use crate::diag::codes;
 use crate::contract::{Block, Contract, Primitive};
+use crate::diag::codes;
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::names::NameSet;
 use crate::policy::{CompiledPolicy, Predicate};

@@ -8,8 +8,8 @@
 //! A dead rule is a warning; a dead rule whose action is an authorisation gate
 //! ([`GATE_ACTIONS`]) is an error: the contract reads as if a person is asked, and never is.
 
-use crate::diag::codes;
 use crate::contract::{Block, Primitive};
+use crate::diag::codes;
 use crate::diag::{Diagnostic, Layer, Severity};
 use crate::policy::{CompiledPolicy, CompiledRule, Predicate};
 

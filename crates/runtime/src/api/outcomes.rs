@@ -2,7 +2,9 @@
 
 use serde_json::{Value, json};
 
-use crate::outcome::{self, ContractSet, LintError, Outcome, Report, ReportError, ToolContract, Validated, Verdict};
+use decision_outcomes::{
+    self as outcome, ContractSet, LintError, Outcome, Report, ReportError, ToolContract, Validated, Verdict,
+};
 
 /// One lint error: `line`, `column`, `pointer`, `message`.
 pub fn lint_error_json(error: &LintError) -> Value {

@@ -12,7 +12,7 @@ use std::sync::{Arc, LazyLock};
 
 use serde_json::{Map, Value};
 
-use crate::outcome::{ContractSet, LintErrors, Outcome, ToolError, Validated, error_type, load_contracts};
+use decision_outcomes::{ContractSet, LintErrors, Outcome, ToolError, Validated, error_type, load_contracts};
 
 /// The tool role the host's file tools report under.
 pub const TOOL_ROLE: &str = "files";
@@ -94,7 +94,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::outcome::Verdict;
+    use decision_outcomes::Verdict;
 
     fn contracts() -> ToolContracts {
         ToolContracts::new(None).unwrap()

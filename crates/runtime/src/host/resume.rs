@@ -20,7 +20,7 @@ use thiserror::Error;
 
 use super::outcomes::violation_result;
 use super::run::ResumeState;
-use crate::outcome::report::OUTCOME_EVENT_TYPE;
+use decision_outcomes::report::OUTCOME_EVENT_TYPE;
 
 /// What the log says about the run to continue.
 #[derive(Debug, Clone, PartialEq)]

@@ -56,9 +56,9 @@ use crate::graph::{
     RunError, StartRefusal, Step, report,
 };
 use crate::log::now_ms;
-use crate::outcome::report::OUTCOME_EVENT_TYPE;
-use crate::outcome::{ContractSet, EventContext, LintErrors, Verdict, outcome_event};
 use crate::provider::{DecisionProvider, WithDeadline};
+use decision_outcomes::report::OUTCOME_EVENT_TYPE;
+use decision_outcomes::{ContractSet, EventContext, LintErrors, Verdict, outcome_event};
 
 /// The bundled contract this host is written for.
 pub const CODING_CONTRACT: &str = include_str!("../../../../examples/coding-agent/DECISION.md");

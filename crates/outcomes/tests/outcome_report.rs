@@ -2,8 +2,8 @@
 //! form is read; telemetry never alters an outcome; malformed input is a located error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_runtime::outcome::report::{ReportBuilder, Thresholds};
-use decision_runtime::outcome::{
+use decision_outcomes::report::{ReportBuilder, Thresholds};
+use decision_outcomes::{
     EventContext, Outcome, RecommendationKind, Report, ReportError, load_contracts, observe, outcome_event, report,
 };
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! coercion of success; error outcomes untouched; exact violation metadata.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_runtime::outcome::{Outcome, ToolContract, Verdict, load_contracts};
+use decision_outcomes::{Outcome, ToolContract, Verdict, load_contracts};
 use serde_json::{Value, json};
 
 fn contract(deliverable: Value) -> ToolContract {

@@ -7,7 +7,7 @@ use std::io::BufReader;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use decision_runtime::outcome::{Outcome, load_contracts, report};
+use decision_outcomes::{Outcome, load_contracts, report};
 use serde_json::json;
 
 const CONTRACTS: &str = r#"{"contracts": [{"tool": "catalog", "method": "find_movies", "deliverable": {

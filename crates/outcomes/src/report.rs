@@ -10,7 +10,7 @@
 //!  "outcome":{"status":"ok","value":{"status":"success","movies":[]}}}
 //! ```
 //!
-//! * `outcome` (required): the outcome document ([`crate::outcome::Outcome::from_json`]).
+//! * `outcome` (required): the outcome document ([`crate::Outcome::from_json`]).
 //! * `tool`, `method`: required, here or inside `outcome`.
 //! * `trace_id`, `call_id` (strings), `at` (milliseconds since the epoch), `depth` (0 = top
 //!   level): optional; correction linking needs `trace_id` and `at`.
@@ -727,7 +727,7 @@ mod tests {
     use super::*;
     use std::io::BufReader;
 
-    const FIXTURE: &str = include_str!("../../../../examples/outcomes/outcome-log.jsonl");
+    const FIXTURE: &str = include_str!("../../../examples/outcomes/outcome-log.jsonl");
 
     fn read_through(log: &[u8], capacity: usize) -> Result<Report, ReportError> {
         report(BufReader::with_capacity(capacity, log))

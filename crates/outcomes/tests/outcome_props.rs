@@ -2,7 +2,7 @@
 //! any other ok value becomes exactly one typed `contract_violation`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_runtime::outcome::{Mismatch, Outcome, Verdict, load_contracts};
+use decision_outcomes::{Mismatch, Outcome, Verdict, load_contracts};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -210,8 +210,8 @@ proptest! {
             .iter()
             .map(|line| format!("{{\"depth\":0,\"depth\":0,{}", line.strip_prefix('{').unwrap()))
             .collect();
-        let fast = decision_runtime::outcome::report(plain.join("\n").as_bytes()).unwrap();
-        let careful = decision_runtime::outcome::report(forced.join("\n").as_bytes()).unwrap();
+        let fast = decision_outcomes::report(plain.join("\n").as_bytes()).unwrap();
+        let careful = decision_outcomes::report(forced.join("\n").as_bytes()).unwrap();
         prop_assert_eq!(fast.to_json(), careful.to_json());
     }
 }

@@ -2,7 +2,7 @@
 //! misplaced keyword is a located error (line and column of the offending key).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_runtime::outcome::{Deliverable, LintError, Shape, load_contracts};
+use decision_outcomes::{Deliverable, LintError, Shape, load_contracts};
 use serde_json::json;
 
 fn errors(text: &str) -> Vec<LintError> {
