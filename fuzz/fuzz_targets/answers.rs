@@ -3,8 +3,8 @@
 #![no_main]
 
 use decision_core::policy::Answer;
-use decision_runtime::ask::{Questions, WireQuestion, normalize, validate_answers};
-use decision_runtime::space::{Applicable, DecisionState, Evidence, HostObject, Operation, Snapshot, SpaceConfig};
+use decision_protocol::ask::{Questions, WireQuestion, normalize, validate_answers};
+use decision_protocol::space::{Applicable, DecisionState, Evidence, HostObject, Operation, Snapshot, SpaceConfig};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! whole session log (sequential and parallel replay must agree).
 #![no_main]
 
-use decision_core::record::{EventRead, read_event, verify_record};
+use decision_protocol::record::{EventRead, read_event, verify_record};
 use decision_runtime::log::envelope::parse_line;
 use decision_runtime::log::{ReplayOptions, replay_reader};
 use libfuzzer_sys::fuzz_target;

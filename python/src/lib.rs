@@ -17,11 +17,12 @@ use std::time::Duration;
 
 use decision_core::check::Capabilities;
 use decision_core::contract::Contract as ParsedContract;
+use decision_protocol::ask::Questions;
+use decision_protocol::frame::Mode;
 use decision_runtime::api;
 use decision_runtime::api::eval::Gated;
 use decision_runtime::api::frame::{FrameError, FrameOptions, PreparedFrame};
-use decision_runtime::ask::{Decider, NodeSpec, Questions};
-use decision_runtime::frame::Mode;
+use decision_runtime::decide::{Decider, NodeSpec};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use serde_json::{Map, Value};

@@ -2,8 +2,8 @@
 //!
 //! Text flows one way: [`syntax::parse`] turns source text into a typed [`Contract`] together with
 //! every [`Diagnostic`] found; [`check`] runs the schema, policy and adapter layers and the
-//! lints; [`policy`] compiles and evaluates rules; [`digest`] reproduces the reference's
-//! `JSON.stringify`-based digests; [`record`] verifies `decision-record/v1` records.
+//! lints; [`policy`] compiles and evaluates rules. What a host sends and records — digests,
+//! frames, questions, answers, records — is the `decision-protocol` crate, built on this one.
 //!
 //! The crate is pure: it never touches the filesystem, the network, a clock or threads
 //! (enforced by `clippy.toml`), so a host may depend on it alone and it builds for
@@ -12,10 +12,8 @@
 pub mod check;
 pub mod contract;
 pub mod diag;
-pub mod digest;
 mod names;
 pub mod policy;
-pub mod record;
 pub mod suggest;
 pub mod syntax;
 pub mod vocab;

@@ -7,14 +7,15 @@
 mod support;
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use decision_core::diag::Span;
 use decision_core::policy::{CompiledPolicy, CompiledRule, Predicate, evaluate};
-use decision_runtime::ask::{Questions, WireQuestion, validate_answers};
+use decision_protocol::ask::{Questions, WireQuestion, validate_answers};
+use decision_protocol::space::{Applicable, DecisionState, HostObject, Operation, Snapshot, SpaceConfig};
 use decision_runtime::provider::{DecisionProvider, Request, SystemOneProvider};
-use decision_runtime::space::{Applicable, DecisionState, HostObject, Operation, Snapshot, SpaceConfig};
 use serde_json::{Map, Value, json};
 use support::{Reply, Server};
 
@@ -116,7 +117,7 @@ fn table_and_request(c: &mut Criterion) {
             || snapshot.clone(),
             |snapshot| {
                 let state = DecisionState::build(snapshot, &operations, &config);
-                black_box(state.request(&context))
+                black_box(Request::new(state.state(&context), Arc::clone(state.questions())))
             },
             BatchSize::PerIteration,
         )
@@ -129,13 +130,15 @@ fn table_and_request(c: &mut Criterion) {
         )
     });
     let built = DecisionState::build(snapshot.clone(), &operations, &config);
-    c.bench_function("space/request of a built table", |b| b.iter(|| black_box(built.request(&context))));
+    c.bench_function("space/request of a built table", |b| {
+        b.iter(|| black_box(Request::new(built.state(&context), Arc::clone(built.questions()))))
+    });
     c.bench_function("space/250-row table + request, serialised", |b| {
         b.iter_batched(
             || snapshot.clone(),
             |snapshot| {
                 let state = DecisionState::build(snapshot, &operations, &config);
-                let request = state.request(&context);
+                let request = Request::new(state.state(&context), Arc::clone(state.questions()));
                 black_box(serde_json::to_vec(&request.wire_body(None)).unwrap())
             },
             BatchSize::PerIteration,

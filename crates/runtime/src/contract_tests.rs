@@ -32,8 +32,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
-use crate::frame::{FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
+use decision_protocol::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
+use decision_protocol::frame::{FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
 
 /// A test file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

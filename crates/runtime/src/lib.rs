@@ -3,14 +3,12 @@
 //! and contract-driven tool outcomes.
 
 pub mod api;
-pub mod ask;
 pub mod clock;
 pub mod contract_tests;
-pub mod frame;
+pub mod decide;
 pub mod graph;
 #[cfg(feature = "coding-host")]
 pub mod host;
 pub mod log;
 pub mod provider;
-pub mod space;
 pub mod terminal;

@@ -57,7 +57,7 @@ fn expected(action: &str) -> Observed {
 fn drive(
     tag: &str,
     options: Options,
-    over: impl Fn(&str, &decision_runtime::ask::WireQuestion, usize) -> Option<Value> + Send + Sync + 'static,
+    over: impl Fn(&str, &decision_protocol::ask::WireQuestion, usize) -> Option<Value> + Send + Sync + 'static,
 ) -> (TempDir, Outcome) {
     let dir = TempDir::new(tag);
     let ws = dir.workspace(&[("a.txt", "alpha"), ("b.txt", "beta")]);

@@ -2,7 +2,7 @@
 //! case.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_core::digest::{frame_digest, request_digest};
+use decision_protocol::digest::{frame_digest, request_digest};
 use decision_runtime::api;
 use decision_runtime::log::DecisionEvent;
 use serde_json::{Map, Value, json};

@@ -7,12 +7,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use decision_core::contract::{Block, Contract};
-use decision_core::digest::{frame_digest, request_digest, stringify};
 use decision_core::policy::{apply_gates, compile_block, parse_gates};
-use decision_runtime::ask::{
-    AnswerProblem, CandidateProvider, CandidateRegistry, Candidates, DecideError, Decider, NodeSpec, NodeSpecRef,
-    QuestionError, Questions, ReadCells, WireQuestion, compile_questions,
+use decision_protocol::ask::{
+    AnswerProblem, CandidateProvider, CandidateRegistry, Candidates, QuestionError, Questions, ReadCells, WireQuestion,
+    compile_questions,
 };
+use decision_protocol::digest::{frame_digest, request_digest, stringify};
+use decision_runtime::decide::{DecideError, Decider, NodeSpec, NodeSpecRef};
 use decision_runtime::log::DecisionRecord;
 use decision_runtime::provider::{
     DecisionProvider, ErrorCode, MockProvider, ProviderError, Request, Response, ScriptProvider,

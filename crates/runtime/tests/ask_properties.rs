@@ -5,11 +5,11 @@
 use std::collections::BTreeSet;
 
 use decision_core::policy::Answer;
-use decision_runtime::ask::{Questions, WireQuestion, normalize, validate_answer};
-use decision_runtime::provider::MockProvider;
-use decision_runtime::space::{
+use decision_protocol::ask::{Questions, WireQuestion, normalize, validate_answer};
+use decision_protocol::space::{
     Applicable, DecisionState, HostObject, OPERATION_HEAD, Operation, Snapshot, SpaceConfig,
 };
+use decision_runtime::provider::MockProvider;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 use decision_core::policy::Answer;
-use decision_runtime::ask::{AnswerProblem, Questions, WireQuestion, validate_answer, validate_answers};
+use decision_protocol::ask::{AnswerProblem, Questions, WireQuestion, validate_answer, validate_answers};
 use serde_json::{Map, Value, json};
 
 fn choice() -> WireQuestion {

@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 #![allow(clippy::disallowed_methods)]
 
-use decision_core::digest::{frame_preimage, request_digest};
-use decision_runtime::frame::{
+use decision_protocol::digest::{frame_preimage, request_digest};
+use decision_protocol::frame::{
     FrameArtifact, FrameSpec, HostCells, MergeError, Mode, Projections, Truncation, UNTRUSTED_PROVENANCE, clip,
     compile_frame, mark_untrusted, merge_conflicts, merge_requests, reference_node_id,
 };
@@ -297,8 +297,8 @@ fn the_lists_a_spec_fixes_are_shared_and_written_as_their_items() {
     assert!(std::sync::Arc::ptr_eq(&a.fields, &b.fields));
     assert!(std::sync::Arc::ptr_eq(&a.excluded, &b.excluded));
     let value = a.to_value();
-    assert_eq!(a.fields.json(), decision_core::digest::stringify(&value["fields"]));
-    assert_eq!(a.excluded.json(), decision_core::digest::stringify(&value["excluded"]));
+    assert_eq!(a.fields.json(), decision_protocol::digest::stringify(&value["fields"]));
+    assert_eq!(a.excluded.json(), decision_protocol::digest::stringify(&value["excluded"]));
     assert!(!a.excluded.is_empty());
     // A spec whose fields were changed after it was made gives frames its fields as they are now.
     let mut changed = spec.clone();
@@ -307,5 +307,5 @@ fn the_lists_a_spec_fixes_are_shared_and_written_as_their_items() {
     assert_eq!(c.fields[0].key, "renamed");
     assert!(c.fields.json().starts_with(r#"[{"key":"renamed","from":"#));
     assert!(!std::sync::Arc::ptr_eq(&a.fields, &c.fields));
-    assert_eq!(c.fields.json(), decision_core::digest::stringify(&c.to_value()["fields"]));
+    assert_eq!(c.fields.json(), decision_protocol::digest::stringify(&c.to_value()["fields"]));
 }

@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 
 use decision_core::policy::Answer;
 use decision_core::vocab::{ACTIONS, CellType, POSITIONS, REFERENCE_CELLS};
-use decision_runtime::ask::WireQuestion;
-use decision_runtime::frame::Projections;
-use decision_runtime::frame::projections::HostState;
+use decision_protocol::ask::WireQuestion;
+use decision_protocol::frame::Projections;
+use decision_protocol::frame::projections::HostState;
 use decision_runtime::graph::report::{self, HostDescription};
 use decision_runtime::graph::{
     Dispatch, Graph, GraphContext, GraphHost, HandlerError, HostAdapter, Location, MemorySink, RunError, Step, codes,

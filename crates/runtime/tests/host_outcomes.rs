@@ -221,8 +221,8 @@ mod code_decisions {
     use std::sync::{Arc, Mutex};
 
     use decision_core::vocab::{ACTIONS, POSITIONS, REFERENCE_CELLS};
-    use decision_runtime::frame::Projections;
-    use decision_runtime::frame::projections::HostState;
+    use decision_protocol::frame::Projections;
+    use decision_protocol::frame::projections::HostState;
     use decision_runtime::graph::{
         CodeDecision, Dispatch, Graph, GraphContext, GraphHost, HandlerError, HostAdapter, Invocation, MemorySink,
         RunError,

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use decision_core::digest::stringify;
 use decision_core::policy::Margin;
-use decision_runtime::ask::NodeDecision;
-use decision_runtime::frame::{Absent, FieldRef, FixedList, FrameArtifact, Mode, StateText, Truncation, Unfilled};
+use decision_protocol::digest::stringify;
+use decision_protocol::frame::{Absent, FieldRef, FixedList, FrameArtifact, Mode, StateText, Truncation, Unfilled};
+use decision_runtime::decide::NodeDecision;
 use decision_runtime::graph::{EventSink, FnSink, MemorySink, Tee};
 use decision_runtime::host::generate::{EvidenceReport, GenerateError, GenerateRequest, Generated, Generator};
 use decision_runtime::host::heuristic::HeuristicProvider;

@@ -5,7 +5,7 @@ mod host_common;
 
 use std::time::Duration;
 
-use decision_runtime::ask::{Questions, WireQuestion, validate_answers};
+use decision_protocol::ask::{Questions, WireQuestion, validate_answers};
 use decision_runtime::provider::{
     DecisionProvider, ErrorCode, FallbackChain, MOCK_WARNING, MockProvider, ProviderError, Request, Response,
     ScriptError, ScriptProvider,

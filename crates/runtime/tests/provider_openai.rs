@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use decision_core::diag::Span;
 use decision_core::policy::{CompiledPolicy, CompiledRule, Predicate};
-use decision_runtime::ask::{Decider, NodeSpec, Questions, WireQuestion};
+use decision_protocol::ask::{Questions, WireQuestion};
+use decision_runtime::decide::{Decider, NodeSpec};
 use decision_runtime::provider::{
     ApiKey, DecisionProvider, ErrorCode, OpenAiMode, OpenAiProvider, Request, RetryPolicy, Retrying,
 };
@@ -259,7 +260,7 @@ fn positive_log_probabilities_and_duplicate_keys_are_malformed_answers() {
         "top_logprobs": [{"token": "A", "logprob": 2.0}, {"token": "B", "logprob": 1.0}]}]}}]}"#;
     let response = ask(positive);
     assert_eq!(response.answers["ok"]["type"], "malformed", "{:?}", response.answers);
-    let problems = decision_runtime::ask::validate_answers(&one(), &response.answers).unwrap_err();
+    let problems = decision_protocol::ask::validate_answers(&one(), &response.answers).unwrap_err();
     assert!(problems[0].to_string().contains("the log-probability of token \"A\" is 2, above 0"), "{}", problems[0]);
     let duplicate = r#"{"choices": [{"message": {"content": "A"}, "logprobs": {"content": [{"token": "A", "logprob": -0.1,
         "top_logprobs": [{"token": "A", "logprob": -0.1, "logprob": -3.0}, {"token": "B", "logprob": -2.4}]}]}}]}"#;

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use decision_runtime::ask::{Questions, WireQuestion};
+use decision_protocol::ask::{Questions, WireQuestion};
 use decision_runtime::provider::{
     ApiKey, DecisionProvider, ErrorCode, FallbackChain, MockProvider, Request, RetryPolicy, Retrying, SystemOneProvider,
 };
@@ -271,7 +271,7 @@ fn duplicate_keys_make_the_answer_they_touch_malformed() {
         response.answers["needs_tool"],
         json!({"type": "malformed", "problem": "duplicate key `noul` in the answer"})
     );
-    let problems = decision_runtime::ask::validate_answers(&questions(), &response.answers).unwrap_err();
+    let problems = decision_protocol::ask::validate_answers(&questions(), &response.answers).unwrap_err();
     assert_eq!(problems.len(), 1);
     assert_eq!(problems[0].to_string(), "`needs_tool`: the reply is malformed: duplicate key `noul` in the answer");
     // Two answers to one question are one malformed answer.

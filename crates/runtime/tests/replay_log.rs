@@ -6,8 +6,8 @@ mod host_common;
 
 use std::path::Path;
 
-use decision_core::digest::{frame_digest, request_digest};
-use decision_core::record::{Outcome, Rules};
+use decision_protocol::digest::{frame_digest, request_digest};
+use decision_protocol::record::{Outcome, Rules};
 use decision_runtime::log::{
     ChainStatus, DecisionEvent, FsyncPolicy, LogHeader, LogReport, RecordResult, ReplayOptions, SessionLog,
     replay_file, replay_reader,

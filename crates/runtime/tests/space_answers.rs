@@ -3,8 +3,8 @@
 //! observation: nothing can act.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_runtime::ask::AnswerProblem;
-use decision_runtime::space::{
+use decision_protocol::ask::AnswerProblem;
+use decision_protocol::space::{
     ABSTAIN, Applicable, DecisionState, Evidence, HostObject, NO_ACTION, Operation, ParamOption, Snapshot, SpaceConfig,
     SpaceRejection,
 };
@@ -66,7 +66,7 @@ fn answers(pairs: &[(&str, Value)]) -> Map<String, Value> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
 }
 
-fn interpret(pairs: &[(&str, Value)]) -> Result<decision_runtime::space::Observation<&'static str>, SpaceRejection> {
+fn interpret(pairs: &[(&str, Value)]) -> Result<decision_protocol::space::Observation<&'static str>, SpaceRejection> {
     state().interpret("rev-7", &answers(pairs), &evidence())
 }
 

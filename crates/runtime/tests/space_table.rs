@@ -2,7 +2,7 @@
 //! head, `row:option` ids, the candidate cap (the L08-01 table-building fixture).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_runtime::space::{
+use decision_protocol::space::{
     ABSTAIN, Applicable, DecisionState, HostObject, NO_ACTION, OPERATION_HEAD, Operation, ParamOption, Snapshot,
     SpaceConfig,
 };
@@ -131,7 +131,8 @@ fn host_identities_never_reach_the_request() {
     };
     let state = DecisionState::build(snapshot, &operations(), &SpaceConfig::default());
     let context = json!({"goal": "tidy up"}).as_object().unwrap().clone();
-    let body = serde_json::to_string(&json!({"state": state.state(&context), "questions": state.questions()})).unwrap();
+    let body = serde_json::to_string(&json!({"state": state.state(&context), "questions": state.questions().as_ref()}))
+        .unwrap();
     assert!(!body.contains("id_rsa"), "{body}");
     assert!(body.contains("\"revision\":\"rev-9\""));
     assert!(body.contains(r#""columns":["index","kind","label","value","state"]"#), "{body}");

@@ -5,10 +5,10 @@
 
 use decision_core::check::Capabilities;
 use decision_core::contract::Contract;
-use decision_core::digest::{frame_digest, request_digest, stringify};
+use decision_protocol::digest::{frame_digest, request_digest, stringify};
+use decision_protocol::frame::Mode;
 use decision_runtime::api;
 use decision_runtime::api::frame::{FrameError, FrameOptions};
-use decision_runtime::frame::Mode;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use decision_runtime::api;
-use decision_runtime::ask::{Decider, NodeDecision, NodeSpec};
+use decision_runtime::decide::{Decider, NodeDecision, NodeSpec};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog, now_ms};
 use decision_runtime::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
@@ -112,7 +112,7 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     if args.cells == CellSource::Reference && !args.untrusted.is_empty() {
         return Err("`--untrusted` names cells of STATE.json: use it with `--cells state`".into());
     }
-    let problems = decision_runtime::frame::projections::history_problems(&state);
+    let problems = decision_protocol::frame::projections::history_problems(&state);
     if !problems.is_empty() {
         return Err(format!("{}: {}", args.state.display(), problems.join("; ")));
     }

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use decision_core::contract::{Block, Contract};
+use decision_protocol::ask::Questions;
 use decision_runtime::api;
 use decision_runtime::api::eval::Outcome;
 pub use decision_runtime::api::eval::{find_block, gated_policy};
-use decision_runtime::ask::Questions;
 use decision_runtime::terminal;
 
 use super::contract_input::{Format, read_source};

@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use decision_protocol::frame::Mode;
 use decision_runtime::api;
 pub use decision_runtime::api::frame::cells_of_state;
 use decision_runtime::api::frame::{FrameError, FrameOptions};
-use decision_runtime::frame::Mode;
 use serde_json::Value;
 
 use super::contract_input::{Format, Profile, read_source};

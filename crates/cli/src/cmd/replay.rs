@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use decision_runtime::host::approvals::verify_approvals;
 
-use decision_core::record::{Outcome, RECORD_SCHEMA, REPLAY_NOTES};
+use decision_protocol::record::{Outcome, RECORD_SCHEMA, REPLAY_NOTES};
 use decision_runtime::api;
 use decision_runtime::api::replay::{Requirements, log_problems};
 use decision_runtime::log::policy::PolicyBook;
@@ -120,7 +120,7 @@ fn format_step(step: Option<f64>) -> String {
         || "?".to_owned(),
         |s| {
             let mut text = String::new();
-            decision_core::digest::write_f64(s, &mut text);
+            decision_protocol::digest::write_f64(s, &mut text);
             text
         },
     )
@@ -145,7 +145,7 @@ fn write_result(out: &mut impl Write, result: &RecordResult, failing_only: bool)
         writeln!(out, "      {}", terminal::one_line(problem))?;
     }
     for check in &result.checks {
-        if failing_only && check.status != decision_core::record::CheckStatus::Fail {
+        if failing_only && check.status != decision_protocol::record::CheckStatus::Fail {
             continue;
         }
         let detail = terminal::one_line(&check.detail);

@@ -3,8 +3,10 @@
 use decision_core::contract::Block;
 use serde_json::{Map, Value, json};
 
-use crate::ask::NodeDecision;
-use crate::frame::{FrameArtifact, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
+use crate::decide::NodeDecision;
+use decision_protocol::frame::{
+    FrameArtifact, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id,
+};
 
 /// The block's frame compiled from the host cells with the standard projections (provenance
 /// mode), against the reference host's cells unless `host_cells` is given; `None` for a block

@@ -8,7 +8,7 @@ use decision_core::contract::{Block, Contract, Primitive};
 use decision_core::policy::{CompiledPolicy, Decision, Margin, apply_gates, compile_block, gate_note, parse_gates};
 use serde_json::{Map, Value, json};
 
-use crate::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
+use decision_protocol::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
 
 /// A decision on given answers.
 #[derive(Debug, Clone)]

@@ -2,13 +2,13 @@
 //! with both digests.
 
 use decision_core::contract::{Block, Contract};
-use decision_core::digest::request_digest_of_text;
 use decision_core::vocab::CellType;
+use decision_protocol::digest::request_digest_of_text;
 use serde_json::{Map, Value, json};
 use thiserror::Error;
 
-use crate::ask::wire_question;
-use crate::frame::{Cell, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
+use decision_protocol::ask::wire_question;
+use decision_protocol::frame::{Cell, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
 
 /// Why no frame document was produced. The CLI exits 1 on [`FrameError::Failed`] and 2 on
 /// [`FrameError::Usage`].
@@ -61,7 +61,7 @@ pub fn find_block<'a>(path: &str, contract: &'a Contract, id: &str) -> Result<&'
 pub fn parse_state(shown: &str, text: &str) -> Result<Map<String, Value>, FrameError> {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => {
-            let problems = crate::frame::projections::history_problems(&map);
+            let problems = decision_protocol::frame::projections::history_problems(&map);
             if problems.is_empty() {
                 Ok(map)
             } else {
@@ -76,7 +76,7 @@ pub fn parse_state(shown: &str, text: &str) -> Result<Map<String, Value>, FrameE
 /// The frame document: `block`, `frame` (the artifact), `questions`, `requestDigest`, and
 /// for a `dynamic:` block a `dynamic` note.
 pub fn document(block: &Block, state: &Map<String, Value>, options: &FrameOptions) -> Result<Value, FrameError> {
-    let problems = crate::frame::projections::history_problems(state);
+    let problems = decision_protocol::frame::projections::history_problems(state);
     if !problems.is_empty() {
         return Err(FrameError::Usage(format!("the state: {}", problems.join("; "))));
     }
@@ -108,9 +108,9 @@ pub fn cells_of_state(state: &Map<String, Value>, untrusted: &[String]) -> HostC
 
 /// A frame spec error about `block`, with the block named once (an error that names its
 /// block already is shown as it is).
-pub fn in_block(block: &str, error: &crate::frame::FrameSpecError) -> String {
+pub fn in_block(block: &str, error: &decision_protocol::frame::FrameSpecError) -> String {
     match error {
-        crate::frame::FrameSpecError::NoFrame { .. } => error.to_string(),
+        decision_protocol::frame::FrameSpecError::NoFrame { .. } => error.to_string(),
         _ => format!("block `{block}`: {error}"),
     }
 }
@@ -144,7 +144,7 @@ impl PreparedFrame {
         let questions: Map<String, Value> =
             block.questions.iter().map(|q| (q.id.clone(), wire_question(q).to_json())).collect();
         let questions = Value::Object(questions);
-        let questions_text = decision_core::digest::stringify(&questions);
+        let questions_text = decision_protocol::digest::stringify(&questions);
         let dynamic = block.dynamic.as_ref().map(|dynamic| {
             json!({"provider": dynamic.provider, "reads": dynamic.reads,
                    "note": "candidates are rebuilt by the host each step; the file's default set is shown"})

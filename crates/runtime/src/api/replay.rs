@@ -4,8 +4,8 @@
 //! memory does not grow with the log; [`LogSummary::document`] assembles the same bytes in
 //! memory, and [`verify_text`] does all of it for one log given as text.
 
-use decision_core::digest::ScanError;
-use decision_core::record::{EventRead, Outcome, REPLAY_NOTES, Rules, read_event, verify_record_with};
+use decision_protocol::digest::ScanError;
+use decision_protocol::record::{EventRead, Outcome, REPLAY_NOTES, Rules, read_event, verify_record_with};
 use serde_json::{Map, Value, json};
 
 use crate::log::replay::ChainBreak;
@@ -243,7 +243,7 @@ pub enum RecordError {
     #[error("not a decision event (its `type` is {0})")]
     NotADecision(String),
     #[error("the decision event is not a record: {0}")]
-    NotARecord(#[from] decision_core::record::NotARecord),
+    NotARecord(#[from] decision_protocol::record::NotARecord),
 }
 
 /// Verifies one `decision` event (the `e` of a session-log line, or the whole line): the
@@ -272,7 +272,7 @@ pub fn verify_record(event: &[u8]) -> Result<Value, RecordError> {
     };
     let verdict = verify_record_with(&record, Rules::Project);
     Ok(json!({
-        "schema": decision_core::record::RECORD_SCHEMA,
+        "schema": decision_protocol::record::RECORD_SCHEMA,
         "node": record.node.text(),
         "step": js_number(record.step),
         "status": verdict.outcome.as_str(),

@@ -13,9 +13,9 @@ use serde_json::Value;
 use super::HandlerError;
 use super::exec::{Dispatch, Invocation};
 use super::sink::EventSink;
-use crate::ask::{CandidateProvider, CandidateRegistry};
-use crate::frame::projections::HostState;
-use crate::frame::{Cell, HostCells, ProjectionError, Projections};
+use decision_protocol::ask::{CandidateProvider, CandidateRegistry};
+use decision_protocol::frame::projections::HostState;
+use decision_protocol::frame::{Cell, HostCells, ProjectionError, Projections};
 
 /// What an action does at the node that decided it; returns the outcome label to follow.
 pub type ActionHandler<C> = Box<dyn Fn(&mut C, &mut Dispatch<'_>) -> Result<String, HandlerError> + Send + Sync>;

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::adapter::HostAdapter;
 use super::model::{Graph, NodeKind};
-use crate::frame::{FrameSpec, Mode, compile_frame, merge_conflicts};
+use decision_protocol::frame::{FrameSpec, Mode, compile_frame, merge_conflicts};
 
 /// Stable codes of the graph and registration rules (the contract's own layers keep theirs).
 pub mod codes {

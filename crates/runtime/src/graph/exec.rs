@@ -20,13 +20,11 @@ use super::adapter::{CodeDecision, GraphContext, HostAdapter};
 use super::check::{StartRefusal, decided_blocks, start_check};
 use super::model::{Graph, GraphShape, NodeKind};
 use super::sink::{EventSink, SinkError};
-use crate::ask::{
-    CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpecRef, QuestionError, Questions, WireJson,
-    compile_questions,
-};
-use crate::frame::{FrameArtifact, FrameSpec, HostCells, Mode, compile_frame};
+use crate::decide::{CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpecRef, WireJson};
 use crate::log::{DecisionRecord, GraphEvent};
 use crate::provider::DecisionProvider;
+use decision_protocol::ask::{QuestionError, Questions, compile_questions};
+use decision_protocol::frame::{FrameArtifact, FrameSpec, HostCells, Mode, compile_frame};
 
 /// Which invocation this is: the same node runs many times, each with a new state version.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,7 +12,7 @@
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use decision_core::digest::stringify;
+use decision_protocol::digest::stringify;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};

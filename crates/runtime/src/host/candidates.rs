@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::ask::{CandidateProvider, Candidates, ReadCells};
+use decision_protocol::ask::{CandidateProvider, Candidates, ReadCells};
 
 /// At most this many files are offered to `pick_input`.
 pub const MAX_FILE_OPTIONS: usize = 20;

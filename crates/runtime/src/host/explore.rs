@@ -18,7 +18,7 @@ use regex::Regex;
 
 use super::sandbox::{EntryKind, ReadRange};
 use super::tools::Sandbox;
-use crate::frame::clip;
+use decision_protocol::frame::clip;
 
 /// At most this many files are listed.
 pub const MAX_LISTED_FILES: usize = 2000;

@@ -16,7 +16,7 @@
 use decision_core::policy::{Answer, CompiledPolicy, evaluate};
 
 use super::tools::ToolSpec;
-use crate::ask::NodeDecision;
+use crate::decide::NodeDecision;
 
 /// The event that records a gate's action raised by the floor.
 pub const FLOOR_EVENT: &str = "gate:floor";

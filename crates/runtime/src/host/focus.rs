@@ -10,7 +10,7 @@
 //! "not found in lines 1-K (the rest was not read; read on: FILE:K+1-)".
 
 use super::heuristic::contains_word;
-use crate::frame::clip;
+use decision_protocol::frame::clip;
 
 /// How far a definition's body is read (lines after the definition line).
 pub const DEFINITION_BODY_LINES: usize = 40;

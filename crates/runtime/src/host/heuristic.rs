@@ -21,9 +21,9 @@ use std::time::Instant;
 use serde_json::{Map, Value, json};
 
 use super::tools::TOOL_ERROR_PREFIX;
-use crate::ask::WireQuestion;
-use crate::frame::{UNTRUSTED_CLOSE, UNTRUSTED_OPEN};
 use crate::provider::{DecisionProvider, ProviderError, Request, Response};
+use decision_protocol::ask::WireQuestion;
+use decision_protocol::frame::{UNTRUSTED_CLOSE, UNTRUSTED_OPEN};
 
 /// The provider's name in records.
 pub const HEURISTIC_NAME: &str = "heuristic";
@@ -891,7 +891,7 @@ mod tests {
 
     #[test]
     fn strips_markers_and_wrappers() {
-        let state = json!({"task": "t", "last": crate::frame::mark_untrusted("abc"),
+        let state = json!({"task": "t", "last": decision_protocol::frame::mark_untrusted("abc"),
             "files_known": {"provenance": "untrusted", "value": ["a.txt"]}});
         let f = FrameView::new(state.as_object().unwrap());
         assert_eq!(f.text("last"), "abc");

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::heuristic::TaskReading;
-use crate::frame::clip;
+use decision_protocol::frame::clip;
 
 /// Where the input of a `write_file`, `move_file` or `delete_file` call comes from, read
 /// from the task: a file named in the task, and for writes the quoted content. `None` when

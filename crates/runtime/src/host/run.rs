@@ -48,9 +48,7 @@ use super::inputs::{AuditLog, input_from_task, write_target};
 use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
 use super::rank::{Hit, rank};
 use super::tools::{Sandbox, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
-use crate::ask::{NodeDecision, ReadCells};
-use crate::frame::projections::HostState;
-use crate::frame::{Projections, clip, reference_node_id};
+use crate::decide::NodeDecision;
 use crate::graph::{
     CodeDecision, Cursor, Dispatch, EventSink, Graph, GraphContext, GraphHost, HandlerError, HostAdapter, Invocation,
     RunError, StartRefusal, Step, report,
@@ -59,6 +57,9 @@ use crate::log::now_ms;
 use crate::provider::{DecisionProvider, WithDeadline};
 use decision_outcomes::report::OUTCOME_EVENT_TYPE;
 use decision_outcomes::{ContractSet, EventContext, LintErrors, Verdict, outcome_event};
+use decision_protocol::ask::ReadCells;
+use decision_protocol::frame::projections::HostState;
+use decision_protocol::frame::{Projections, clip, reference_node_id};
 
 /// The bundled contract this host is written for.
 pub const CODING_CONTRACT: &str = include_str!("../../../../examples/coding-agent/DECISION.md");

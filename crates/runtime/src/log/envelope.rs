@@ -1,8 +1,8 @@
 //! One session-log line: the header, an event envelope, or a legacy turn, with the hash
 //! chain fields this implementation adds (`seq`, `prev`), which the reference ignores.
 
-use decision_core::digest::{ScanError, Scanner, ValueKind};
-use decision_core::record::{EventRead, EventView, RecordReader, read_event_at};
+use decision_protocol::digest::{ScanError, Scanner, ValueKind};
+use decision_protocol::record::{EventRead, EventView, RecordReader, read_event_at};
 
 /// The chain fields of a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

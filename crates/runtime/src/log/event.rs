@@ -7,11 +7,11 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use decision_core::digest::{integer_key, write_f64, write_number, write_string, write_value};
+use decision_protocol::digest::{integer_key, write_f64, write_number, write_string, write_value};
 use serde_json::{Map, Number, Value, json};
 
-use crate::ask::NodeDecision;
-use crate::frame::{FrameArtifact, Mode};
+use crate::decide::NodeDecision;
+use decision_protocol::frame::{FrameArtifact, Mode};
 
 /// One node's decision, as logged. Optional fields are omitted when `None`.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -14,11 +14,11 @@ use std::collections::HashMap;
 
 use decision_core::contract::Contract;
 use decision_core::policy::{CompiledPolicy, Gate, apply_gates, compile_block, evaluate, parse_gate};
-use decision_core::record::{Check, CheckName, CheckStatus};
+use decision_protocol::record::{Check, CheckName, CheckStatus};
 use serde_json::{Map, Value};
 
-use crate::ask::{Questions, WireQuestion, invalid_reason, validate_answers};
-use crate::frame::reference_node_id;
+use decision_protocol::ask::{Questions, WireQuestion, invalid_reason, validate_answers};
+use decision_protocol::frame::reference_node_id;
 
 /// A contract's compiled policies, by block id, and how records name their blocks.
 #[derive(Debug, Clone)]

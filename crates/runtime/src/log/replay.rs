@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::{Arc, Mutex, mpsc};
 
-use decision_core::record::{
+use decision_protocol::record::{
     Check, EventRead, EventView, MergedDigests, NotARecord, Outcome, RecordView, Rules, text_of, verify_view_with,
 };
 use serde::Serialize;
@@ -658,7 +658,7 @@ fn classify(
 fn amend_with_policy(book: &PolicyBook, number: u64, bytes: &[u8], tally: &mut Tally, results: &mut [RecordResult]) {
     let Some(result) = results.last_mut().filter(|r| r.line == number) else { return };
     let Some(check) = book.check_line(bytes) else { return };
-    if check.status == decision_core::record::CheckStatus::Fail && result.status != Outcome::Mismatch {
+    if check.status == decision_protocol::record::CheckStatus::Fail && result.status != Outcome::Mismatch {
         let count = match result.status {
             Outcome::Verified => &mut tally.verified,
             Outcome::Partial => &mut tally.partial,

@@ -18,14 +18,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 
 use decision_core::contract::{Block, Contract, Primitive};
-use decision_core::digest::{ScanError, Scanner, ValueKind};
 use decision_core::policy::{CompiledPolicy, Gate, apply_gates, compile_block, evaluate};
+use decision_protocol::digest::{ScanError, Scanner, ValueKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
 use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
-use crate::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
+use decision_protocol::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
 
 /// How many changed and not-comparable decisions a report lists (all are counted).
 pub const MAX_LISTED: usize = 10_000;
@@ -502,7 +502,7 @@ impl DecisionReader {
     fn string(&mut self, scanner: &mut Scanner<'_>) -> Result<String, ScanError> {
         self.text.clear();
         scanner.string_value(&mut self.text)?;
-        Ok(decision_core::record::text_of(&self.text))
+        Ok(decision_protocol::record::text_of(&self.text))
     }
 }
 

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use decision_core::digest::{integer_key, write_string, write_value};
+use decision_protocol::digest::{integer_key, write_string, write_value};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 

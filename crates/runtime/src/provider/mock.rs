@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 
 use super::error::ProviderError;
 use super::{DecisionProvider, Request, Response};
-use crate::ask::WireQuestion;
 use crate::clock::Instant;
+use decision_protocol::ask::WireQuestion;
 
 /// The fixed warning every mock response carries.
 pub const MOCK_WARNING: &str = "mock provider: placeholder answers, not decisions";

@@ -40,14 +40,11 @@ pub use secret::{ApiKey, redact_bearer};
 #[cfg(feature = "http")]
 pub use systemone::{DEFAULT_MAX_RESPONSE_BYTES, SystemOneProvider};
 
-use crate::ask::Questions;
+use decision_protocol::ask::Questions;
+use decision_protocol::frame::SharedState;
 
 /// The timeout a request carries when nobody says otherwise (runtime.md §1.4).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A state object shared, not copied, between the frame it was compiled as, the request that
-/// sends it and the decisions that record it.
-pub type SharedState = Arc<Map<String, Value>>;
 
 /// One request: the shared state and every question asked of it, in one forward pass.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,7 +17,7 @@ use super::http::JsonClient;
 use super::secret::ApiKey;
 use super::systemone::DEFAULT_MAX_RESPONSE_BYTES;
 use super::{DecisionProvider, Request, Response, Usage};
-use crate::ask::{WireQuestion, malformed_answer, normalize};
+use decision_protocol::ask::{WireQuestion, malformed_answer, normalize};
 
 /// Which endpoint to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,15 +17,15 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use decision_core::digest::{ObjectText, stringify};
+use decision_protocol::digest::{ObjectText, stringify};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use super::error::{ErrorCode, ProviderError};
 use super::{DecisionProvider, Request, Response};
-use crate::ask::normalize;
 use crate::log::lines::{DEFAULT_MAX_LINE, Line, LineReader};
+use decision_protocol::ask::normalize;
 
 #[derive(Debug, Error)]
 pub enum ReplayLogError {
@@ -160,7 +160,7 @@ impl DecisionProvider for ReplayProvider {
             let message = format!(
                 "replay miss: no unserved recorded request has this state and these questions (questions {}; state digest {}); the contract, the host or the state changed since the log was recorded",
                 ids.join(", "),
-                decision_core::digest::digest_bytes(state_text.text().as_bytes()),
+                decision_protocol::digest::digest_bytes(state_text.text().as_bytes()),
             );
             if let Ok(mut first) = self.first_miss.lock() {
                 first.get_or_insert_with(|| format!("{}: {message}", self.name));
@@ -183,7 +183,7 @@ impl DecisionProvider for ReplayProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ask::{Questions, WireQuestion};
+    use decision_protocol::ask::{Questions, WireQuestion};
 
     fn questions() -> Questions {
         let mut q = Questions::new();

@@ -129,8 +129,8 @@ impl<P: DecisionProvider> DecisionProvider for Retrying<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ask::Questions;
     use crate::provider::ErrorCode;
+    use decision_protocol::ask::Questions;
     use std::sync::atomic::{AtomicU32, Ordering};
 
     /// Times out every time, counting its attempts.

@@ -11,8 +11,8 @@ use thiserror::Error;
 
 use super::error::{ErrorCode, ProviderError};
 use super::{DecisionProvider, Request, Response};
-use crate::ask::normalize;
 use crate::clock::Instant;
+use decision_protocol::ask::normalize;
 
 #[derive(Debug, Error)]
 pub enum ScriptError {

@@ -9,7 +9,7 @@ use super::error::{ErrorCode, ProviderError};
 use super::http::{JsonClient, Reply};
 use super::secret::ApiKey;
 use super::{DecisionProvider, Request, Response, Usage};
-use crate::ask::{malformed_answer, normalize};
+use decision_protocol::ask::{malformed_answer, normalize};
 
 /// Replies larger than this are refused (a decision reply is a few kilobytes).
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 1 << 20;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use decision_runtime::ask::WireQuestion;
+use decision_protocol::ask::WireQuestion;
 use decision_runtime::graph::{EventSink, MemorySink, Tee};
 use decision_runtime::host::generate::EvidenceReport;
 use decision_runtime::host::heuristic::HeuristicProvider;

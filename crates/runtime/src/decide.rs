@@ -11,17 +11,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use decision_core::digest::{frame_digest, request_digest_of_text, stringify};
 use decision_core::policy::{Answers, CompiledPolicy, Margin, evaluate};
+use decision_protocol::digest::{frame_digest, request_digest_of_text, stringify};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use thiserror::Error;
 
-use super::answer::{QuestionProblem, validate_answers};
-use super::wire::Questions;
 use crate::clock::Instant;
 use crate::log::DecisionEvent;
-use crate::provider::{DEFAULT_TIMEOUT, DecisionProvider, Request, Response, SharedState, Usage};
+use crate::provider::{DEFAULT_TIMEOUT, DecisionProvider, Request, Response, Usage};
+use decision_protocol::ask::{QuestionProblem, Questions, invalid_reason, validate_answers};
+use decision_protocol::frame::SharedState;
 
 /// The provider name on a decision host code made (the model was not asked).
 pub const CODE_PROVIDER: &str = "code";
@@ -456,12 +456,6 @@ impl Decider {
             })
             .collect())
     }
-}
-
-/// The reason of a fail-closed decision: every problem, then what happened.
-pub fn invalid_reason(problems: &[QuestionProblem]) -> String {
-    let listed: Vec<String> = problems.iter().map(ToString::to_string).collect();
-    format!("invalid answer ({}) → escalate; no action taken", listed.join("; "))
 }
 
 fn merge(specs: &[NodeSpecRef<'_>]) -> Result<(SharedState, Arc<Questions>), DecideError> {

@@ -2,7 +2,7 @@
 //! may merge, the key union of their states, the union of their questions, and the digests
 //! of what is actually sent.
 
-use decision_core::digest::{frame_digest, request_digest, stringify};
+use crate::digest::{frame_digest, request_digest, stringify};
 use serde_json::{Map, Value};
 use thiserror::Error;
 

@@ -2,8 +2,8 @@
 //! fix for the single-node `sent-frame` check.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_core::digest::stringify;
-use decision_core::record::{
+use decision_protocol::digest::stringify;
+use decision_protocol::record::{
     CheckName, CheckStatus, DecisionRecord, EventRead, Outcome, Rules, Verdict, read_event, verify_record,
     verify_record_with,
 };

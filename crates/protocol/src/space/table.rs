@@ -9,7 +9,6 @@ use foldhash::fast::RandomState;
 use serde_json::{Map, Value};
 
 use crate::ask::{Questions, WireQuestion};
-use crate::provider::Request;
 
 /// The fixed per-task candidate cap (the reference's 250 element actions).
 pub const DEFAULT_CANDIDATE_CAP: usize = 250;
@@ -404,8 +403,9 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
         self.operations.iter().map(|o| o.name.as_str()).collect()
     }
 
-    /// Every head (the operation head first), all sent in one request.
-    pub fn questions(&self) -> &Questions {
+    /// Every head (the operation head first), all sent in one request: shared, so a request
+    /// built from it ([`DecisionState::state`] as its state) copies nothing.
+    pub fn questions(&self) -> &Arc<Questions> {
         &self.questions
     }
 
@@ -419,12 +419,6 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
                 _ => Vec::new(),
             })
             .unwrap_or_default()
-    }
-
-    /// The request for this state: the table and `context` as state, every head as questions
-    /// (shared, not copied).
-    pub fn request(&self, context: &Map<String, Value>) -> Request {
-        Request::new(self.state(context), Arc::clone(&self.questions))
     }
 
     /// The state sent with the heads: the revision, the table (`columns`, then one array per

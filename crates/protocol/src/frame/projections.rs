@@ -183,7 +183,7 @@ fn js_string_of_other(value: Option<&Value>) -> String {
         Some(Value::Bool(b)) => b.to_string(),
         Some(Value::Number(n)) => {
             let mut out = String::new();
-            decision_core::digest::write_number(n, &mut out);
+            crate::digest::write_number(n, &mut out);
             out
         }
         Some(Value::Array(items)) => items

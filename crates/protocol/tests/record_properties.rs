@@ -2,8 +2,8 @@
 //! panics, whatever the bytes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_core::digest::{ObjectText, Scanner, canonicalize, frame_digest, raw, stringify};
-use decision_core::record::{EventRead, read_event, verify_record};
+use decision_protocol::digest::{ObjectText, Scanner, canonicalize, frame_digest, raw, stringify};
+use decision_protocol::record::{EventRead, read_event, verify_record};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 

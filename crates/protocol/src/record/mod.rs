@@ -18,7 +18,7 @@ pub use view::{EventView, Fallback, RecordReader, RecordView};
 use crate::digest::Member;
 
 /// The record format name.
-pub use crate::vocab::RECORD_SCHEMA;
+pub use decision_core::vocab::RECORD_SCHEMA;
 
 /// A JSON string value kept in canonical quoted form, so that strings with lone surrogates
 /// (which a Rust `String` cannot hold) still hash as JavaScript hashes them.

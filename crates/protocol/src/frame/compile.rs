@@ -3,13 +3,13 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use decision_core::digest::{ObjectText, write_string};
+use crate::digest::{ObjectText, write_string};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
 use super::projections::{HostState, Projections};
 use super::{HostCells, UNTRUSTED_PROVENANCE, clip, mark_untrusted, utf16_len};
-use crate::provider::SharedState;
+use crate::frame::SharedState;
 
 /// How untrusted values are marked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

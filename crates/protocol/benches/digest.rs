@@ -5,8 +5,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use decision_core::digest::{Scanner, canonicalize, frame_digest, raw, request_digest, stringify};
-use decision_core::record::{EventRead, read_event, verify_record};
+use decision_protocol::digest::{Scanner, canonicalize, frame_digest, raw, request_digest, stringify};
+use decision_protocol::record::{EventRead, read_event, verify_record};
 use serde_json::{Value, json};
 
 fn mark(s: &str) -> String {

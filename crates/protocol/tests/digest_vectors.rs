@@ -4,13 +4,13 @@
 // Tests read the shared vectors file at run time; the library itself stays pure.
 #![allow(clippy::disallowed_methods)]
 
-use decision_core::digest::{
+use decision_protocol::digest::{
     ObjectText, Scanner, canonicalize, digest_bytes, frame_digest, frame_preimage, raw, request_digest,
     request_digest_of_text, request_preimage, stringify,
 };
 use serde_json::Value;
 
-#[path = "reference/mod.rs"]
+#[path = "../../core/tests/reference/mod.rs"]
 mod reference;
 
 /// The reference digest vectors, or `None` (after a printed skip line) without the reference files.

@@ -303,6 +303,12 @@ fn is_recognisable(entry: &Value) -> bool {
     }
 }
 
+/// The reason of a fail-closed decision: every problem, then what happened.
+pub fn invalid_reason(problems: &[QuestionProblem]) -> String {
+    let listed: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    format!("invalid answer ({}) → escalate; no action taken", listed.join("; "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
