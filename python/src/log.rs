@@ -19,9 +19,9 @@ use crate::errors::{log_error, record_error, usage_error};
 /// answer, as `decision approvals --format json LOG` lists them.
 #[pyfunction]
 fn approvals<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyAny>> {
-    let all = decision_runtime::host::approvals::read_approvals(&path)
+    let all = decision_coding_host::approvals::read_approvals(&path)
         .map_err(|e| log_error(py, &e.to_string(), "unreadable", &path.display().to_string(), None))?;
-    to_py(py, &decision_runtime::host::approvals::pending_json(&all))
+    to_py(py, &decision_coding_host::approvals::pending_json(&all))
 }
 
 /// `approve(path, id, *, deny=False, reason=None, input=None)`: records a person's answer to
@@ -42,7 +42,7 @@ fn approve(
         return Err(usage_error(py, "`reason` is the reason of a denial: give it with deny=True", Some("reason")));
     }
     let denial = deny.then(|| reason.unwrap_or_else(|| "denied by a person".into()));
-    decision_runtime::host::approvals::record_answer(&path, id, denial.as_deref(), input.as_deref())
+    decision_coding_host::approvals::record_answer(&path, id, denial.as_deref(), input.as_deref())
         .map_err(|e| usage_error(py, &e.to_string(), Some("id")))
 }
 

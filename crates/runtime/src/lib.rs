@@ -7,8 +7,6 @@ pub mod clock;
 pub mod contract_tests;
 pub mod decide;
 pub mod graph;
-#[cfg(feature = "coding-host")]
-pub mod host;
 pub mod log;
 pub mod provider;
 pub mod terminal;

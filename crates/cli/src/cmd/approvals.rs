@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_runtime::host::approvals::{pending_json, read_approvals, record_answer};
+use decision_coding_host::approvals::{pending_json, read_approvals, record_answer};
 use serde_json::Value;
 
 use super::contract_input::Format;

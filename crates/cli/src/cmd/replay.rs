@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use decision_runtime::host::approvals::verify_approvals;
+use decision_coding_host::approvals::verify_approvals;
 
 use decision_protocol::record::{Outcome, RECORD_SCHEMA, REPLAY_NOTES};
 use decision_runtime::api;

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use decision_runtime::host::approvals::approval_to_resume;
-use decision_runtime::host::resume::resume_point;
-use decision_runtime::host::{CODING_CONTRACT, DEFAULT_MAX_STEPS, RunConfig};
+use decision_coding_host::approvals::approval_to_resume;
+use decision_coding_host::resume::resume_point;
+use decision_coding_host::{CODING_CONTRACT, DEFAULT_MAX_STEPS, RunConfig};
 use decision_runtime::terminal;
 use serde_json::Value;
 

@@ -9,16 +9,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use decision_outcomes::{ContractSet, load_contracts};
-use decision_runtime::graph::{EventSink, FnSink, Tee};
-use decision_runtime::host::approvals::{AWAITING_APPROVAL, Approval, QueueApprovals, RecordedAnswers, read_approvals};
-use decision_runtime::host::generate::{ChatGenerator, EvidenceReport, Generator};
-use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::{Human, NoTerminal, TerminalHuman};
-use decision_runtime::host::{
+use decision_coding_host::approvals::{AWAITING_APPROVAL, Approval, QueueApprovals, RecordedAnswers, read_approvals};
+use decision_coding_host::generate::{ChatGenerator, EvidenceReport, Generator};
+use decision_coding_host::heuristic::HeuristicProvider;
+use decision_coding_host::human::{Human, NoTerminal, TerminalHuman};
+use decision_coding_host::{
     CODING_CONTRACT, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary, run_task,
     run_task_approved,
 };
+use decision_outcomes::{ContractSet, load_contracts};
+use decision_runtime::graph::{EventSink, FnSink, Tee};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SealKey, SessionLog, now_ms, read_head};
 use decision_runtime::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, ReplayProvider, RetryPolicy, Retrying,

@@ -15,7 +15,7 @@ mod retry;
 mod script;
 mod secret;
 #[cfg(feature = "http")]
-pub(crate) mod strict;
+mod strict;
 #[cfg(feature = "http")]
 mod systemone;
 
@@ -35,8 +35,10 @@ pub use replay::{ReplayLogError, ReplayProvider};
 pub use retry::{RetryNotice, RetryPolicy, Retrying};
 pub use script::{ScriptError, ScriptProvider};
 #[cfg(feature = "http")]
-pub(crate) use secret::redact_value;
+pub use secret::redact_value;
 pub use secret::{ApiKey, redact_bearer};
+#[cfg(feature = "http")]
+pub use strict::{Duplicate, parse_strict};
 #[cfg(feature = "http")]
 pub use systemone::{DEFAULT_MAX_RESPONSE_BYTES, SystemOneProvider};
 

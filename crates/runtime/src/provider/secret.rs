@@ -18,7 +18,8 @@ impl ApiKey {
     }
 
     #[cfg(feature = "http")]
-    pub(crate) fn bearer(&self) -> String {
+    /// The `authorization` header value: `Bearer <key>`. Never log it.
+    pub fn bearer(&self) -> String {
         format!("Bearer {}", self.0)
     }
 
@@ -66,7 +67,7 @@ pub fn redact_bearer(text: &str) -> String {
 
 #[cfg(feature = "http")]
 /// Redacts every string of `value` — object keys too — of `key` and of `Bearer …` forms.
-pub(crate) fn redact_value(value: &mut serde_json::Value, key: Option<&ApiKey>) {
+pub fn redact_value(value: &mut serde_json::Value, key: Option<&ApiKey>) {
     use serde_json::Value;
     let scrub = |text: &str| match key {
         Some(key) => key.redact(text),

@@ -12,14 +12,16 @@ use serde_json::{Map, Value};
 /// A key that appears twice in one object: the object's path (keys and indices from the
 /// root) and the key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Duplicate {
+pub struct Duplicate {
+    /// The object's path from the root: keys, and indices written as numbers.
     pub at: Vec<String>,
+    /// The repeated key.
     pub key: String,
 }
 
 /// The reply, with every duplicate key found (the value kept is the last, as before; callers
 /// refuse what a duplicate touches).
-pub(crate) fn parse_strict(bytes: &[u8]) -> Result<(Value, Vec<Duplicate>), serde_json::Error> {
+pub fn parse_strict(bytes: &[u8]) -> Result<(Value, Vec<Duplicate>), serde_json::Error> {
     let found = RefCell::new(Vec::new());
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = Seed { path: &[], found: &found }.deserialize(&mut deserializer)?;

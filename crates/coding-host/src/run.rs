@@ -48,21 +48,21 @@ use super::inputs::{AuditLog, input_from_task, write_target};
 use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
 use super::rank::{Hit, rank};
 use super::tools::{Sandbox, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
-use crate::decide::NodeDecision;
-use crate::graph::{
-    CodeDecision, Cursor, Dispatch, EventSink, Graph, GraphContext, GraphHost, HandlerError, HostAdapter, Invocation,
-    RunError, StartRefusal, Step, report,
-};
-use crate::log::now_ms;
-use crate::provider::{DecisionProvider, WithDeadline};
 use decision_outcomes::report::OUTCOME_EVENT_TYPE;
 use decision_outcomes::{ContractSet, EventContext, LintErrors, Verdict, outcome_event};
 use decision_protocol::ask::ReadCells;
 use decision_protocol::frame::projections::HostState;
 use decision_protocol::frame::{Projections, clip, reference_node_id};
+use decision_runtime::decide::NodeDecision;
+use decision_runtime::graph::{
+    CodeDecision, Cursor, Dispatch, EventSink, Graph, GraphContext, GraphHost, HandlerError, HostAdapter, Invocation,
+    RunError, StartRefusal, Step, report,
+};
+use decision_runtime::log::now_ms;
+use decision_runtime::provider::{DecisionProvider, WithDeadline};
 
 /// The bundled contract this host is written for.
-pub const CODING_CONTRACT: &str = include_str!("../../../../examples/coding-agent/DECISION.md");
+pub const CODING_CONTRACT: &str = include_str!("../../../examples/coding-agent/DECISION.md");
 /// Halts that never count as delivered: the task's action was refused or not permitted.
 const NOT_DELIVERED: [&str; 3] = ["error", "write_refused", "not_permitted"];
 
@@ -229,7 +229,7 @@ pub struct RunSummary {
     /// Tool outcomes that broke their deliverable contract.
     pub contract_violations: u64,
     /// The session log's head after its seal (`None` without a session log).
-    pub head: Option<crate::log::LogHead>,
+    pub head: Option<decision_runtime::log::LogHead>,
     /// What happened, in words, when the run did not end in success (a fail-closed
     /// decision's reason and where it was taken, a refused write, a missing permission).
     pub halt_detail: Option<String>,
@@ -244,7 +244,7 @@ pub enum HostError {
     #[error("the run stopped: {0}")]
     Run(#[from] RunError),
     #[error(transparent)]
-    Sink(#[from] crate::graph::SinkError),
+    Sink(#[from] decision_runtime::graph::SinkError),
     #[error("the bundled outcome contracts do not load: {0}")]
     OutcomeContracts(#[from] LintErrors),
 }

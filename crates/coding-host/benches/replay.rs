@@ -26,12 +26,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use decision_coding_host::candidates::{FileOptions, ToolsFor};
 use decision_protocol::ask::{CandidateProvider, ReadCells, wire_question};
 use decision_protocol::digest::request_digest;
 use decision_protocol::frame::{
     FrameSpec, HostCells, Mode, Projections, compile_frame, merge_requests, reference_node_id,
 };
-use decision_runtime::host::candidates::{FileOptions, ToolsFor};
 use decision_runtime::log::{
     ChainStatus, DecisionEvent, FsyncPolicy, LogHeader, ReplayOptions, SessionLog, replay_reader,
 };

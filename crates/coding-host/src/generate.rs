@@ -11,12 +11,12 @@ use thiserror::Error;
 
 use super::focus::cited_lines;
 use super::heuristic::{TaskReading, contains_word};
-#[cfg(feature = "http")]
-use crate::provider::strict::parse_strict;
-#[cfg(feature = "http")]
-use crate::provider::{ApiKey, redact_bearer, redact_value};
 use decision_protocol::frame::clip;
 use decision_protocol::frame::projections::evidence_window;
+#[cfg(feature = "http")]
+use decision_runtime::provider::parse_strict;
+#[cfg(feature = "http")]
+use decision_runtime::provider::{ApiKey, redact_bearer, redact_value};
 
 /// The first line of every deterministic report: no one should mistake it for a model's answer.
 pub const EVIDENCE_REPORT_LABEL: &str = "[deterministic evidence report: no language model wrote this]";

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 mod host_common;
+#[path = "../../runtime/tests/support/mod.rs"]
 mod support;
 
 use std::sync::Arc;

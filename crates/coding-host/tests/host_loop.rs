@@ -7,8 +7,8 @@ mod host_common;
 
 use std::sync::Arc;
 
-use decision_runtime::host::generate::EVIDENCE_REPORT_LABEL;
-use decision_runtime::host::heuristic::HeuristicProvider;
+use decision_coding_host::generate::EVIDENCE_REPORT_LABEL;
+use decision_coding_host::heuristic::HeuristicProvider;
 use host_common::{Options, Rules, ScriptedHuman, TempDir, choose, level, noul, replay, run};
 use serde_json::Value;
 
@@ -179,12 +179,12 @@ fn frames_that_disagree_on_a_shared_key_are_asked_in_separate_requests() {
     // A contract where needs_tool cuts files_known at 15 and pick_tool at 20 (as the reference
     // file does): with 18 files the merged state would hold two different lists under one key.
     // The reference throws; this host splits the request.
-    let contract = decision_runtime::host::CODING_CONTRACT.replacen(
+    let contract = decision_coding_host::CODING_CONTRACT.replacen(
         "  + files_known   20     filesMaybe     —— \"both files\"",
         "  + files_known   15     filesMaybe     —— \"both files\"",
         1,
     );
-    assert_ne!(contract, decision_runtime::host::CODING_CONTRACT, "the anchor must match");
+    assert_ne!(contract, decision_coding_host::CODING_CONTRACT, "the anchor must match");
     let dir = TempDir::new("split");
     let names: Vec<String> = (0..18).map(|i| format!("f{i:02}.txt")).collect();
     let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "x")).collect();

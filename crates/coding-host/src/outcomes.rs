@@ -19,7 +19,7 @@ pub const TOOL_ROLE: &str = "files";
 
 /// The bundled contracts for the host's own tools (`examples/coding-agent/outcomes.json`):
 /// `list_dir` delivers at least one entry, the other tools a non-empty text.
-pub const BUNDLED_OUTCOME_CONTRACTS: &str = include_str!("../../../../examples/coding-agent/outcomes.json");
+pub const BUNDLED_OUTCOME_CONTRACTS: &str = include_str!("../../../examples/coding-agent/outcomes.json");
 
 static BUNDLED: LazyLock<Result<Arc<ContractSet>, LintErrors>> =
     LazyLock::new(|| load_contracts(BUNDLED_OUTCOME_CONTRACTS).map(Arc::new));

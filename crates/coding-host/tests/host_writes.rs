@@ -9,13 +9,13 @@ mod host_common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use decision_runtime::graph::{EventSink, MemorySink};
-use decision_runtime::host::generate::{
+use decision_coding_host::generate::{
     EVIDENCE_REPORT_LABEL, EvidenceReport, GenerateError, GenerateRequest, Generated, Generator, WRITE_INPUT_PROMPT,
 };
-use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::DenyAll;
-use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
+use decision_coding_host::heuristic::HeuristicProvider;
+use decision_coding_host::human::DenyAll;
+use decision_coding_host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
+use decision_runtime::graph::{EventSink, MemorySink};
 use host_common::TempDir;
 
 /// What a test generator makes of a request.

@@ -21,11 +21,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use decision_coding_host::generate::EvidenceReport;
+use decision_coding_host::heuristic::HeuristicProvider;
+use decision_coding_host::human::DenyAll;
+use decision_coding_host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task, start_host};
 use decision_runtime::graph::{EventSink, MemorySink};
-use decision_runtime::host::generate::EvidenceReport;
-use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::DenyAll;
-use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task, start_host};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog};
 use decision_runtime::provider::{DecisionProvider, ProviderError, Request, Response};
 

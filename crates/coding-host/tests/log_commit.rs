@@ -11,15 +11,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use decision_coding_host::generate::{EvidenceReport, GenerateError, GenerateRequest, Generated, Generator};
+use decision_coding_host::heuristic::HeuristicProvider;
+use decision_coding_host::human::Human;
+use decision_coding_host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
 use decision_core::policy::Margin;
 use decision_protocol::digest::stringify;
 use decision_protocol::frame::{Absent, FieldRef, FixedList, FrameArtifact, Mode, StateText, Truncation, Unfilled};
 use decision_runtime::decide::NodeDecision;
 use decision_runtime::graph::{EventSink, FnSink, MemorySink, Tee};
-use decision_runtime::host::generate::{EvidenceReport, GenerateError, GenerateRequest, Generated, Generator};
-use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::Human;
-use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
 use decision_runtime::log::{
     ChainStatus, DecisionEvent, DecisionRecord, FsyncPolicy, GraphEvent, LogHeader, LogReport, NO_CONSUMER,
     ReplayOptions, SessionLog, replay_reader,
@@ -531,7 +531,7 @@ fn a_tool_runs_only_once_its_decision_is_on_disk() {
     let with = Collaborators {
         provider: Arc::new(HeuristicProvider),
         generator: Box::new(EvidenceReport),
-        human: Box::new(decision_runtime::host::human::DenyAll),
+        human: Box::new(decision_coding_host::human::DenyAll),
         sink: Box::new(Tee::new(vec![Box::new(log), probe])),
     };
     // The task names the file, so that it is read rather than searched (a search reads only
@@ -566,7 +566,7 @@ fn every_event_of_a_host_run_is_written_as_its_event_object() {
     let with = Collaborators {
         provider: Arc::new(HeuristicProvider),
         generator: Box::new(EvidenceReport),
-        human: Box::new(decision_runtime::host::human::DenyAll),
+        human: Box::new(decision_coding_host::human::DenyAll),
         // The memory sink builds every event object, decisions included, as the log used to.
         sink: Box::new(Tee::new(vec![Box::new(create(&log_path, FsyncPolicy::Never)), Box::new(memory.clone())])),
     };

@@ -6,7 +6,7 @@ mod host_common;
 
 use std::sync::Arc;
 
-use decision_runtime::host::generate::EVIDENCE_REPORT_LABEL;
+use decision_coding_host::generate::EVIDENCE_REPORT_LABEL;
 use host_common::{Options, Outcome, Rules, TempDir, replay, run};
 
 fn outage(question: &str, task: &str, options: Options) -> (TempDir, Outcome) {

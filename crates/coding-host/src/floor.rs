@@ -16,7 +16,7 @@
 use decision_core::policy::{Answer, CompiledPolicy, evaluate};
 
 use super::tools::ToolSpec;
-use crate::decide::NodeDecision;
+use decision_runtime::decide::NodeDecision;
 
 /// The event that records a gate's action raised by the floor.
 pub const FLOOR_EVENT: &str = "gate:floor";
@@ -94,12 +94,12 @@ pub fn floor_gate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::tools::tool;
+    use crate::tools::tool;
     use decision_core::policy::compile_block;
     use std::collections::BTreeMap;
 
     fn gate_policy() -> CompiledPolicy {
-        let contract = decision_core::syntax::parse(crate::host::CODING_CONTRACT.as_bytes()).contract;
+        let contract = decision_core::syntax::parse(crate::CODING_CONTRACT.as_bytes()).contract;
         let block = contract.blocks.iter().find(|b| b.id == "grade_risk").unwrap();
         compile_block(block).0
     }

@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use decision_coding_host::candidates::{FileOptions, ToolsFor};
 use decision_core::policy::Answer;
 use decision_core::vocab::{ACTIONS, CellType, POSITIONS, REFERENCE_CELLS};
 use decision_protocol::ask::WireQuestion;
@@ -18,7 +19,6 @@ use decision_runtime::graph::report::{self, HostDescription};
 use decision_runtime::graph::{
     Dispatch, Graph, GraphContext, GraphHost, HandlerError, HostAdapter, Location, MemorySink, RunError, Step, codes,
 };
-use decision_runtime::host::candidates::{FileOptions, ToolsFor};
 use decision_runtime::provider::{DecisionProvider, ProviderError, Request, Response};
 use serde_json::{Map, Value, json};
 

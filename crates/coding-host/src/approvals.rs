@@ -284,7 +284,7 @@ pub fn answer_event(
             event.insert("allowsFingerprint".into(), json!(approval.fingerprint));
         }
     }
-    event.insert("at".into(), json!(crate::log::now_ms()));
+    event.insert("at".into(), json!(decision_runtime::log::now_ms()));
     Ok(event)
 }
 
@@ -492,7 +492,7 @@ pub enum RecordAnswerError {
     Approval(#[from] ApprovalError),
     /// The session log could not be opened or written.
     #[error(transparent)]
-    Log(#[from] crate::log::LogError),
+    Log(#[from] decision_runtime::log::LogError),
 }
 
 /// Records a person's answer to approval `id` in the session log at `path` (approve; deny with
@@ -508,7 +508,7 @@ pub fn record_answer(
     let approvals = read_approvals(path)?;
     let event = answer_event(&approvals, id, deny, input)?;
     let run = approvals.iter().find(|a| a.id == id).map_or(0, |a| a.run);
-    let mut log = crate::log::SessionLog::open(path, crate::log::FsyncPolicy::EveryLine)?;
+    let mut log = decision_runtime::log::SessionLog::open(path, decision_runtime::log::FsyncPolicy::EveryLine)?;
     log.set_run(run);
     log.append_event(ANSWER_EVENT, &event)?;
     log.commit()?;

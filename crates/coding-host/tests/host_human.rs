@@ -8,8 +8,8 @@ mod host_common;
 use std::io::{BufRead, BufReader, Cursor, ErrorKind, Read, Write};
 use std::sync::{Arc, Mutex};
 
-use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::{
+use decision_coding_host::heuristic::HeuristicProvider;
+use decision_coding_host::human::{
     Human, MAX_ANSWER_BYTES, MAX_SHOWN_CHARS, NoTerminal, PromptHuman, no_terminal_notice, prompt_text,
 };
 use host_common::{Options, TempDir, replay, run};

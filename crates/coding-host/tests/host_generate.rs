@@ -4,19 +4,20 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 mod host_common;
+#[path = "../../runtime/tests/support/mod.rs"]
 mod support;
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use decision_runtime::graph::{EventSink, MemorySink, Tee};
-use decision_runtime::host::generate::{
+use decision_coding_host::generate::{
     ChatGenerator, GenerateError, GenerateRequest, Generated, Generator, MAX_REPLY_BYTES, revise_instruction,
 };
-use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::DenyAll;
-use decision_runtime::host::{CODING_CONTRACT, Collaborators, HostError, RunConfig, RunSummary, run_task};
+use decision_coding_host::heuristic::HeuristicProvider;
+use decision_coding_host::human::DenyAll;
+use decision_coding_host::{CODING_CONTRACT, Collaborators, HostError, RunConfig, RunSummary, run_task};
+use decision_runtime::graph::{EventSink, MemorySink, Tee};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog};
 use decision_runtime::provider::ApiKey;
 use host_common::{TempDir, replay};

@@ -17,11 +17,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use decision_coding_host::generate::EvidenceReport;
+use decision_coding_host::heuristic::HeuristicProvider;
+use decision_coding_host::human::DenyAll;
+use decision_coding_host::{CODING_CONTRACT, Collaborators, RunConfig, run_task};
 use decision_core::policy::parse_gates;
-use decision_runtime::host::generate::EvidenceReport;
-use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::DenyAll;
-use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, run_task};
 use decision_runtime::log::what_if::{WhatIf, WhatIfReport, what_if_reader};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog};
 

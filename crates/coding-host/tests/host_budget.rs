@@ -8,11 +8,11 @@ mod host_common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use decision_coding_host::generate::EvidenceReport;
+use decision_coding_host::heuristic::HeuristicProvider;
+use decision_coding_host::human::{DenyAll, Human};
+use decision_coding_host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
 use decision_runtime::graph::{EventSink, MemorySink, Tee};
-use decision_runtime::host::generate::EvidenceReport;
-use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::{DenyAll, Human};
-use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
 use decision_runtime::log::{ChainStatus, FsyncPolicy, LogHeader, ReplayOptions, SessionLog, replay_reader};
 use host_common::TempDir;
 use serde_json::Value;

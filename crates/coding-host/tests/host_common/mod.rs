@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use decision_coding_host::generate::EvidenceReport;
+use decision_coding_host::heuristic::HeuristicProvider;
+use decision_coding_host::human::{DenyAll, Human};
+use decision_coding_host::{CODING_CONTRACT, Collaborators, HostError, RunConfig, RunSummary, run_task};
 use decision_protocol::ask::WireQuestion;
 use decision_runtime::graph::{EventSink, MemorySink, Tee};
-use decision_runtime::host::generate::EvidenceReport;
-use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::{DenyAll, Human};
-use decision_runtime::host::{CODING_CONTRACT, Collaborators, HostError, RunConfig, RunSummary, run_task};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog};
 use decision_runtime::provider::{DecisionProvider, ErrorCode, ProviderError, Request, Response};
 use serde_json::{Map, Value, json};

@@ -138,11 +138,11 @@ fn read_answer(input: &mut impl BufRead) -> Option<String> {
 }
 
 /// `text` clipped to [`MAX_SHOWN_CHARS`], with control and invisible characters escaped
-/// ([`crate::terminal::one_line`]).
+/// ([`decision_runtime::terminal::one_line`]).
 fn shown(text: &str) -> String {
     let total = text.chars().count();
     let clipped: String = text.chars().take(MAX_SHOWN_CHARS).collect();
-    let mut out = crate::terminal::one_line(&clipped).into_owned();
+    let mut out = decision_runtime::terminal::one_line(&clipped).into_owned();
     if total > MAX_SHOWN_CHARS {
         out.push_str(&format!("… ({} more characters)", total - MAX_SHOWN_CHARS));
     }

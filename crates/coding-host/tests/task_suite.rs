@@ -16,8 +16,8 @@ mod host_common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use decision_runtime::host::generate::{EVIDENCE_REPORT_LABEL, WRITE_INPUT_PROMPT};
-use decision_runtime::host::heuristic::HeuristicProvider;
+use decision_coding_host::generate::{EVIDENCE_REPORT_LABEL, WRITE_INPUT_PROMPT};
+use decision_coding_host::heuristic::HeuristicProvider;
 use host_common::{Options, TempDir, replay, run};
 use serde_json::Value;
 

@@ -10,11 +10,11 @@ use std::io::BufReader;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use decision_coding_host::generate::EvidenceReport;
+use decision_coding_host::human::DenyAll;
+use decision_coding_host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
 use decision_outcomes::{ContractSet, load_contracts};
 use decision_runtime::graph::{EventSink, MemorySink, Tee};
-use decision_runtime::host::generate::EvidenceReport;
-use decision_runtime::host::human::DenyAll;
-use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog};
 use host_common::{Rules, TempDir, choose, level, noul, replay};
 use serde_json::Value;
@@ -119,7 +119,7 @@ fn an_empty_listing_breaks_its_contract_and_code_decides_step_ok() {
     );
     // Resuming from the log sees the step's result as the run saw it (the run ended, so it is
     // rebuilt for inspection; `resume_point` refuses to continue it).
-    let point = decision_runtime::host::resume::rebuild_point(&ran.log).unwrap();
+    let point = decision_coding_host::resume::rebuild_point(&ran.log).unwrap();
     let result = point.state.history[0]["result"].as_str().unwrap();
     assert!(result.starts_with("contract_violation: outcome of files.list_dir"), "{result}");
     // The log still verifies: the code decision is no decision record.
@@ -220,6 +220,8 @@ mod code_decisions {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
 
+    use decision_coding_host::CODING_CONTRACT;
+    use decision_coding_host::heuristic::HeuristicProvider;
     use decision_core::vocab::{ACTIONS, POSITIONS, REFERENCE_CELLS};
     use decision_protocol::frame::Projections;
     use decision_protocol::frame::projections::HostState;
@@ -227,8 +229,6 @@ mod code_decisions {
         CodeDecision, Dispatch, Graph, GraphContext, GraphHost, HandlerError, HostAdapter, Invocation, MemorySink,
         RunError,
     };
-    use decision_runtime::host::CODING_CONTRACT;
-    use decision_runtime::host::heuristic::HeuristicProvider;
     use decision_runtime::provider::{DecisionProvider, ProviderError, Request, Response};
     use serde_json::json;
 

@@ -21,9 +21,9 @@ use std::time::Instant;
 use serde_json::{Map, Value, json};
 
 use super::tools::TOOL_ERROR_PREFIX;
-use crate::provider::{DecisionProvider, ProviderError, Request, Response};
 use decision_protocol::ask::WireQuestion;
 use decision_protocol::frame::{UNTRUSTED_CLOSE, UNTRUSTED_OPEN};
+use decision_runtime::provider::{DecisionProvider, ProviderError, Request, Response};
 
 /// The provider's name in records.
 pub const HEURISTIC_NAME: &str = "heuristic";

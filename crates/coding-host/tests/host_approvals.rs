@@ -6,15 +6,15 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use decision_runtime::host::approvals::{
+use decision_coding_host::approvals::{
     ANSWER_EVENT, AWAITING_APPROVAL, ApprovalError, QueueApprovals, RecordedAnswers, answer_event, approval_to_resume,
     read_approvals, verify_approvals,
 };
-use decision_runtime::host::generate::EvidenceReport;
-use decision_runtime::host::heuristic::HeuristicProvider;
-use decision_runtime::host::human::Human;
-use decision_runtime::host::resume::resume_point;
-use decision_runtime::host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task, run_task_approved};
+use decision_coding_host::generate::EvidenceReport;
+use decision_coding_host::heuristic::HeuristicProvider;
+use decision_coding_host::human::Human;
+use decision_coding_host::resume::resume_point;
+use decision_coding_host::{CODING_CONTRACT, Collaborators, RunConfig, RunSummary, run_task, run_task_approved};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog};
 
 fn config(ws: &Path, log: &Path) -> RunConfig {
