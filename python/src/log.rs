@@ -49,7 +49,7 @@ fn approve(
 /// `verify_log(path, *, jobs=1, verbose=False, max_line=…)`: the document `decision replay
 /// --format json PATH` prints. The log is read and verified without holding the GIL.
 #[pyfunction]
-#[pyo3(signature = (path, *, jobs=1, verbose=false, max_line=decision_runtime::log::lines::DEFAULT_MAX_LINE))]
+#[pyo3(signature = (path, *, jobs=1, verbose=false, max_line=decision_runtime::lines::DEFAULT_MAX_LINE))]
 fn verify_log<'py>(
     py: Python<'py>,
     path: PathBuf,

@@ -12,13 +12,11 @@
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use decision_protocol::digest::stringify;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-use super::human::Human;
+use super::human::{GateAnswer, GatedCall, Human, fingerprint};
 
 /// The event a pending approval is recorded as.
 pub const PENDING_EVENT: &str = "approval:pending";
@@ -30,42 +28,6 @@ pub const USED_EVENT: &str = "approval:used";
 pub const AWAITING_APPROVAL: &str = "awaiting_approval";
 /// The longest modified input an answer may carry, in bytes.
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
-
-/// A call the risk gate sends to a person.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GatedCall {
-    pub step: u64,
-    pub tool: String,
-    pub input: String,
-    /// The rule that fired (`predicate → action`).
-    pub rule: String,
-    pub reason: String,
-    /// The request digest of the gate's decision.
-    pub request_digest: String,
-}
-
-impl GatedCall {
-    pub fn fingerprint(&self) -> String {
-        fingerprint(&self.tool, &self.input)
-    }
-}
-
-/// What a person (or the queue standing in for one) answers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GateAnswer {
-    /// Run the call; `approval` names the recorded approval that allowed it, if any.
-    Approve { approval: Option<String> },
-    /// Do not run it.
-    Deny { reason: String, approval: Option<String> },
-    /// Nobody can answer now: record the call as a pending approval and halt.
-    Pending,
-}
-
-/// SHA-256 (hex) of `JSON.stringify({"tool": tool, "input": input})`.
-pub fn fingerprint(tool: &str, input: &str) -> String {
-    let text = stringify(&json!({"tool": tool, "input": input}));
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// The id of a pending approval: run, step and the start of the fingerprint.
 pub fn approval_id(run: u64, step: u64, fingerprint: &str) -> String {

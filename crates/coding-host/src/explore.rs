@@ -16,8 +16,7 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use regex::Regex;
 
-use super::sandbox::{EntryKind, ReadRange};
-use super::tools::Sandbox;
+use super::sandbox::{EntryKind, ReadRange, WorkDir};
 use decision_protocol::frame::clip;
 
 /// At most this many files are listed.
@@ -51,8 +50,7 @@ pub enum Kind {
 
 /// The entries of the directory `rel` (relative to the work directory; `""` is the root),
 /// each with its kind, links not followed.
-fn entries(sandbox: &Sandbox, rel: &str) -> Result<Vec<(String, Kind)>, String> {
-    let dir = sandbox.workdir();
+fn entries(dir: &WorkDir, rel: &str) -> Result<Vec<(String, Kind)>, String> {
     let path = if rel.is_empty() { PathBuf::new() } else { dir.path(rel).map_err(|e| e.to_string())? };
     let listed = dir.entries(&path).map_err(|e| e.to_string())?;
     Ok(listed
@@ -70,22 +68,20 @@ fn entries(sandbox: &Sandbox, rel: &str) -> Result<Vec<(String, Kind)>, String> 
 
 /// At most `max` bytes of the regular file `rel`, and whether it was longer. The handle
 /// refuses FIFOs, devices, sockets and hard-linked files without blocking.
-fn read_capped(sandbox: &Sandbox, rel: &str, max: u64) -> Result<(Vec<u8>, bool), String> {
-    let dir = sandbox.workdir();
+fn read_capped(dir: &WorkDir, rel: &str, max: u64) -> Result<(Vec<u8>, bool), String> {
     let path = dir.path(rel).map_err(|e| e.to_string())?;
     let out = dir.read(&path, ReadRange::Bytes { start: 0 }, max).map_err(|e| e.to_string())?;
     Ok((out.bytes, !out.at_end))
 }
 
 /// Whether `rel` is a directory inside the work directory (a link that stays inside is followed).
-fn is_dir(sandbox: &Sandbox, rel: &str) -> bool {
-    let dir = sandbox.workdir();
+fn is_dir(dir: &WorkDir, rel: &str) -> bool {
     dir.path(rel).is_ok_and(|p| dir.target_kind(&p).is_ok_and(|k| k == EntryKind::Dir))
 }
 
 /// The relative, `/`-separated form of a path the handle accepts (`""` for the root).
-fn relative(sandbox: &Sandbox, rel: &str) -> Result<String, String> {
-    let path = sandbox.workdir().path(rel).map_err(|e| e.to_string())?;
+fn relative(workdir: &WorkDir, rel: &str) -> Result<String, String> {
+    let path = workdir.path(rel).map_err(|e| e.to_string())?;
     Ok(path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/"))
 }
 
@@ -96,11 +92,11 @@ fn join(dir: &str, name: &str) -> String {
 }
 
 /// The `.gitignore` of directory `rel`, if it has one that reads.
-fn gitignore_of(sandbox: &Sandbox, rel: &str, names: &[(String, Kind)]) -> Option<Gitignore> {
+fn gitignore_of(workdir: &WorkDir, rel: &str, names: &[(String, Kind)]) -> Option<Gitignore> {
     if !names.iter().any(|(n, k)| n == ".gitignore" && *k == Kind::File) {
         return None;
     }
-    let (bytes, _) = read_capped(sandbox, &join(rel, ".gitignore"), 256 * 1024).ok()?;
+    let (bytes, _) = read_capped(workdir, &join(rel, ".gitignore"), 256 * 1024).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let mut builder = GitignoreBuilder::new(Path::new(rel));
     for line in text.lines() {
@@ -139,22 +135,22 @@ pub struct Tree {
 }
 
 /// Walk the tree under `start` (`""`: the root).
-pub fn walk(sandbox: &Sandbox, start: &str) -> Result<Tree, String> {
+pub fn walk(workdir: &WorkDir, start: &str) -> Result<Tree, String> {
     let mut tree = Tree::default();
     // A walk that starts in a subdirectory still obeys the `.gitignore` files above it.
     let mut above = Vec::new();
     let mut ancestor = String::new();
     for part in start.split('/').filter(|p| !p.is_empty()) {
-        let names = entries(sandbox, &ancestor)?;
-        above.extend(gitignore_of(sandbox, &ancestor, &names));
+        let names = entries(workdir, &ancestor)?;
+        above.extend(gitignore_of(workdir, &ancestor, &names));
         ancestor = join(&ancestor, part);
     }
     // Each pending directory carries the matchers of its ancestors.
     let mut pending: Vec<(String, usize, Vec<Gitignore>)> = vec![(start.to_owned(), 0, above)];
     while let Some((dir, depth, mut matchers)) = pending.pop() {
-        let mut names = entries(sandbox, &dir)?;
+        let mut names = entries(workdir, &dir)?;
         names.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
-        if let Some(own) = gitignore_of(sandbox, &dir, &names) {
+        if let Some(own) = gitignore_of(workdir, &dir, &names) {
             matchers.push(own);
         }
         let mut subdirs = Vec::new();
@@ -188,9 +184,9 @@ pub fn walk(sandbox: &Sandbox, start: &str) -> Result<Tree, String> {
 
 /// `list_files [DIR]`: every file under DIR (default: the whole work directory), one path per
 /// line, then one line in brackets saying what was left out.
-pub fn list_files(sandbox: &Sandbox, input: &str) -> Result<String, String> {
-    let start = start_dir(sandbox, input)?;
-    let tree = walk(sandbox, &start)?;
+pub fn list_files(workdir: &WorkDir, input: &str) -> Result<String, String> {
+    let start = start_dir(workdir, input)?;
+    let tree = walk(workdir, &start)?;
     let mut out = tree.listed.join("\n");
     let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut notes = vec![count(tree.listed.len(), "file", "files")];
@@ -210,14 +206,14 @@ pub fn list_files(sandbox: &Sandbox, input: &str) -> Result<String, String> {
     Ok(out)
 }
 
-fn start_dir(sandbox: &Sandbox, input: &str) -> Result<String, String> {
+fn start_dir(workdir: &WorkDir, input: &str) -> Result<String, String> {
     let trimmed = input.trim().trim_end_matches('/');
     if trimmed.is_empty() || trimmed == "." {
         return Ok(String::new());
     }
     // Resolved through the handle (so `..` and links out are refused), then named relatively.
-    let resolved = relative(sandbox, trimmed)?;
-    if !is_dir(sandbox, trimmed) {
+    let resolved = relative(workdir, trimmed)?;
+    if !is_dir(workdir, trimmed) {
         return Err(format!("{trimmed} is not a directory"));
     }
     Ok(resolved)
@@ -325,15 +321,15 @@ impl Findings {
 }
 
 /// Search the tree under `under` (`""`: the root) for `pattern`.
-pub fn find(sandbox: &Sandbox, pattern: &Pattern, under: &str) -> Result<Findings, String> {
-    let tree = walk(sandbox, under)?;
+pub fn find(workdir: &WorkDir, pattern: &Pattern, under: &str) -> Result<Findings, String> {
+    let tree = walk(workdir, under)?;
     let mut found =
         Findings { tree_cut: tree.cut, under: (!under.is_empty()).then(|| under.to_owned()), ..Findings::default() };
     for file in &tree.files {
         if found.stopped {
             break;
         }
-        let (bytes, longer) = match read_capped(sandbox, file, MAX_SEARCH_FILE_BYTES) {
+        let (bytes, longer) = match read_capped(workdir, file, MAX_SEARCH_FILE_BYTES) {
             Ok(read) => read,
             Err(_) => {
                 found.unreadable.push(file.clone());
@@ -401,11 +397,11 @@ fn search_text(file: &str, text: &str, pattern: &Pattern, found: &mut Findings) 
 
 /// `search PATTERN[\nDIR]`: the summary line, then each block of matches with context, then
 /// the files that were skipped.
-pub fn search(sandbox: &Sandbox, input: &str) -> Result<String, String> {
+pub fn search(workdir: &WorkDir, input: &str) -> Result<String, String> {
     let (pattern_text, under) = input.split_once('\n').unwrap_or((input, ""));
     let pattern = Pattern::parse(pattern_text)?;
-    let start = start_dir(sandbox, under)?;
-    let found = find(sandbox, &pattern, &start)?;
+    let start = start_dir(workdir, under)?;
+    let found = find(workdir, &pattern, &start)?;
     Ok(render_findings(&found, &pattern.shown))
 }
 
@@ -438,11 +434,11 @@ pub fn parse_range(input: &str) -> Option<(&str, usize, Option<usize>)> {
 
 /// Lines `start..=end` of the file (at most [`MAX_RANGE_LINES`]), each as `N: text`, after a
 /// header `[path lines A-B of N]`.
-pub fn read_range(sandbox: &Sandbox, path: &str, start: usize, end: Option<usize>) -> Result<String, String> {
-    if is_dir(sandbox, path) {
+pub fn read_range(workdir: &WorkDir, path: &str, start: usize, end: Option<usize>) -> Result<String, String> {
+    if is_dir(workdir, path) {
         return Ok("(this is a directory; use list_files)".into());
     }
-    let (bytes, longer) = read_capped(sandbox, path, MAX_SEARCH_FILE_BYTES)?;
+    let (bytes, longer) = read_capped(workdir, path, MAX_SEARCH_FILE_BYTES)?;
     if longer {
         return Err(format!("{path} is larger than 1 MiB"));
     }
@@ -497,7 +493,7 @@ mod tests {
                 (".hidden/c", b"x"),
             ],
         );
-        let sb = Sandbox::new(&dir).unwrap();
+        let sb = WorkDir::open(&dir).unwrap();
         let out = list_files(&sb, ".").unwrap();
         assert_eq!(out, "a.py\nsrc/b.rs\nsrc/lib/z.rs\n[3 files; 3 entries ignored by .gitignore]");
         assert_eq!(list_files(&sb, "src").unwrap(), "src/b.rs\nsrc/lib/z.rs\n[2 files; 1 entry ignored by .gitignore]");
@@ -520,7 +516,7 @@ mod tests {
         tree(&dir, &[("a.txt", b"needle here")]);
         std::os::unix::fs::symlink(&outside, dir.join("out")).unwrap();
         std::os::unix::fs::symlink(outside.join("secret.txt"), dir.join("s.txt")).unwrap();
-        let sb = Sandbox::new(&dir).unwrap();
+        let sb = WorkDir::open(&dir).unwrap();
         assert_eq!(
             list_files(&sb, "").unwrap(),
             "a.txt\nout\ns.txt\n[3 files; 2 of them links or special files, never followed or searched]"
@@ -543,7 +539,7 @@ mod tests {
                 ("c.txt", b"nothing"),
             ],
         );
-        let sb = Sandbox::new(&dir).unwrap();
+        let sb = WorkDir::open(&dir).unwrap();
         let out = search(&sb, "with_tax").unwrap();
         assert_eq!(
             out,
@@ -565,7 +561,7 @@ mod tests {
         let dir = temp("search-cap");
         let body = "hit\n".repeat(MAX_MATCHES + 10);
         tree(&dir, &[("a.txt", body.as_bytes())]);
-        let sb = Sandbox::new(&dir).unwrap();
+        let sb = WorkDir::open(&dir).unwrap();
         let found = find(&sb, &Pattern::parse("hit").unwrap(), "").unwrap();
         assert_eq!(found.hits.len(), MAX_MATCHES);
         assert!(found.stopped && !found.whole_tree());
@@ -578,7 +574,7 @@ mod tests {
         let dir = temp("range");
         let body: String = (1..=10).map(|n| format!("line {n}\n")).collect();
         tree(&dir, &[("a.txt", body.as_bytes()), ("b.bin", b"\0\0")]);
-        let sb = Sandbox::new(&dir).unwrap();
+        let sb = WorkDir::open(&dir).unwrap();
         assert_eq!(parse_range("a.txt:3-4"), Some(("a.txt", 3, Some(4))));
         assert_eq!(parse_range("a.txt:3-"), Some(("a.txt", 3, None)));
         assert_eq!(parse_range("a.txt:0-4"), None);

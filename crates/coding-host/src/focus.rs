@@ -9,7 +9,6 @@
 //! A header never claims absence beyond what was read: a clipped read says
 //! "not found in lines 1-K (the rest was not read; read on: FILE:K+1-)".
 
-use super::heuristic::contains_word;
 use decision_protocol::frame::clip;
 
 /// How far a definition's body is read (lines after the definition line).
@@ -305,6 +304,16 @@ pub fn is_cited(line: &str) -> bool {
         && !file.starts_with('[')
         && !number.is_empty()
         && number.chars().all(|c| c.is_ascii_digit())
+}
+
+/// Whether `term` occurs in `text` as a whole word.
+pub fn contains_word(text: &str, term: &str) -> bool {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(term).any(|(at, _)| {
+        let before = text.get(..at).and_then(|s| s.chars().next_back());
+        let after = text.get(at + term.len()..).and_then(|s| s.chars().next());
+        !before.is_some_and(is_word) && !after.is_some_and(is_word)
+    })
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@ use serde_json::json;
 use thiserror::Error;
 
 use super::focus::cited_lines;
-use super::heuristic::{TaskReading, contains_word};
+use super::focus::contains_word;
+use super::heuristic::TaskReading;
 use decision_protocol::frame::clip;
 use decision_protocol::frame::projections::evidence_window;
 #[cfg(feature = "http")]

@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
+use super::focus::contains_word;
 use super::tools::TOOL_ERROR_PREFIX;
 use decision_protocol::ask::WireQuestion;
 use decision_protocol::frame::{UNTRUSTED_CLOSE, UNTRUSTED_OPEN};
@@ -421,16 +422,6 @@ pub fn quoted(text: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// Whether `term` occurs in `text` as a whole word.
-pub fn contains_word(text: &str, term: &str) -> bool {
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(term).any(|(at, _)| {
-        let before = text.get(..at).and_then(|s| s.chars().next_back());
-        let after = text.get(at + term.len()..).and_then(|s| s.chars().next());
-        !before.is_some_and(is_word) && !after.is_some_and(is_word)
-    })
 }
 
 /// Frame values with untrusted markers and provenance wrappers removed.

@@ -6,7 +6,46 @@
 
 use std::io::{BufRead, ErrorKind, IsTerminal, Write};
 
-use super::approvals::{GateAnswer, GatedCall};
+use decision_protocol::digest::stringify;
+use serde::Serialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+/// A call the risk gate sends to a person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GatedCall {
+    pub step: u64,
+    pub tool: String,
+    pub input: String,
+    /// The rule that fired (`predicate → action`).
+    pub rule: String,
+    pub reason: String,
+    /// The request digest of the gate's decision.
+    pub request_digest: String,
+}
+
+impl GatedCall {
+    pub fn fingerprint(&self) -> String {
+        fingerprint(&self.tool, &self.input)
+    }
+}
+
+/// What a person (or the queue standing in for one) answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateAnswer {
+    /// Run the call; `approval` names the recorded approval that allowed it, if any.
+    Approve { approval: Option<String> },
+    /// Do not run it.
+    Deny { reason: String, approval: Option<String> },
+    /// Nobody can answer now: record the call as a pending approval and halt.
+    Pending,
+}
+
+/// SHA-256 (hex) of `JSON.stringify({"tool": tool, "input": input})`.
+pub fn fingerprint(tool: &str, input: &str) -> String {
+    let text = stringify(&json!({"tool": tool, "input": input}));
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// Decides whether a gated tool call may run.
 pub trait Human: Send {

@@ -33,9 +33,7 @@ use decision_core::vocab::{
 use serde_json::{Map, Value, json};
 use thiserror::Error;
 
-use super::approvals::{
-    AWAITING_APPROVAL, Approval, GateAnswer, GatedCall, PENDING_EVENT, USED_EVENT, approval_id, fingerprint,
-};
+use super::approvals::{AWAITING_APPROVAL, Approval, PENDING_EVENT, USED_EVENT, approval_id};
 use super::candidates::{FileOptions, ToolsFor, unread_files};
 use super::explore::parse_range;
 use super::floor::{FLOOR_EVENT, GateFloor, floor_gate};
@@ -43,7 +41,7 @@ use super::focus::{defines, focus_read, focus_search, read_on_to_definition};
 use super::generate::{EVIDENCE_REPORT_LABEL, WRITE_INPUT_PROMPT};
 use super::generate::{GenerateRequest, Generator};
 use super::heuristic::TaskReading;
-use super::human::Human;
+use super::human::{GateAnswer, GatedCall, Human, fingerprint};
 use super::inputs::{AuditLog, input_from_task, write_target};
 use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
 use super::rank::{Hit, rank};

@@ -112,11 +112,11 @@ impl Sandbox {
         let result = match name {
             "list_dir" => self.list_dir(),
             "read_file" => match super::explore::parse_range(input) {
-                Some((path, start, end)) => super::explore::read_range(self, path, start, end),
+                Some((path, start, end)) => super::explore::read_range(&self.dir, path, start, end),
                 None => self.read_file(input),
             },
-            "list_files" => super::explore::list_files(self, input),
-            "search" => super::explore::search(self, input),
+            "list_files" => super::explore::list_files(&self.dir, input),
+            "search" => super::explore::search(&self.dir, input),
             "append_file" => self.append_file(input),
             "write_file" => self.write_file(input),
             "move_file" => self.move_file(input),

@@ -240,6 +240,131 @@ fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
     }
 }
 
+/// A module's path inside its crate: `["graph", "exec"]` for `graph/exec.rs`, `[]` for the
+/// crate root.
+type ModulePath = Vec<String>;
+
+/// The module path of a source file, relative to the crate's `src/`.
+fn module_path(relative: &Path) -> ModulePath {
+    let mut parts: Vec<String> = relative.iter().map(|part| part.to_string_lossy().into_owned()).collect();
+    if let Some(last) = parts.last_mut() {
+        *last = last.trim_end_matches(".rs").to_string();
+    }
+    if parts.last().is_some_and(|last| last == "mod" || last == "lib" || last == "main") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The paths a source names through `crate::…` and `super::…`, resolved against the module
+/// the source is, its unit tests (`#[cfg(test)] mod tests`, at the end of a file) and
+/// comments left out.
+fn named_paths(module: &[String], source: &str) -> Vec<ModulePath> {
+    let code = source.split("#[cfg(test)]\nmod tests").next().unwrap_or(source);
+    let mut found = Vec::new();
+    for line in code.lines() {
+        let line = line.split("//").next().unwrap_or("");
+        let mut rest = line;
+        while let Some(at) = rest.find(['c', 's']) {
+            let before = line.len() - rest.len() + at;
+            let preceded_by_identifier =
+                line[..before].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_');
+            let tail = &rest[at..];
+            let (mut base, mut after) = if let Some(after) = tail.strip_prefix("crate::") {
+                (Vec::new(), after)
+            } else if tail.starts_with("super::") {
+                let mut base = module.to_vec();
+                let mut after = tail;
+                while let Some(next) = after.strip_prefix("super::") {
+                    base.pop();
+                    after = next;
+                }
+                (base, after)
+            } else {
+                rest = &rest[at + 1..];
+                continue;
+            };
+            if preceded_by_identifier {
+                rest = &rest[at + 1..];
+                continue;
+            }
+            loop {
+                let end = after.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(after.len());
+                if end == 0 {
+                    break;
+                }
+                base.push(after[..end].to_string());
+                match after[end..].strip_prefix("::") {
+                    Some(next) => after = next,
+                    None => break,
+                }
+            }
+            found.push(base);
+            rest = &rest[at + 1..];
+        }
+    }
+    found
+}
+
+/// The circles among sibling modules of one crate, given its sources as (module path, text):
+/// an import from `a::x` to `b::y` is an edge between the siblings `a` and `b`; a child that
+/// uses its parent (or a parent its child) is not a circle. Each circle is listed once, as
+/// its modules joined by ` ↔ `.
+fn module_circles(sources: &[(ModulePath, String)]) -> Vec<String> {
+    let modules: BTreeSet<&ModulePath> = sources.iter().map(|(module, _)| module).collect();
+    let mut edges: BTreeMap<ModulePath, BTreeSet<ModulePath>> = BTreeMap::new();
+    for (module, source) in sources {
+        for named in named_paths(module, source) {
+            // The longest prefix that is a module: `crate::graph::Step` names `graph`.
+            let Some(target) = (0..=named.len()).rev().map(|n| named[..n].to_vec()).find(|p| modules.contains(p))
+            else {
+                continue;
+            };
+            let common = module.iter().zip(&target).take_while(|(a, b)| a == b).count();
+            if common == module.len() || common == target.len() {
+                continue; // ancestor and descendant
+            }
+            edges.entry(module[..=common].to_vec()).or_default().insert(target[..=common].to_vec());
+        }
+    }
+    let reaches = |from: &ModulePath, to: &ModulePath| {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.clone()];
+        while let Some(next) = stack.pop() {
+            if &next == to {
+                return true;
+            }
+            if seen.insert(next.clone()) {
+                stack.extend(edges.get(&next).into_iter().flatten().cloned());
+            }
+        }
+        false
+    };
+    let mut circles = BTreeSet::new();
+    for (from, targets) in &edges {
+        for to in targets {
+            if reaches(to, from) {
+                let mut members: Vec<String> =
+                    edges.keys().filter(|m| reaches(m, from) && reaches(from, m)).map(|m| m.join("::")).collect();
+                members.sort();
+                circles.insert(members.join(" ↔ "));
+            }
+        }
+    }
+    circles.into_iter().collect()
+}
+
+/// The sources of a workspace crate, as (module path, text).
+fn crate_sources(dir: &str) -> Vec<(ModulePath, String)> {
+    let src = workspace_root().join(dir).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files
+        .into_iter()
+        .map(|file| (module_path(file.strip_prefix(&src).unwrap()), std::fs::read_to_string(&file).unwrap()))
+        .collect()
+}
+
 // ---------------------------------------------------------------------------------------
 // The real workspace
 // ---------------------------------------------------------------------------------------
@@ -298,6 +423,20 @@ fn no_module_of_a_pure_crate_imports_io_clock_threads_or_processes() {
             }
         }
         assert!(violations.is_empty(), "{dir} is pure:\n{}", violations.join("\n"));
+    }
+}
+
+/// Every library crate and the binary: no two sibling modules import each other, directly or
+/// round a longer circle.
+#[test]
+fn no_modules_import_each_other_in_a_circle() {
+    for dir in
+        ["crates/core", "crates/protocol", "crates/outcomes", "crates/runtime", "crates/coding-host", "crates/cli"]
+    {
+        let sources = crate_sources(dir);
+        assert!(sources.len() > 5, "the sources of {dir} are found");
+        let circles = module_circles(&sources);
+        assert!(circles.is_empty(), "{dir} has modules that import each other:\n{}", circles.join("\n"));
     }
 }
 
@@ -431,4 +570,25 @@ let x = std::fsx;
         [(2, "std::fs".to_string()), (4, "std::time".to_string()), (5, "std::process".to_string())]
     );
     assert_eq!(impure_std_uses("use std::collections::BTreeMap;\nuse std::fmt::Write;\n"), []);
+}
+
+#[test]
+fn modules_that_import_each_other_are_reported_and_a_parent_using_its_child_is_not() {
+    let source = |module: &[&str], text: &str| (module.iter().map(|m| m.to_string()).collect(), text.to_string());
+    let circle = [
+        source(&[], "mod graph; mod log; mod decide;"),
+        source(&["graph"], "mod exec; mod model; pub use exec::Run;"),
+        source(&["graph", "exec"], "use super::model::Step; use crate::decide::Decider;"),
+        source(&["graph", "model"], "use super::exec::Invocation; // use crate::log::x in a comment"),
+        source(&["decide"], "use crate::log::Event;"),
+        source(&["log"], "fn f() -> crate::decide::Decision { todo() }"),
+    ];
+    assert_eq!(module_circles(&circle), ["decide ↔ log", "graph::exec ↔ graph::model"]);
+    let down = [
+        source(&[], "mod graph; mod log;"),
+        source(&["graph"], "mod exec; use exec::Run; use crate::log::Event;"),
+        source(&["graph", "exec"], "use super::super::log::Event; use super::Helper; use my_crate::graph::x;"),
+        source(&["log"], "#[cfg(test)]\nmod tests { use crate::graph::Run; }"),
+    ];
+    assert_eq!(module_circles(&down), Vec::<String>::new());
 }

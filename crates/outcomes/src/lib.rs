@@ -13,7 +13,6 @@ pub mod contracts;
 pub mod deliverable;
 mod events;
 pub mod report;
-mod scan;
 pub mod shape;
 pub mod spanned;
 pub mod telemetry;

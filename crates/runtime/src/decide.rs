@@ -14,11 +14,10 @@ use std::time::Duration;
 use decision_core::policy::{Answers, CompiledPolicy, Margin, evaluate};
 use decision_protocol::digest::{frame_digest, request_digest_of_text, stringify};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::clock::Instant;
-use crate::log::DecisionEvent;
 use crate::provider::{DEFAULT_TIMEOUT, DecisionProvider, Request, Response, Usage};
 use decision_protocol::ask::{QuestionProblem, Questions, invalid_reason, validate_answers};
 use decision_protocol::frame::SharedState;
@@ -197,35 +196,6 @@ impl NodeDecision {
         match &self.sent_text.0 {
             Some(json) if Arc::ptr_eq(&json.value, &self.sent_questions) => Some(json.text()),
             _ => None,
-        }
-    }
-
-    /// The `decision` event of this node (runtime.md §4.1), with its own frame artifact when it
-    /// has one. The one place a decision becomes a logged event.
-    pub fn to_event(&self, frame: Option<Value>) -> DecisionEvent {
-        DecisionEvent {
-            step: self.step,
-            id: self.id.clone(),
-            state: Map::clone(&self.state),
-            frame,
-            request_digest: Some(self.request_digest.clone()),
-            sent_frame_digest: Some(self.sent_frame_digest.clone()),
-            sent_questions: Some(Value::clone(&self.sent_questions)),
-            batch_ids: Some(self.batch_ids.clone()),
-            margin: self.margin.as_ref().map(|m| {
-                json!({"id": m.question, "kind": m.kind, "threshold": m.threshold, "value": m.value, "margin": m.margin})
-            }),
-            questions: Value::clone(&self.questions),
-            answers: Value::Object(self.raw_answers.clone()),
-            action: self.action.clone(),
-            reason: self.reason.clone(),
-            latency_ms: self.latency_ms,
-            provider: self.provider.clone(),
-            model: self.model.clone(),
-            degraded: self.degraded,
-            escalate: self.escalate,
-            warnings: (!self.warnings.is_empty()).then(|| self.warnings.clone()),
-            gates: None,
         }
     }
 

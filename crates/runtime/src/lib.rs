@@ -7,6 +7,7 @@ pub mod clock;
 pub mod contract_tests;
 pub mod decide;
 pub mod graph;
+pub mod lines;
 pub mod log;
 pub mod provider;
 pub mod terminal;

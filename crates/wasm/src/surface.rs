@@ -199,7 +199,7 @@ pub const DEFAULT_LOG_PATH: &str = "session.jsonl";
 pub fn verify_log(text: &[u8], options_json: &str) -> Result<Value, Failure> {
     let args: LogArgs = options("verifyLog", options_json)?;
     let path = args.path.as_deref().unwrap_or(DEFAULT_LOG_PATH);
-    let max_line = args.max_line.unwrap_or(decision_runtime::log::lines::DEFAULT_MAX_LINE);
+    let max_line = args.max_line.unwrap_or(decision_runtime::lines::DEFAULT_MAX_LINE);
     Ok(api::replay::verify_text(path, text, args.verbose, max_line).0)
 }
 

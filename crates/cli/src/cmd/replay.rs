@@ -45,7 +45,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     jobs: usize,
     /// Lines longer than this many bytes are skipped and reported.
-    #[arg(long, value_name = "BYTES", default_value_t = decision_runtime::log::lines::DEFAULT_MAX_LINE)]
+    #[arg(long, value_name = "BYTES", default_value_t = decision_runtime::lines::DEFAULT_MAX_LINE)]
     max_line: usize,
     /// The head printed at the end of the run (`SEQ:HASH`): the log must end with exactly
     /// that line, so nothing in it was changed, added or cut, its last byte included. Needs

@@ -11,7 +11,7 @@ use decision_core::vocab::CellType;
 use serde_json::Value;
 
 use super::HandlerError;
-use super::exec::{Dispatch, Invocation};
+use super::model::{Dispatch, Invocation};
 use super::sink::EventSink;
 use decision_protocol::ask::{CandidateProvider, CandidateRegistry};
 use decision_protocol::frame::projections::HostState;

@@ -18,73 +18,13 @@ use thiserror::Error;
 use super::HandlerError;
 use super::adapter::{CodeDecision, GraphContext, HostAdapter};
 use super::check::{StartRefusal, decided_blocks, start_check};
-use super::model::{Graph, GraphShape, NodeKind};
-use super::sink::{EventSink, SinkError};
+use super::model::{Dispatch, Graph, GraphShape, Invocation, NodeKind, Step};
+use super::sink::SinkError;
 use crate::decide::{CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpecRef, WireJson};
 use crate::log::{DecisionRecord, GraphEvent};
 use crate::provider::DecisionProvider;
 use decision_protocol::ask::{QuestionError, Questions, compile_questions};
 use decision_protocol::frame::{FrameArtifact, FrameSpec, HostCells, Mode, compile_frame};
-
-/// Which invocation this is: the same node runs many times, each with a new state version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Invocation {
-    pub node: String,
-    pub step: u64,
-    /// How many handler calls changed the state before this invocation.
-    pub state_version: u64,
-    /// 1 for the node's first invocation in this run, 2 for the second, …
-    pub visit: u64,
-}
-
-/// What an action handler sees.
-pub struct Dispatch<'a> {
-    pub invocation: &'a Invocation,
-    /// The position of the node's first block.
-    pub position: &'a str,
-    /// The action being dispatched (the first block's).
-    pub action: &'a str,
-    /// Every block's decision from the node's one request, in block order.
-    pub decisions: &'a [NodeDecision],
-    /// The evidence, when the action needs it.
-    pub evidence: Option<&'a Value>,
-    pub sink: &'a mut dyn EventSink,
-}
-
-impl Dispatch<'_> {
-    /// Record a host event.
-    pub fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), HandlerError> {
-        self.sink.emit(event_type, payload).map_err(|e| HandlerError(e.to_string()))
-    }
-
-    /// Make the events recorded so far durable ([`EventSink::commit`]): call it before any
-    /// side effect, so the decision is recorded before its action takes effect.
-    pub fn commit(&mut self) -> Result<(), HandlerError> {
-        self.sink.commit().map_err(|e| HandlerError(e.to_string()))
-    }
-
-    /// The decision of `block_node` (its node id) in this request.
-    pub fn decision(&self, node_id: &str) -> Option<&NodeDecision> {
-        self.decisions.iter().find(|d| d.id == node_id)
-    }
-}
-
-/// What a host phase sees.
-pub struct Step<'a> {
-    pub invocation: &'a Invocation,
-    pub sink: &'a mut dyn EventSink,
-}
-
-impl Step<'_> {
-    pub fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), HandlerError> {
-        self.sink.emit(event_type, payload).map_err(|e| HandlerError(e.to_string()))
-    }
-
-    /// As [`Dispatch::commit`].
-    pub fn commit(&mut self) -> Result<(), HandlerError> {
-        self.sink.commit().map_err(|e| HandlerError(e.to_string()))
-    }
-}
 
 /// One recorded transition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -306,7 +246,7 @@ impl<C: GraphContext> GraphHost<C> {
     }
 
     /// Make the events recorded so far durable through the registered sink
-    /// ([`EventSink::commit`]).
+    /// ([`super::EventSink::commit`]).
     pub fn commit(&mut self) -> Result<(), SinkError> {
         match self.adapter.sink.as_mut() {
             Some(sink) => sink.commit(),
@@ -314,7 +254,7 @@ impl<C: GraphContext> GraphHost<C> {
         }
     }
 
-    /// End the run through the registered sink ([`EventSink::seal`]): a session log writes
+    /// End the run through the registered sink ([`super::EventSink::seal`]): a session log writes
     /// its seal and returns its head.
     pub fn seal(&mut self) -> Result<Option<crate::log::LogHead>, SinkError> {
         match self.adapter.sink.as_mut() {

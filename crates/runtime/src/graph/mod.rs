@@ -16,10 +16,10 @@ mod sink;
 pub use adapter::{ActionHandler, CodeDecision, EvidenceProvider, GraphContext, HostAdapter};
 pub use check::{Location, Problem, StartRefusal, codes};
 pub use exec::{
-    CODE_DECISION_EVENT, Cursor, DEFAULT_MAX_TRANSITIONS, DecisionStats, Dispatch, GraphHost, Invocation, RunError,
-    RunOutcome, Step, Transition, decision_event,
+    CODE_DECISION_EVENT, Cursor, DEFAULT_MAX_TRANSITIONS, DecisionStats, GraphHost, RunError, RunOutcome, Transition,
+    decision_event,
 };
-pub use model::{FEATURES, Graph, GraphShape, HostPhase, NodeKind, NodeShape};
+pub use model::{Dispatch, FEATURES, Graph, GraphShape, HostPhase, Invocation, NodeKind, NodeShape, Step};
 pub use sink::{EventSink, FnSink, MemorySink, SinkError, Tee};
 
 /// A handler could not carry out its action (the run stops; the error is reported).

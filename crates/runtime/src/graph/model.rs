@@ -6,9 +6,11 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 use super::HandlerError;
-use super::exec::Step;
+use super::sink::EventSink;
+use crate::decide::NodeDecision;
 
 /// A host phase's behaviour: do the work, name the outcome (the edge label to follow).
 pub type HostPhase<C> = Box<dyn Fn(&mut C, &mut Step<'_>) -> Result<String, HandlerError> + Send + Sync>;
@@ -188,5 +190,65 @@ impl<C> Graph<C> {
 
     pub(crate) fn phase_body(&self, id: &str) -> Option<&HostPhase<C>> {
         self.phases.iter().find(|(n, _)| n == id).map(|(_, b)| b)
+    }
+}
+
+/// Which invocation this is: the same node runs many times, each with a new state version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub node: String,
+    pub step: u64,
+    /// How many handler calls changed the state before this invocation.
+    pub state_version: u64,
+    /// 1 for the node's first invocation in this run, 2 for the second, …
+    pub visit: u64,
+}
+
+/// What an action handler sees.
+pub struct Dispatch<'a> {
+    pub invocation: &'a Invocation,
+    /// The position of the node's first block.
+    pub position: &'a str,
+    /// The action being dispatched (the first block's).
+    pub action: &'a str,
+    /// Every block's decision from the node's one request, in block order.
+    pub decisions: &'a [NodeDecision],
+    /// The evidence, when the action needs it.
+    pub evidence: Option<&'a Value>,
+    pub sink: &'a mut dyn EventSink,
+}
+
+impl Dispatch<'_> {
+    /// Record a host event.
+    pub fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), HandlerError> {
+        self.sink.emit(event_type, payload).map_err(|e| HandlerError(e.to_string()))
+    }
+
+    /// Make the events recorded so far durable ([`EventSink::commit`]): call it before any
+    /// side effect, so the decision is recorded before its action takes effect.
+    pub fn commit(&mut self) -> Result<(), HandlerError> {
+        self.sink.commit().map_err(|e| HandlerError(e.to_string()))
+    }
+
+    /// The decision of `block_node` (its node id) in this request.
+    pub fn decision(&self, node_id: &str) -> Option<&NodeDecision> {
+        self.decisions.iter().find(|d| d.id == node_id)
+    }
+}
+
+/// What a host phase sees.
+pub struct Step<'a> {
+    pub invocation: &'a Invocation,
+    pub sink: &'a mut dyn EventSink,
+}
+
+impl Step<'_> {
+    pub fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), HandlerError> {
+        self.sink.emit(event_type, payload).map_err(|e| HandlerError(e.to_string()))
+    }
+
+    /// As [`Dispatch::commit`].
+    pub fn commit(&mut self) -> Result<(), HandlerError> {
+        self.sink.commit().map_err(|e| HandlerError(e.to_string()))
     }
 }

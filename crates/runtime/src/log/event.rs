@@ -148,6 +148,39 @@ impl DecisionEvent {
     }
 }
 
+// The conversion lives with the event, not with the decider: the log reads decisions, the
+// decider never needs the log.
+impl NodeDecision {
+    /// The `decision` event of this node (runtime.md §4.1), with its own frame artifact when it
+    /// has one. The one place a decision becomes a logged event.
+    pub fn to_event(&self, frame: Option<Value>) -> DecisionEvent {
+        DecisionEvent {
+            step: self.step,
+            id: self.id.clone(),
+            state: Map::clone(&self.state),
+            frame,
+            request_digest: Some(self.request_digest.clone()),
+            sent_frame_digest: Some(self.sent_frame_digest.clone()),
+            sent_questions: Some(Value::clone(&self.sent_questions)),
+            batch_ids: Some(self.batch_ids.clone()),
+            margin: self.margin.as_ref().map(|m| {
+                json!({"id": m.question, "kind": m.kind, "threshold": m.threshold, "value": m.value, "margin": m.margin})
+            }),
+            questions: Value::clone(&self.questions),
+            answers: Value::Object(self.raw_answers.clone()),
+            action: self.action.clone(),
+            reason: self.reason.clone(),
+            latency_ms: self.latency_ms,
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            degraded: self.degraded,
+            escalate: self.escalate,
+            warnings: (!self.warnings.is_empty()).then(|| self.warnings.clone()),
+            gates: None,
+        }
+    }
+}
+
 /// A graph node's `decision` event, borrowed from where it was decided: the decision, the
 /// node's own frame artifact, where in the graph it was decided, and the evidence its action
 /// needed. [`DecisionRecord::into_event`] builds the event object;

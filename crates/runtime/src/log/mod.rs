@@ -12,7 +12,6 @@
 
 pub mod envelope;
 mod event;
-pub mod lines;
 pub mod policy;
 pub mod replay;
 pub mod seal;

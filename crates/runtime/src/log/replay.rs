@@ -17,10 +17,10 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::envelope::{ChainFields, LineKind, LineParser, SealFields, parse_line};
-use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 use super::policy::PolicyBook;
 use super::seal::{LogHead, SealKey};
 use super::writer::CHAIN_CLAIM;
+use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 
 /// How many skipped lines and chain breaks a report lists (all are counted).
 pub const MAX_LISTED: usize = 100;

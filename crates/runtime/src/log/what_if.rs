@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
+use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 use decision_protocol::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
 
 /// How many changed and not-comparable decisions a report lists (all are counted).

@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 use super::LogError;
 use super::envelope::{parse_line, push_hex32};
 use super::event::{DecisionEvent, DecisionRecord, GraphEvent};
-use super::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 use super::seal::{LogHead, SealKey};
+use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 
 /// The session-log format version written in the header.
 pub const LOG_VERSION: u64 = 2;

@@ -24,7 +24,7 @@ use thiserror::Error;
 
 use super::error::{ErrorCode, ProviderError};
 use super::{DecisionProvider, Request, Response};
-use crate::log::lines::{DEFAULT_MAX_LINE, Line, LineReader};
+use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 use decision_protocol::ask::normalize;
 
 #[derive(Debug, Error)]

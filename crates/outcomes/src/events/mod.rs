@@ -1,6 +1,6 @@
-//! Reading outcome events from log lines (the format is documented in [`super::report`]).
+//! Reading outcome events from log lines (the format is documented in [`crate::report`]).
 //!
-//! Two readers with one meaning. The fast one ([`super::scan`]) reads the members the report
+//! Two readers with one meaning. The fast one ([`scan`]) reads the members the report
 //! needs straight from the text, borrowing their strings, and gives up (never guesses) on
 //! anything unusual. The careful one then reads the line as a [`Value`] and applies the same
 //! rules member by member, so that it can name exactly what is wrong. A `null` member counts
@@ -10,9 +10,9 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::scan;
-use super::telemetry::{ValueSummary, WeakSuccessFlag};
-use super::types::Outcome;
+mod scan;
+use crate::telemetry::{ValueSummary, WeakSuccessFlag};
+use crate::types::Outcome;
 
 /// The event type of an outcome event.
 pub const OUTCOME_EVENT_TYPE: &str = "tool:outcome";
@@ -288,8 +288,8 @@ fn careful(line: &Value) -> Result<Option<Event<'static>>, String> {
         Some(other) => return Err(format!("`weak_success` must be an array of flag names, not {other}")),
     };
     let result = match &outcome.result {
-        super::types::OutcomeResult::Ok(value) => EventResult::Ok(ValueSummary::of(value).into_owned()),
-        super::types::OutcomeResult::Error(error) => EventResult::Error {
+        crate::types::OutcomeResult::Ok(value) => EventResult::Ok(ValueSummary::of(value).into_owned()),
+        crate::types::OutcomeResult::Error(error) => EventResult::Error {
             error_type: Cow::Owned(error.error_type.clone()),
             metadata: MetadataSummary::of(&error.metadata).into_owned(),
         },

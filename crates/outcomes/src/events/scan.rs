@@ -3,7 +3,7 @@
 //! allocation for a plain line.
 //!
 //! It reads only what it can read with certainty and gives up (`None`, leaving the line to
-//! the careful reader in [`super::events`]) on anything else: a repeated member of an object
+//! the careful reader in [`super`]) on anything else: a repeated member of an object
 //! it reads, a type it does not expect, an unknown member of an outcome, an escape for a
 //! UTF-16 surrogate, a number with an exponent or longer than [`NUMBER_LIMIT`], nesting
 //! deeper than [`DEPTH_LIMIT`], a value object with more than [`SUMMARY_MEMBER_LIMIT`]
@@ -12,8 +12,8 @@
 
 use std::borrow::Cow;
 
-use super::events::{Event, EventResult, Line, MetadataSummary, OUTCOME_EVENT_TYPE, RecordedFlags, Strings};
-use super::telemetry::{PROSE_KEYS, SUMMARY_MEMBER_LIMIT, ValueSummary, WeakSuccessFlag};
+use super::{Event, EventResult, Line, MetadataSummary, OUTCOME_EVENT_TYPE, RecordedFlags, Strings};
+use crate::telemetry::{PROSE_KEYS, SUMMARY_MEMBER_LIMIT, ValueSummary, WeakSuccessFlag};
 
 /// The deepest nesting read; `serde_json` refuses beyond 128.
 const DEPTH_LIMIT: usize = 64;
@@ -652,7 +652,7 @@ impl<'a> Scanner<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::events::careful_for_tests as careful;
+    use super::super::careful_for_tests as careful;
     use super::*;
     use proptest::prelude::*;
     use serde_json::{Value, json};
