@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use super::Capabilities;
-use crate::diag::codes;
 use crate::contract::{Block, Contract};
+use crate::diag::codes;
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::names::NameSet;
 use crate::suggest::did_you_mean;

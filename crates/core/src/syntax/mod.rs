@@ -9,8 +9,8 @@ pub mod text;
 
 use std::collections::HashMap;
 
-use crate::diag::codes;
 use crate::contract::{Contract, Located};
+use crate::diag::codes;
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::vocab::GENERATOR_HEADINGS;
 use text::{is_js_whitespace, join_lines_trimmed, js_trim, js_trim_end};
