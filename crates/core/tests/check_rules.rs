@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use decision_core::check::{self, Capabilities, CapabilitiesError, CheckOptions, Report};
 use decision_core::diag::codes;
 use decision_core::diag::{Diagnostic, Layer, Severity};
-use decision_core::policy::{Answer, Answers, Predicate, evaluate};
+use decision_core::policy::{Answer, Answers, Comparison, Predicate, Probe, THRESHOLD_FORMS, ThresholdForm, evaluate};
 
 fn dump(report: &Report) -> String {
     common::dump(&report.diagnostics)
@@ -164,6 +164,11 @@ fn fails(which: &str, predicate: &str) -> String {
     d.help.clone().unwrap()
 }
 
+/// A threshold predicate the grammar has.
+fn compare(probe: Probe, comparison: Comparison, question: &str, threshold: f64) -> Predicate {
+    Predicate::compare(probe, comparison, question, threshold).unwrap()
+}
+
 const PREDICATE_HELP: &str =
     "predicates are `else`, `top >= n`, `top < n`, `prob:q >= n`, `prob:q < n`, `score:q >= n`, `picked:q = option`";
 
@@ -180,16 +185,12 @@ fn fallback_forms() {
 
 #[test]
 fn top_needs_exactly_one_question() {
-    let top = |threshold: f64| Predicate::TopGte { question: "done".into(), threshold };
+    let top = |threshold: f64| compare(Probe::Top, Comparison::AtLeast, "done", threshold);
     assert_eq!(compiles("noul", "top >= 0.6"), top(0.6));
     assert_eq!(compiles("noul", "top>=0.6"), top(0.6));
-    assert_eq!(compiles("noul", "top < 0.6"), Predicate::TopLt { question: "done".into(), threshold: 0.6 });
-    assert_eq!(
-        compiles("score", "top >= 0.5"),
-        Predicate::TopGte { question: "risk".into(), threshold: 0.5 },
-        "any type"
-    );
-    assert_eq!(compiles("choice", "top >= 0.5"), Predicate::TopGte { question: "tool".into(), threshold: 0.5 });
+    assert_eq!(compiles("noul", "top < 0.6"), compare(Probe::Top, Comparison::Below, "done", 0.6));
+    assert_eq!(compiles("score", "top >= 0.5"), compare(Probe::Top, Comparison::AtLeast, "risk", 0.5), "any type");
+    assert_eq!(compiles("choice", "top >= 0.5"), compare(Probe::Top, Comparison::AtLeast, "tool", 0.5));
     // A mixed block (two questions) and a rule block (none) cannot use `top`.
     assert_eq!(fails("mixed", "top >= 0.6"), "name the question: `prob:q`, `score:q` or `picked:q`");
     assert_eq!(fails("rule", "top >= 0.6"), "name the question: `prob:q`, `score:q` or `picked:q`");
@@ -201,9 +202,9 @@ fn top_needs_exactly_one_question() {
 
 #[test]
 fn prob_reads_a_noul_question() {
-    assert_eq!(compiles("noul", "prob:done >= 0.6"), Predicate::ProbGte { question: "done".into(), threshold: 0.6 });
-    assert_eq!(compiles("noul", "prob:done<.5"), Predicate::ProbLt { question: "done".into(), threshold: 0.5 });
-    assert_eq!(compiles("mixed", "prob:a >= 0.5"), Predicate::ProbGte { question: "a".into(), threshold: 0.5 });
+    assert_eq!(compiles("noul", "prob:done >= 0.6"), compare(Probe::Prob, Comparison::AtLeast, "done", 0.6));
+    assert_eq!(compiles("noul", "prob:done<.5"), compare(Probe::Prob, Comparison::Below, "done", 0.5));
+    assert_eq!(compiles("mixed", "prob:a >= 0.5"), compare(Probe::Prob, Comparison::AtLeast, "a", 0.5));
     // Wrong types name the form that does read them.
     assert_eq!(fails("choice", "prob:tool >= 0.9"), "`prob:` does not read a choice question; use `picked:`");
     assert_eq!(fails("score", "prob:risk >= 0.9"), "`prob:` does not read a score question; use `score:`");
@@ -227,12 +228,71 @@ fn prob_reads_a_noul_question() {
 
 #[test]
 fn score_reads_a_score_question() {
-    assert_eq!(compiles("score", "score:risk >= 2"), Predicate::ScoreGte { question: "risk".into(), threshold: 2.0 });
-    assert_eq!(compiles("mixed", "score:b >= 1"), Predicate::ScoreGte { question: "b".into(), threshold: 1.0 });
+    assert_eq!(compiles("score", "score:risk >= 2"), compare(Probe::Score, Comparison::AtLeast, "risk", 2.0));
+    assert_eq!(compiles("mixed", "score:b >= 1"), compare(Probe::Score, Comparison::AtLeast, "b", 1.0));
     assert_eq!(fails("noul", "score:done >= 2"), "`score:` does not read a noul question; use `prob:`");
     assert_eq!(fails("choice", "score:tool >= 2"), "`score:` does not read a choice question; use `picked:`");
     // There is no `<` form.
     assert_eq!(fails("score", "score:risk < 2"), PREDICATE_HELP);
+}
+
+/// Every threshold form of the grammar's table compiles in a block whose question it reads,
+/// and decides by its comparison: one answer that makes it hold, one that does not. A form
+/// added to the table without a case here fails the coverage check at the end.
+#[test]
+fn every_threshold_form_compiles_and_evaluates() {
+    let noul = |p: f64| Answers::from([("done".to_string(), Answer::Noul { noul: p })]);
+    let score = |s: f64| {
+        Answers::from([(
+            "risk".to_string(),
+            Answer::Score { score: s, probabilities: BTreeMap::new(), confidence: Some(0.5) },
+        )])
+    };
+    // (block, predicate, answers it holds for, answers it does not hold for)
+    let cases = [
+        ("noul", "top >= 0.6", vec![noul(0.6), noul(0.3)], vec![noul(0.55), noul(0.41)]),
+        ("noul", "top < 0.6", vec![noul(0.45), Answers::new()], vec![noul(0.6), noul(0.2)]),
+        ("noul", "prob:done >= 0.6", vec![noul(0.6), noul(1.0)], vec![noul(0.59), Answers::new()]),
+        ("noul", "prob:done < 0.6", vec![noul(0.59), noul(0.0)], vec![noul(0.6), Answers::new()]),
+        ("score", "score:risk >= 2", vec![score(2.0), score(2.4)], vec![score(1.9), Answers::new()]),
+    ];
+    let mut kinds = Vec::new();
+    for (which, text, holds, fails) in &cases {
+        let predicate = compiles(which, text);
+        let Predicate::Compare { form, .. } = &predicate else { panic!("{text}: {predicate:?}") };
+        kinds.push(form.kind());
+        let (report, _) = compile_in(which, text);
+        let block = ["noul", "score"].iter().position(|b| b == which).unwrap();
+        let policy = &report.policies[block];
+        for answers in holds {
+            assert_eq!(evaluate(policy, answers).rule, Some(0), "{text} should hold for {answers:?}");
+        }
+        for answers in fails {
+            assert_eq!(evaluate(policy, answers).rule, Some(1), "{text} should not hold for {answers:?}");
+        }
+    }
+    assert_eq!(kinds, THRESHOLD_FORMS.map(|form| form.kind()), "a case for every form, in table order");
+}
+
+/// A probe with a comparison the table does not pair it with is not a predicate, with the
+/// same help as any other text outside the grammar.
+#[test]
+fn pairs_outside_the_table_do_not_compile() {
+    let written =
+        [(Probe::Top, "noul", "top"), (Probe::Prob, "noul", "prob:done"), (Probe::Score, "score", "score:risk")];
+    let mut refused = 0;
+    for (probe, which, head) in written {
+        for comparison in [Comparison::AtLeast, Comparison::Below] {
+            let text = format!("{head} {} 1", comparison.operator());
+            if ThresholdForm::of(probe, comparison).is_some() {
+                compiles(which, &text);
+            } else {
+                assert_eq!(fails(which, &text), PREDICATE_HELP, "{text}");
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!(refused, 1, "only `score:q < n` is refused");
 }
 
 #[test]
@@ -254,7 +314,7 @@ fn numbers_follow_the_reference_grammar() {
     for (text, value) in [("0.6", 0.6), (".5", 0.5), ("05", 5.0), ("2", 2.0), ("0", 0.0), ("1.25", 1.25)] {
         assert_eq!(
             compiles("noul", &format!("prob:done >= {text}")),
-            Predicate::ProbGte { question: "done".into(), threshold: value },
+            compare(Probe::Prob, Comparison::AtLeast, "done", value),
             "{text}"
         );
     }

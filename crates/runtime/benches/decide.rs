@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use decision_core::diag::Span;
-use decision_core::policy::{CompiledPolicy, CompiledRule, Predicate, evaluate};
+use decision_core::policy::{Comparison, CompiledPolicy, CompiledRule, Predicate, Probe, evaluate};
 use decision_protocol::ask::{Questions, WireQuestion, validate_answers};
 use decision_protocol::space::{Applicable, DecisionState, HostObject, Operation, Snapshot, SpaceConfig};
 use decision_runtime::provider::{DecisionProvider, Request, SystemOneProvider};
@@ -38,7 +38,7 @@ fn validation_and_policy(c: &mut Criterion) {
     let policy = CompiledPolicy {
         block: "pick_tool".into(),
         rules: vec![
-            rule(Predicate::TopGte { question: "tool".into(), threshold: 0.6 }, "call", "top >= 0.6"),
+            rule(Predicate::compare(Probe::Top, Comparison::AtLeast, "tool", 0.6).unwrap(), "call", "top >= 0.6"),
             rule(Predicate::Fallback, "escalate", "else"),
         ],
     };
@@ -65,13 +65,21 @@ fn validation_and_policy(c: &mut Criterion) {
     let grade = CompiledPolicy {
         block: "grade_risk".into(),
         rules: vec![
-            rule(Predicate::ScoreGte { question: "risk".into(), threshold: 2.0 }, "ask_human", "score:risk >= 2"),
             rule(
-                Predicate::ProbGte { question: "needs_auth".into(), threshold: 0.5 },
+                Predicate::compare(Probe::Score, Comparison::AtLeast, "risk", 2.0).unwrap(),
+                "ask_human",
+                "score:risk >= 2",
+            ),
+            rule(
+                Predicate::compare(Probe::Prob, Comparison::AtLeast, "needs_auth", 0.5).unwrap(),
                 "ask_human",
                 "prob:needs_auth >= 0.5",
             ),
-            rule(Predicate::ScoreGte { question: "risk".into(), threshold: 1.0 }, "auto_audit", "score:risk >= 1"),
+            rule(
+                Predicate::compare(Probe::Score, Comparison::AtLeast, "risk", 1.0).unwrap(),
+                "auto_audit",
+                "score:risk >= 1",
+            ),
             rule(Predicate::Fallback, "auto", "else"),
         ],
     };

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use decision_core::diag::Span;
-use decision_core::policy::{CompiledPolicy, CompiledRule, Predicate};
+use decision_core::policy::{Comparison, CompiledPolicy, CompiledRule, Predicate, Probe};
 use decision_protocol::ask::{Questions, WireQuestion};
 use decision_runtime::decide::{Decider, NodeSpec};
 use decision_runtime::provider::{
@@ -159,7 +159,7 @@ fn answers_pass_validation_and_drive_the_policy() {
             block: "pick_tool".into(),
             rules: vec![
                 CompiledRule {
-                    predicate: Predicate::TopGte { question: "tool".into(), threshold: 0.6 },
+                    predicate: Predicate::compare(Probe::Top, Comparison::AtLeast, "tool", 0.6).unwrap(),
                     action: "call".into(),
                     text: "top >= 0.6".into(),
                     span: Span::default(),

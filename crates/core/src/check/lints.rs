@@ -2,7 +2,7 @@
 //! errors). Parse-time lints live in the scanner; these need the whole block.
 
 use super::Capabilities;
-use crate::contract::{Block, Contract, Primitive};
+use crate::contract::{Block, Contract};
 use crate::diag::codes;
 use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::names::NameSet;
@@ -121,21 +121,13 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
         None => block.question(id),
     };
     for rule in &policy.rules {
-        let range = |question: &str| -> Option<(f64, f64, &'static str)> {
-            let q = question_named(question)?;
-            Some(match (&rule.predicate, q.primitive) {
-                (Predicate::ScoreGte { .. }, Primitive::Score) => {
-                    (0.0, q.options.len().saturating_sub(1) as f64, "the score's levels")
-                }
-                _ => (0.0, 1.0, "probabilities"),
-            })
-        };
         // A gate no answer reaches is an error of the policy layer instead (one mistake, one report).
         let gate_never_fires =
             super::is_gate_action(&rule.action) && super::reach::threshold_unreachable(block, rule).is_some();
-        if let (Some(threshold), Some(question)) = (rule.predicate.threshold(), rule.predicate.question())
-            && let Some((low, high, what)) = range(question)
-            && !(low..=high).contains(&threshold)
+        if let Predicate::Compare { form, question, threshold } = &rule.predicate
+            && let Some(q) = question_named(question)
+            && let (low, high, what) = form.probe().range(q)
+            && !(low..=high).contains(threshold)
             && !gate_never_fires
         {
             lint(

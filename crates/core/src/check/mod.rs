@@ -15,7 +15,7 @@ pub use summary::Summary;
 
 use crate::contract::{Contract, Kind};
 use crate::diag::{Diagnostic, Layer, Severity, Span, codes};
-use crate::policy::{CompileError, CompiledPolicy, compile_block};
+use crate::policy::{CompileError, CompiledPolicy, THRESHOLD_FORMS, compile_block};
 use crate::syntax::{self, Parsed};
 use crate::vocab::{SCHEMA_V1, SCHEMA_VERSIONS};
 
@@ -151,7 +151,9 @@ fn compile_help(error: &CompileError, block: &crate::contract::Block) -> Option<
     let ids = || block.questions.iter().map(|q| format!("`{}`", q.id)).collect::<Vec<_>>().join(", ");
     Some(match error {
         CompileError::NotAPredicate(_) => {
-            "predicates are `else`, `top >= n`, `top < n`, `prob:q >= n`, `prob:q < n`, `score:q >= n`, `picked:q = option`".into()
+            // The threshold forms come from the grammar's table, so a new form is listed here too.
+            let forms: String = THRESHOLD_FORMS.iter().map(|form| format!("`{form}`, ")).collect();
+            format!("predicates are `else`, {forms}`picked:q = option`")
         }
         CompileError::TopNeedsOneQuestion(_) => "name the question: `prob:q`, `score:q` or `picked:q`".into(),
         CompileError::NoSuchQuestion(id) => {

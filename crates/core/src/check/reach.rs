@@ -8,7 +8,7 @@
 //! A dead rule is a warning; a dead rule whose action is an authorisation gate
 //! ([`GATE_ACTIONS`]) is an error: the contract reads as if a person is asked, and never is.
 
-use crate::contract::{Block, Primitive};
+use crate::contract::Block;
 use crate::diag::codes;
 use crate::diag::{Diagnostic, Layer, Severity};
 use crate::policy::{CompiledPolicy, CompiledRule, Predicate};
@@ -22,55 +22,28 @@ pub fn is_gate_action(action: &str) -> bool {
     GATE_ACTIONS.contains(&action)
 }
 
-/// A threshold predicate as (probe, question, `>=` or `<`, threshold).
-fn tier(predicate: &Predicate) -> Option<(&'static str, &str, bool, f64)> {
-    Some(match predicate {
-        Predicate::TopGte { question, threshold } => ("top", question, true, *threshold),
-        Predicate::TopLt { question, threshold } => ("top", question, false, *threshold),
-        Predicate::ProbGte { question, threshold } => ("prob", question, true, *threshold),
-        Predicate::ProbLt { question, threshold } => ("prob", question, false, *threshold),
-        Predicate::ScoreGte { question, threshold } => ("score", question, true, *threshold),
-        _ => return None,
-    })
-}
-
 /// Whether `earlier` holds whenever `later` does, so that `later` never decides.
 fn shadows(earlier: &Predicate, later: &Predicate) -> bool {
-    if let (Predicate::Picked { question: q1, option: o1 }, Predicate::Picked { question: q2, option: o2 }) =
-        (earlier, later)
-    {
-        return q1 == q2 && o1 == o2;
-    }
-    match (tier(earlier), tier(later)) {
-        (Some((p1, q1, gte1, t1)), Some((p2, q2, gte2, t2))) if p1 == p2 && q1 == q2 && gte1 == gte2 => {
-            if gte1 {
-                t2 >= t1
-            } else {
-                t2 <= t1
-            }
+    match (earlier, later) {
+        (Predicate::Picked { question: q1, option: o1 }, Predicate::Picked { question: q2, option: o2 }) => {
+            q1 == q2 && o1 == o2
         }
+        (
+            Predicate::Compare { form: f1, question: q1, threshold: t1 },
+            Predicate::Compare { form: f2, question: q2, threshold: t2 },
+        ) if f1 == f2 && q1 == q2 => f1.comparison().covers(*t1, *t2),
         _ => false,
     }
 }
 
-/// The range a rule's probe takes on this block's question, with what it is called.
-fn probe_range(block: &Block, rule: &CompiledRule) -> Option<(f64, f64, &'static str)> {
-    let question = block.question(rule.predicate.question()?)?;
-    Some(match (&rule.predicate, question.primitive) {
-        (Predicate::ScoreGte { .. }, Primitive::Score) => {
-            (0.0, question.options.len().saturating_sub(1) as f64, "the score's levels")
-        }
-        _ => (0.0, 1.0, "probabilities"),
-    })
-}
-
-/// Whether no answer can make the rule hold: a `>=` above the probe's range, or a `<` at or
-/// below its bottom.
+/// Whether no answer can make the rule hold: a threshold outside the range its probe takes
+/// on the question, on the side the comparison needs. Returns that range.
 pub(super) fn threshold_unreachable(block: &Block, rule: &CompiledRule) -> Option<(f64, f64, &'static str)> {
-    let (_, _, gte, threshold) = tier(&rule.predicate)?;
-    let (low, high, what) = probe_range(block, rule)?;
-    let unreachable = if gte { threshold > high } else { threshold <= low };
-    unreachable.then_some((low, high, what))
+    let Predicate::Compare { form, question, threshold } = &rule.predicate else {
+        return None;
+    };
+    let (low, high, what) = form.probe().range(block.question(question)?);
+    form.comparison().unreachable(*threshold, low, high).then_some((low, high, what))
 }
 
 /// Shadowed rules (a warning, an error for a gate) and gate rules with an unreachable

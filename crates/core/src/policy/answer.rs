@@ -8,12 +8,29 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum Answer {
-    /// P(true) in [0, 1].
-    Noul { noul: f64 },
-    /// The chosen option, the probability of each offered option, and a confidence.
-    Choice { choice: String, probabilities: BTreeMap<String, f64>, confidence: Option<f64> },
-    /// The expected level (may be fractional), probabilities per level index, confidence.
-    Score { score: f64, probabilities: BTreeMap<String, f64>, confidence: Option<f64> },
+    /// A yes/no answer.
+    Noul {
+        /// P(true) in [0, 1].
+        noul: f64,
+    },
+    /// A choice among named options.
+    Choice {
+        /// The chosen option.
+        choice: String,
+        /// The probability of each offered option.
+        probabilities: BTreeMap<String, f64>,
+        /// The provider's confidence, if it gave one.
+        confidence: Option<f64>,
+    },
+    /// A level on an ordered scale.
+    Score {
+        /// The expected level (may be fractional).
+        score: f64,
+        /// The probability of each level, by level index.
+        probabilities: BTreeMap<String, f64>,
+        /// The provider's confidence, if it gave one.
+        confidence: Option<f64>,
+    },
 }
 
 /// Answers by question id.

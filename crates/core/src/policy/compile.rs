@@ -3,21 +3,35 @@
 
 use thiserror::Error;
 
-use super::{CompiledPolicy, CompiledRule, FALLBACK_FORMS, Predicate};
+use super::{CompiledPolicy, CompiledRule, FALLBACK_FORMS, Predicate, THRESHOLD_FORMS, Target, ThresholdForm};
 use crate::contract::{Block, Primitive, Question};
 use crate::syntax::text::{is_js_whitespace, js_trim, js_trim_start};
 
 /// Why a predicate did not compile.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum CompileError {
+    /// The text is none of the grammar's forms (the trimmed text).
     #[error("`{0}` is not a predicate")]
     NotAPredicate(String),
+    /// A `top` form in a block without exactly one question (how many it has).
     #[error("`top` needs a block with exactly one question (this block has {0})")]
     TopNeedsOneQuestion(usize),
+    /// The form names a question the block does not have (its id).
     #[error("no question `{0}` in this block")]
     NoSuchQuestion(String),
+    /// The form names a question of a type it does not read.
     #[error("`{form}:{question}` needs a {expected} question, but `{question}` is a {actual} question")]
-    WrongType { form: &'static str, question: String, expected: &'static str, actual: &'static str },
+    WrongType {
+        /// The form's keyword (`prob`, `score`, `picked`).
+        form: &'static str,
+        /// The question named.
+        question: String,
+        /// The type the form reads.
+        expected: &'static str,
+        /// The question's type.
+        actual: &'static str,
+    },
 }
 
 /// Compile every rule of a block. Rules that fail keep their place with [`Predicate::Never`];
@@ -77,40 +91,14 @@ impl<'a> QuestionIndex<'a> {
 }
 
 fn compile_indexed(text: &str, index: &QuestionIndex<'_>) -> Result<Predicate, CompileError> {
-    let questions = index.questions;
     if FALLBACK_FORMS.contains(&text) {
         return Ok(Predicate::Fallback);
     }
-    if let Some(rest) = text.strip_prefix("top")
-        && let Some((op, threshold)) = comparison(rest, &[">=", "<"])
-    {
-        let [only] = questions else {
-            return Err(CompileError::TopNeedsOneQuestion(questions.len()));
-        };
-        let question = only.id.clone();
-        return Ok(if op == ">=" {
-            Predicate::TopGte { question, threshold }
-        } else {
-            Predicate::TopLt { question, threshold }
-        });
-    }
-    if let Some(rest) = text.strip_prefix("prob:")
-        && let Some((id, rest)) = question_id(rest)
-        && let Some((op, threshold)) = comparison(rest, &[">=", "<"])
-    {
-        let question = typed(index, "prob", id, Primitive::Noul)?;
-        return Ok(if op == ">=" {
-            Predicate::ProbGte { question, threshold }
-        } else {
-            Predicate::ProbLt { question, threshold }
-        });
-    }
-    if let Some(rest) = text.strip_prefix("score:")
-        && let Some((id, rest)) = question_id(rest)
-        && let Some((_, threshold)) = comparison(rest, &[">="])
-    {
-        let question = typed(index, "score", id, Primitive::Score)?;
-        return Ok(Predicate::ScoreGte { question, threshold });
+    // At most one form matches a whole text: forms differ in keyword or operator, and only a
+    // number may follow the operator, so trying them in any order gives the same result
+    // (`<` does not read `<= 1`: `= 1` is not a number).
+    if let Some(compiled) = THRESHOLD_FORMS.into_iter().find_map(|form| threshold_predicate(text, form, index)) {
+        return compiled;
     }
     if let Some(rest) = text.strip_prefix("picked:")
         && let Some((id, rest)) = question_id(rest)
@@ -125,6 +113,33 @@ fn compile_indexed(text: &str, index: &QuestionIndex<'_>) -> Result<Predicate, C
         }
     }
     Err(CompileError::NotAPredicate(text.to_string()))
+}
+
+/// `text` read as `form`: `None` when it is not written that way, else the predicate, or why
+/// the question it reads does not fit the block.
+fn threshold_predicate(
+    text: &str,
+    form: ThresholdForm,
+    index: &QuestionIndex<'_>,
+) -> Option<Result<Predicate, CompileError>> {
+    let probe = form.probe();
+    let rest = text.strip_prefix(probe.keyword())?;
+    let (rest, named) = match probe.target() {
+        Target::OnlyQuestion => (rest, None),
+        Target::Named(primitive) => {
+            let (id, rest) = question_id(rest.strip_prefix(':')?)?;
+            (rest, Some((id, primitive)))
+        }
+    };
+    let threshold = comparison(rest, form.comparison().operator())?;
+    let question = match named {
+        None => match index.questions {
+            [only] => Ok(only.id.clone()),
+            questions => Err(CompileError::TopNeedsOneQuestion(questions.len())),
+        },
+        Some((id, primitive)) => typed(index, probe.keyword(), id, primitive),
+    };
+    Some(question.map(|question| Predicate::Compare { form, question, threshold }))
 }
 
 fn typed(index: &QuestionIndex<'_>, form: &'static str, id: &str, expected: Primitive) -> Result<String, CompileError> {
@@ -153,12 +168,10 @@ fn question_id(text: &str) -> Option<(&str, &str)> {
     text.split_at_checked(end)
 }
 
-/// `ws* OP ws* NUM` filling the whole of `text`, with OP one of `ops` (tried in order).
-fn comparison(text: &str, ops: &[&'static str]) -> Option<(&'static str, f64)> {
-    let text = js_trim_start(text);
-    let op = ops.iter().find(|op| text.starts_with(**op))?;
-    let number = js_trim_start(text.get(op.len()..)?);
-    Some((op, decimal(number)?))
+/// `ws* OP ws* NUM` filling the whole of `text`; returns the number.
+fn comparison(text: &str, operator: &str) -> Option<f64> {
+    let rest = js_trim_start(text).strip_prefix(operator)?;
+    decimal(js_trim_start(rest))
 }
 
 /// NUM = `[0-9]*\.?[0-9]+`, the whole string: the number grammar of predicates (also used
@@ -180,6 +193,11 @@ pub(crate) fn decimal(text: &str) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::diag::Span;
+    use crate::policy::{Comparison, Probe};
+
+    fn compare(probe: Probe, comparison: Comparison, question: &str, threshold: f64) -> Predicate {
+        Predicate::compare(probe, comparison, question, threshold).unwrap()
+    }
 
     fn q(id: &str, primitive: Primitive) -> Question {
         Question { id: id.into(), ask: "a".into(), primitive, options: vec![], span: Span::default() }
@@ -200,17 +218,11 @@ mod tests {
         let qs = [q("ok", Primitive::Noul), q("risk", Primitive::Score), q("tool", Primitive::Choice)];
         assert_eq!(compile_predicate("else", &qs), Ok(Predicate::Fallback));
         assert_eq!(compile_predicate("其余", &qs), Ok(Predicate::Fallback));
-        assert_eq!(
-            compile_predicate("prob:ok>=0.6", &qs),
-            Ok(Predicate::ProbGte { question: "ok".into(), threshold: 0.6 })
-        );
-        assert_eq!(
-            compile_predicate("prob:ok < .5", &qs),
-            Ok(Predicate::ProbLt { question: "ok".into(), threshold: 0.5 })
-        );
+        assert_eq!(compile_predicate("prob:ok>=0.6", &qs), Ok(compare(Probe::Prob, Comparison::AtLeast, "ok", 0.6)));
+        assert_eq!(compile_predicate("prob:ok < .5", &qs), Ok(compare(Probe::Prob, Comparison::Below, "ok", 0.5)));
         assert_eq!(
             compile_predicate("score:risk >= 2", &qs),
-            Ok(Predicate::ScoreGte { question: "risk".into(), threshold: 2.0 })
+            Ok(compare(Probe::Score, Comparison::AtLeast, "risk", 2.0))
         );
         assert_eq!(
             compile_predicate("picked:tool = read_file", &qs),
@@ -233,9 +245,6 @@ mod tests {
             assert!(matches!(compile_predicate(bad, &qs), Err(CompileError::NotAPredicate(_))), "{bad}");
         }
         let one = [q("done", Primitive::Noul)];
-        assert_eq!(
-            compile_predicate("top<0.6", &one),
-            Ok(Predicate::TopLt { question: "done".into(), threshold: 0.6 })
-        );
+        assert_eq!(compile_predicate("top<0.6", &one), Ok(compare(Probe::Top, Comparison::Below, "done", 0.6)));
     }
 }

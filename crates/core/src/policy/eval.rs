@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{Answer, Answers, CompiledPolicy, Predicate};
+use super::{Answer, Answers, CompiledPolicy, Predicate, ThresholdForm};
 
 /// The reason given when no rule matched.
 pub const NO_MATCH_REASON: &str = "no rule matched and there is no fallback → escalate";
@@ -11,51 +11,42 @@ pub const NO_MATCH_REASON: &str = "no rule matched and there is no fallback → 
 /// The closest threshold to the value actually seen.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Margin {
+    /// The question the rule reads.
     pub question: String,
+    /// The rule's predicate kind ([`Predicate::kind_name`]).
     pub kind: &'static str,
+    /// The rule's threshold.
     pub threshold: f64,
+    /// The value the rule's probe read.
     pub value: f64,
+    /// `|value − threshold|`.
     pub margin: f64,
 }
 
 /// What a policy decided.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Decision {
+    /// The action of the rule that fired, or `escalate`.
     pub action: String,
+    /// The rule's reason ([`super::CompiledRule::reason`]), or [`NO_MATCH_REASON`].
     pub reason: String,
     /// Index of the rule that fired; `None` when nothing matched.
     pub rule: Option<usize>,
+    /// The closest threshold among the rules up to the one that fired, if any applied.
     pub margin: Option<Margin>,
 }
 
-/// The probe of a threshold predicate: `None` when the rule does not apply to the answer.
-fn probe(predicate: &Predicate, answers: &Answers) -> Option<f64> {
-    let answer = answers.get(predicate.question()?);
-    match predicate {
-        Predicate::TopGte { .. } | Predicate::TopLt { .. } => answer.map(Answer::top),
-        Predicate::ProbGte { .. } | Predicate::ProbLt { .. } => match answer {
-            Some(Answer::Noul { noul }) => Some(*noul),
-            _ => None,
-        },
-        Predicate::ScoreGte { .. } => match answer {
-            Some(Answer::Score { score, .. }) => Some(*score),
-            _ => None,
-        },
-        _ => None,
-    }
+/// The value the form's probe reads from the answer to `question`: `None` when there is no
+/// answer or it is of a type the probe does not read.
+fn read(form: ThresholdForm, question: &str, answers: &Answers) -> Option<f64> {
+    form.probe().read(answers.get(question)?)
 }
 
 fn holds(predicate: &Predicate, answers: &Answers) -> bool {
-    let value = probe(predicate, answers);
     match predicate {
         Predicate::Fallback => true,
         Predicate::Never => false,
-        Predicate::TopGte { threshold, .. }
-        | Predicate::ProbGte { threshold, .. }
-        | Predicate::ScoreGte { threshold, .. } => value.is_some_and(|v| v >= *threshold),
-        // `top < t` is the exact complement of `top >= t`: also true for a missing answer.
-        Predicate::TopLt { threshold, .. } => !value.is_some_and(|v| v >= *threshold),
-        Predicate::ProbLt { threshold, .. } => value.is_some_and(|v| v < *threshold),
+        Predicate::Compare { form, question, threshold } => form.holds(read(*form, question, answers), *threshold),
         Predicate::Picked { question, option } => {
             matches!(answers.get(question), Some(Answer::Choice { choice, .. }) if choice == option)
         }
@@ -78,12 +69,14 @@ fn closest_margin(policy: &CompiledPolicy, answers: &Answers, upto: usize) -> Op
         .iter()
         .take(upto + 1)
         .filter_map(|rule| {
-            let threshold = rule.predicate.threshold()?;
-            let value = probe(&rule.predicate, answers)?;
+            let Predicate::Compare { form, question, threshold } = &rule.predicate else {
+                return None;
+            };
+            let value = read(*form, question, answers)?;
             Some(Margin {
-                question: rule.predicate.question()?.to_string(),
-                kind: rule.predicate.kind_name(),
-                threshold,
+                question: question.clone(),
+                kind: form.kind(),
+                threshold: *threshold,
                 value,
                 margin: (value - threshold).abs(),
             })
@@ -95,8 +88,12 @@ fn closest_margin(policy: &CompiledPolicy, answers: &Answers, upto: usize) -> Op
 mod tests {
     use super::*;
     use crate::diag::Span;
-    use crate::policy::CompiledRule;
+    use crate::policy::{Comparison, CompiledRule, Probe};
     use std::collections::BTreeMap;
+
+    fn compare(probe: Probe, comparison: Comparison, question: &str, threshold: f64) -> Predicate {
+        Predicate::compare(probe, comparison, question, threshold).unwrap()
+    }
 
     fn rule(predicate: Predicate, action: &str, text: &str) -> CompiledRule {
         CompiledRule { predicate, action: action.into(), text: text.into(), span: Span::default() }
@@ -111,7 +108,7 @@ mod tests {
         CompiledPolicy {
             block: "pick_tool".into(),
             rules: vec![
-                rule(Predicate::TopGte { question: "tool".into(), threshold: 0.6 }, "call", "top >= 0.6"),
+                rule(compare(Probe::Top, Comparison::AtLeast, "tool", 0.6), "call", "top >= 0.6"),
                 rule(Predicate::Fallback, "escalate", "else"),
             ],
         }
@@ -138,11 +135,7 @@ mod tests {
     fn no_match_escalates_without_margin() {
         let policy = CompiledPolicy {
             block: "b".into(),
-            rules: vec![rule(
-                Predicate::ProbGte { question: "ok".into(), threshold: 0.6 },
-                "continue",
-                "prob:ok >= 0.6",
-            )],
+            rules: vec![rule(compare(Probe::Prob, Comparison::AtLeast, "ok", 0.6), "continue", "prob:ok >= 0.6")],
         };
         let answers = BTreeMap::from([("ok".to_string(), Answer::Noul { noul: 0.2 })]);
         let d = evaluate(&policy, &answers);
@@ -154,8 +147,8 @@ mod tests {
         let policy = CompiledPolicy {
             block: "b".into(),
             rules: vec![
-                rule(Predicate::ProbLt { question: "q".into(), threshold: 0.5 }, "stop", "prob:q < 0.5"),
-                rule(Predicate::TopLt { question: "q".into(), threshold: 0.5 }, "revise", "top < 0.5"),
+                rule(compare(Probe::Prob, Comparison::Below, "q", 0.5), "stop", "prob:q < 0.5"),
+                rule(compare(Probe::Top, Comparison::Below, "q", 0.5), "revise", "top < 0.5"),
             ],
         };
         assert_eq!(evaluate(&policy, &Answers::new()).action, "revise");
@@ -170,7 +163,7 @@ mod tests {
         let policy = CompiledPolicy {
             block: "grade_risk".into(),
             rules: vec![
-                rule(Predicate::ScoreGte { question: "risk".into(), threshold: 3.0 }, "ask_human", "score:risk >= 3"),
+                rule(compare(Probe::Score, Comparison::AtLeast, "risk", 3.0), "ask_human", "score:risk >= 3"),
                 rule(Predicate::Picked { question: "tool".into(), option: "a".into() }, "call", "picked:tool = a"),
                 rule(Predicate::Fallback, "auto", "else"),
             ],

@@ -10,17 +10,20 @@
 use thiserror::Error;
 
 use super::compile::decimal;
-use super::{CompiledPolicy, Predicate};
+use super::{Comparison, CompiledPolicy, Predicate};
 use crate::contract::Block;
 use crate::syntax::text::js_trim;
 
 /// One threshold override.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gate {
+    /// The block whose policy is overridden.
     pub block: String,
+    /// The question whose threshold rule is overridden.
     pub question: String,
     /// Which threshold rule on the question, in document order (0 for a bare key).
     pub tier: usize,
+    /// The threshold to use instead.
     pub value: f64,
 }
 
@@ -37,27 +40,59 @@ impl Gate {
 
 /// Why a set of overrides was rejected (none of them is applied).
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum GateError {
+    /// An item without `=` (the item).
     #[error("gate `{0}` is not `block.question=value`")]
     Malformed(String),
+    /// A key that is not `block.question` or `block.question[i]` (the key).
     #[error("gate key `{0}` is not `block.question` or `block.question[i]`")]
     BadKey(String),
+    /// A value that is not a threshold number.
     #[error("gate `{key}`: `{value}` is not a threshold (digits with an optional decimal point)")]
-    BadValue { key: String, value: String },
+    BadValue {
+        /// The item's key.
+        key: String,
+        /// The value as written.
+        value: String,
+    },
+    /// The same key twice (the key).
     #[error("gate `{0}` is given more than once")]
     Duplicate(String),
+    /// No block with the key's block id (the key).
     #[error("gate `{0}`: no block with that id")]
     UnknownBlock(String),
+    /// The block has no question with the key's question id (the key).
     #[error("gate `{0}`: the block has no question with that id")]
     UnknownQuestion(String),
+    /// No rule of the block has a threshold on the question (the key).
     #[error("gate `{0}`: no policy rule of the block has a threshold on that question")]
     NoThreshold(String),
+    /// The tier is past the question's last threshold rule.
     #[error("gate `{key}`: tier {tier} is out of range (the question has {tiers} threshold rule(s))")]
-    TierOutOfRange { key: String, tier: usize, tiers: usize },
+    TierOutOfRange {
+        /// The item's key.
+        key: String,
+        /// The tier asked for.
+        tier: usize,
+        /// How many threshold rules the question has.
+        tiers: usize,
+    },
+    /// After the overrides, the question's `>=` tiers no longer decrease, so a lower one
+    /// would shadow a higher one.
     #[error(
         "gate `{key}`: after overriding, the `>=` thresholds on `{block}.{question}` must be strictly decreasing, got {thresholds:?}"
     )]
-    NotDecreasing { key: String, block: String, question: String, thresholds: Vec<f64> },
+    NotDecreasing {
+        /// The key of the item that broke the order.
+        key: String,
+        /// The block.
+        block: String,
+        /// The question.
+        question: String,
+        /// The `>=` thresholds on the question after overriding, in document order.
+        thresholds: Vec<f64>,
+    },
 }
 
 /// Parse `block.question=value` items separated by `,`, `;` or newlines. Empty items are
@@ -161,20 +196,15 @@ fn threshold_rules<'a>(policy: &'a CompiledPolicy, question: &'a str) -> impl It
         .map(|(i, _)| i)
 }
 
+/// Whether the predicate is an `>=` threshold on `question` (the tiers that must decrease).
 fn is_gte_on(predicate: &Predicate, question: &str) -> bool {
-    matches!(predicate,
-        Predicate::TopGte { question: q, .. } | Predicate::ProbGte { question: q, .. } | Predicate::ScoreGte { question: q, .. }
-        if q == question)
+    matches!(predicate, Predicate::Compare { form, question: q, .. }
+        if form.comparison() == Comparison::AtLeast && q == question)
 }
 
 fn set_threshold(predicate: &mut Predicate, value: f64) {
-    match predicate {
-        Predicate::TopGte { threshold, .. }
-        | Predicate::TopLt { threshold, .. }
-        | Predicate::ProbGte { threshold, .. }
-        | Predicate::ProbLt { threshold, .. }
-        | Predicate::ScoreGte { threshold, .. } => *threshold = value,
-        Predicate::Fallback | Predicate::Picked { .. } | Predicate::Never => {}
+    if let Predicate::Compare { threshold, .. } = predicate {
+        *threshold = value;
     }
 }
 
