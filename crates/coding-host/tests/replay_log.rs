@@ -7,7 +7,7 @@ mod host_common;
 use std::path::Path;
 
 use decision_protocol::digest::{frame_digest, request_digest};
-use decision_protocol::record::{Outcome, Rules};
+use decision_protocol::record::{Rules, VerifyOutcome};
 use decision_runtime::log::{
     ChainStatus, DecisionEvent, FsyncPolicy, LogHeader, LogReport, RecordResult, ReplayOptions, SessionLog,
     replay_file, replay_reader,
@@ -123,7 +123,7 @@ fn a_log_written_here_verifies_with_an_intact_chain() {
     assert_eq!((report.verified, report.partial, report.unverifiable, report.mismatch), (2, 4, 0, 0));
     assert_eq!(report.chain_status(), ChainStatus::Intact);
     assert_eq!(report.session.as_deref(), Some("s1"));
-    assert_eq!(results.iter().filter(|r| r.status == Outcome::Partial).count(), 4);
+    assert_eq!(results.iter().filter(|r| r.status == VerifyOutcome::Partial).count(), 4);
     assert_eq!(results[2].node.as_deref(), Some("loop.stepOk"));
     assert_eq!(results[2].line, 6);
 }
@@ -226,7 +226,7 @@ fn a_tampered_record_is_a_mismatch_and_breaks_the_chain() {
     write_lines(&path, &all);
     let (report, results) = replay(&path);
     assert_eq!(report.mismatch, 1);
-    assert_eq!(results[2].status, Outcome::Mismatch);
+    assert_eq!(results[2].status, VerifyOutcome::Mismatch);
     assert_eq!(report.chain_status(), ChainStatus::Broken);
     assert_eq!(report.breaks[0].line, 7);
 }

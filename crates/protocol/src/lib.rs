@@ -13,6 +13,8 @@
 //! `clippy.toml` and by the workspace's architecture test), so it builds for
 //! `wasm32-unknown-unknown` and sits under the Python and WebAssembly bindings.
 
+#![deny(missing_docs)]
+
 pub mod ask;
 pub mod digest;
 pub mod frame;

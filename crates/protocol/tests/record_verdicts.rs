@@ -4,7 +4,7 @@
 
 use decision_protocol::digest::stringify;
 use decision_protocol::record::{
-    CheckName, CheckStatus, DecisionRecord, EventRead, Outcome, Rules, Verdict, read_event, verify_record,
+    CheckName, CheckStatus, DecisionRecord, EventRead, RecordVerdict, Rules, VerifyOutcome, read_event, verify_record,
     verify_record_with,
 };
 use serde_json::{Value, json};
@@ -23,11 +23,11 @@ fn record(event: &Value) -> DecisionRecord {
     }
 }
 
-fn verdict(event: &Value) -> Verdict {
+fn verdict(event: &Value) -> RecordVerdict {
     verify_record(&record(event))
 }
 
-fn status(verdict: &Verdict, name: CheckName) -> Option<CheckStatus> {
+fn status(verdict: &RecordVerdict, name: CheckName) -> Option<CheckStatus> {
     verdict.check(name).map(|c| c.status)
 }
 
@@ -71,7 +71,7 @@ fn merged() -> Value {
 #[test]
 fn single_node_from_a_real_run_is_verified() {
     let v = verdict(&single());
-    assert_eq!(v.outcome, Outcome::Verified);
+    assert_eq!(v.outcome, VerifyOutcome::Verified);
     assert_eq!(v.checks.len(), 4);
     assert!(v.checks.iter().all(|c| c.status == CheckStatus::Pass), "{v:?}");
     let names: Vec<_> = v.checks.iter().map(|c| c.name.as_str()).collect();
@@ -81,7 +81,7 @@ fn single_node_from_a_real_run_is_verified() {
 #[test]
 fn merged_is_partial() {
     let v = verdict(&merged());
-    assert_eq!(v.outcome, Outcome::Partial);
+    assert_eq!(v.outcome, VerifyOutcome::Partial);
     assert_eq!(status(&v, CheckName::FrameSolo), Some(CheckStatus::Skip));
     assert_eq!(status(&v, CheckName::QuestionsSolo), None, "not added when merged");
     assert_eq!(status(&v, CheckName::SentFrame), Some(CheckStatus::Pass));
@@ -93,7 +93,7 @@ fn tampered_state_single_fails_frame_solo() {
     let mut e = single();
     e["state"]["task"] = json!("delete everything");
     let v = verdict(&e);
-    assert_eq!(v.outcome, Outcome::Mismatch);
+    assert_eq!(v.outcome, VerifyOutcome::Mismatch);
     assert_eq!(status(&v, CheckName::FrameSolo), Some(CheckStatus::Fail));
     assert!(v.check(CheckName::FrameSolo).unwrap().detail.contains("64a553646d6147af"));
 }
@@ -103,7 +103,7 @@ fn tampered_state_merged_fails_sent_frame() {
     let mut e = merged();
     e["state"]["last_result"] = json!("x");
     let v = verdict(&e);
-    assert_eq!(v.outcome, Outcome::Mismatch);
+    assert_eq!(v.outcome, VerifyOutcome::Mismatch);
     assert_eq!(status(&v, CheckName::SentFrame), Some(CheckStatus::Fail));
     assert_eq!(status(&v, CheckName::Request), Some(CheckStatus::Pass));
 }
@@ -113,7 +113,7 @@ fn tampered_sent_questions_fail_request() {
     let mut e = merged();
     e["sentQuestions"]["tool"]["criteria"]["delete_file"] = json!("x");
     let v = verdict(&e);
-    assert_eq!(v.outcome, Outcome::Mismatch);
+    assert_eq!(v.outcome, VerifyOutcome::Mismatch);
     assert_eq!(status(&v, CheckName::Request), Some(CheckStatus::Fail));
     assert_eq!(status(&v, CheckName::SentFrame), Some(CheckStatus::Pass));
 }
@@ -123,7 +123,7 @@ fn tampered_questions_single_fail_questions_solo() {
     let mut e = single();
     e["questions"]["risk"]["instructions"] = json!("x");
     let v = verdict(&e);
-    assert_eq!(v.outcome, Outcome::Mismatch);
+    assert_eq!(v.outcome, VerifyOutcome::Mismatch);
     assert_eq!(status(&v, CheckName::QuestionsSolo), Some(CheckStatus::Fail));
     assert_eq!(status(&v, CheckName::Request), Some(CheckStatus::Pass));
 }
@@ -141,7 +141,7 @@ fn forged_request_digest_is_a_mismatch() {
     let mut e = single();
     e["requestDigest"] = json!("deadbeefdeadbeef");
     let v = verdict(&e);
-    assert_eq!(v.outcome, Outcome::Mismatch);
+    assert_eq!(v.outcome, VerifyOutcome::Mismatch);
     assert_eq!(status(&v, CheckName::Request), Some(CheckStatus::Fail));
 }
 
@@ -150,7 +150,7 @@ fn single_node_with_another_sent_frame_fails_sent_frame() {
     let mut e = single();
     e["sentFrameDigest"] = json!("0000000000000000");
     let v = verdict(&e);
-    assert_eq!(v.outcome, Outcome::Mismatch);
+    assert_eq!(v.outcome, VerifyOutcome::Mismatch);
     assert_eq!(status(&v, CheckName::SentFrame), Some(CheckStatus::Fail));
     assert_eq!(status(&v, CheckName::FrameSolo), Some(CheckStatus::Pass));
 }
@@ -162,7 +162,7 @@ fn legacy_event_is_partial() {
         "frame": {"digest": "128a26a26d36c272"}, "requestDigest": "050a1691efa08b09",
         "questions": {"ok": {"type": "noul", "instructions": "x"}}, "answers": {}});
     let v = verdict(&e);
-    assert_eq!(v.outcome, Outcome::Partial);
+    assert_eq!(v.outcome, VerifyOutcome::Partial);
     assert_eq!(status(&v, CheckName::FrameSolo), Some(CheckStatus::Pass));
     assert_eq!(status(&v, CheckName::QuestionsSolo), Some(CheckStatus::Pass));
     assert_eq!(status(&v, CheckName::SentFrame), Some(CheckStatus::Skip));
@@ -173,7 +173,7 @@ fn legacy_event_is_partial() {
 fn bare_event_is_unverifiable() {
     let e = json!({"type": "decision", "step": 0, "id": "n", "state": {}, "questions": {}});
     let v = verdict(&e);
-    assert_eq!(v.outcome, Outcome::Unverifiable);
+    assert_eq!(v.outcome, VerifyOutcome::Unverifiable);
     assert!(v.checks.iter().all(|c| c.status == CheckStatus::Skip));
 }
 
@@ -184,7 +184,7 @@ fn single_node_without_frame_digest_skips_sent_frame() {
     let r = record(&e);
     let ours = verify_record(&r);
     assert_eq!(status(&ours, CheckName::SentFrame), Some(CheckStatus::Skip));
-    assert_eq!(ours.outcome, Outcome::Partial);
+    assert_eq!(ours.outcome, VerifyOutcome::Partial);
     let reference = verify_record_with(&r, Rules::Reference);
     assert_eq!(status(&reference, CheckName::SentFrame), Some(CheckStatus::Pass));
 }
@@ -196,8 +196,8 @@ fn only_sent_frame_without_frame_digest_is_unverifiable_here() {
     let e = json!({"type": "decision", "step": 0, "id": "n", "state": {"a": 1}, "questions": {},
         "sentFrameDigest": "0123456789abcdef"});
     let r = record(&e);
-    assert_eq!(verify_record(&r).outcome, Outcome::Unverifiable);
-    assert_eq!(verify_record_with(&r, Rules::Reference).outcome, Outcome::Partial);
+    assert_eq!(verify_record(&r).outcome, VerifyOutcome::Unverifiable);
+    assert_eq!(verify_record_with(&r, Rules::Reference).outcome, VerifyOutcome::Partial);
 }
 
 #[test]
@@ -209,7 +209,7 @@ fn flat_adapter_record_verifies_fully() {
         "requestDigest": "46be7920fb6250bb", "questions": {"risk": {"type": "score"}},
         "sentQuestions": {"risk": {"type": "score"}}, "answers": {}, "action": "auto", "reason": "r",
         "provider": "adapter-backend"});
-    assert_eq!(verdict(&e).outcome, Outcome::Verified);
+    assert_eq!(verdict(&e).outcome, VerifyOutcome::Verified);
 }
 
 #[test]

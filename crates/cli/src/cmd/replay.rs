@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use decision_coding_host::approvals::verify_approvals;
 
-use decision_protocol::record::{Outcome, RECORD_SCHEMA, REPLAY_NOTES};
+use decision_protocol::record::{RECORD_SCHEMA, REPLAY_NOTES, VerifyOutcome};
 use decision_runtime::api;
 use decision_runtime::api::replay::{Requirements, log_problems};
 use decision_runtime::log::policy::PolicyBook;
@@ -106,12 +106,12 @@ struct Summary {
     unreadable: bool,
 }
 
-fn status_mark(outcome: Outcome) -> &'static str {
+fn status_mark(outcome: VerifyOutcome) -> &'static str {
     match outcome {
-        Outcome::Verified => "✓",
-        Outcome::Partial => "~",
-        Outcome::Unverifiable => "?",
-        Outcome::Mismatch => "✗",
+        VerifyOutcome::Verified => "✓",
+        VerifyOutcome::Partial => "~",
+        VerifyOutcome::Unverifiable => "?",
+        VerifyOutcome::Mismatch => "✗",
     }
 }
 
@@ -174,8 +174,8 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::R
                 return;
             }
             match result.status {
-                Outcome::Mismatch if mismatches.len() < MISMATCH_LISTED => mismatches.push(result.clone()),
-                Outcome::Unverifiable if unverifiable.len() <= UNVERIFIABLE_LISTED => {
+                VerifyOutcome::Mismatch if mismatches.len() < MISMATCH_LISTED => mismatches.push(result.clone()),
+                VerifyOutcome::Unverifiable if unverifiable.len() <= UNVERIFIABLE_LISTED => {
                     unverifiable.push(result.clone());
                 }
                 _ => {}

@@ -16,56 +16,121 @@ use thiserror::Error;
 
 use super::wire::{Questions, WireQuestion};
 
-/// |Σp − 1| must not exceed this.
+/// How far a choice answer's probabilities may sum from 1: |Σp − 1| must not exceed this.
 pub const SUM_TOLERANCE: f64 = 0.02;
 /// Rounding slack on the tolerances (far below any meaningful probability difference).
 const FLOAT_SLACK: f64 = 1e-12;
-/// The chosen option's probability may fall short of the maximum by at most this.
+/// How far the chosen option's probability may fall short of the largest one: the choice
+/// must be the argmax, up to this rounding slack.
 pub const ARGMAX_TOLERANCE: f64 = 1e-6;
 
-/// Why an answer was rejected. Every variant means: no actionable observation.
+/// Why an answer was rejected. Every variant means: no actionable observation. Serialised
+/// with the variant in `problem` (snake case) beside its fields, as the log writes it.
 #[derive(Debug, Clone, PartialEq, Error, Serialize)]
 #[serde(tag = "problem", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AnswerProblem {
+    /// The response has no entry for the question.
     #[error("no answer was returned")]
     Missing,
+    /// The entry is not a JSON object.
     #[error("the answer is not a JSON object")]
     NotAnObject,
+    /// The entry neither carries a `noul`, `choice` or `score` value nor a known `type` tag.
     #[error("the answer has no recognisable type (no `noul`, `choice` or `score`)")]
     Unrecognised,
+    /// The entry answers another kind of question than was asked.
     #[error("a {found} answer to a {expected} question")]
-    WrongType { expected: &'static str, found: &'static str },
+    WrongType {
+        /// The asked question's type (`noul`, `choice`, `score`).
+        expected: &'static str,
+        /// The type the entry declares.
+        found: &'static str,
+    },
+    /// A field the answer type requires is absent.
     #[error("`{field}` is missing")]
-    MissingField { field: &'static str },
+    MissingField {
+        /// The field's name.
+        field: &'static str,
+    },
+    /// `choice` holds something other than a string.
     #[error("`choice` is not a string")]
     ChoiceNotString,
+    /// `choice` names an id the question did not offer.
     #[error("choice `{choice}` was not offered")]
-    NotOffered { choice: String },
+    NotOffered {
+        /// The id as answered.
+        choice: String,
+    },
+    /// `probabilities` holds something other than an object.
     #[error("`probabilities` is not an object")]
     ProbabilitiesNotObject,
+    /// The probabilities must name exactly the offered ids.
     #[error("the probability keys differ from the offered set (missing {missing:?}, not offered {extra:?})")]
-    KeysDiffer { missing: Vec<String>, extra: Vec<String> },
+    KeysDiffer {
+        /// Offered ids with no probability.
+        missing: Vec<String>,
+        /// Keys that were not offered.
+        extra: Vec<String>,
+    },
+    /// A number field holds `true` or `false` (never coerced to 1 or 0).
     #[error("`{field}` is a boolean, not a number")]
-    Boolean { field: String },
+    Boolean {
+        /// The field, as a path (`probabilities.a`).
+        field: String,
+    },
+    /// A number field holds a string, `null`, a list or an object.
     #[error("`{field}` is not a number")]
-    NotANumber { field: String },
+    NotANumber {
+        /// The field, as a path.
+        field: String,
+    },
+    /// A probability or confidence outside [0, 1] (never clamped).
     #[error("`{field}` = {value} is not a finite number in [0, 1]")]
-    OutOfRange { field: String, value: f64 },
+    OutOfRange {
+        /// The field, as a path.
+        field: String,
+        /// The value as received.
+        value: f64,
+    },
+    /// The probabilities sum further from 1 than [`SUM_TOLERANCE`].
     #[error("the probabilities sum to {sum}, not 1 ± 0.02")]
-    SumOff { sum: f64 },
+    SumOff {
+        /// Their sum.
+        sum: f64,
+    },
+    /// The chosen option is not the most probable one (beyond [`ARGMAX_TOLERANCE`]).
     #[error("choice `{choice}` (p = {p}) is not the most probable option (max p = {max})")]
-    NotArgmax { choice: String, p: f64, max: f64 },
+    NotArgmax {
+        /// The chosen id.
+        choice: String,
+        /// Its probability.
+        p: f64,
+        /// The largest probability given.
+        max: f64,
+    },
+    /// A score that is not one of the levels 0 ..= `max_level`.
     #[error("score {score} is outside [0, {max_level}]")]
-    ScoreOutOfRange { score: f64, max_level: usize },
+    ScoreOutOfRange {
+        /// The score as received.
+        score: f64,
+        /// The highest level the question has.
+        max_level: usize,
+    },
+    /// The question has no option or level, so no answer can be valid.
     #[error("the question offers nothing to choose")]
     NothingOffered,
     /// The provider found the reply malformed where this answer was (a duplicate key, a
     /// positive log-probability): nothing in it can be trusted.
     #[error("the reply is malformed: {detail}")]
-    Malformed { detail: String },
+    Malformed {
+        /// The provider's reason, or `no reason given`.
+        detail: String,
+    },
 }
 
-/// The `type` of the entry a provider puts in place of an answer it found malformed.
+/// The `type` tag of the entry a provider puts in place of an answer it found malformed
+/// (see [`malformed_answer`]).
 pub const MALFORMED_TYPE: &str = "malformed";
 
 /// The entry a provider records in place of an answer it found malformed, saying why:
@@ -80,7 +145,7 @@ pub fn malformed_answer(problem: impl Into<String>) -> Value {
 
 /// The answer type an entry declares by its value (preferred) or its `type` tag (§1.3:
 /// "value wins over type tag"). `None` when neither says.
-pub fn answer_kind(entry: &Map<String, Value>) -> Option<&'static str> {
+pub(crate) fn answer_kind(entry: &Map<String, Value>) -> Option<&'static str> {
     let tag = entry.get("type").and_then(Value::as_str);
     if tag == Some("noul") || entry.contains_key("noul") {
         Some("noul")
@@ -212,7 +277,9 @@ fn static_field(field: &str) -> &'static str {
 /// One question's rejection.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct QuestionProblem {
+    /// The question id.
     pub question: String,
+    /// Why its answer was rejected.
     #[serde(flatten)]
     pub problem: AnswerProblem,
 }
@@ -254,10 +321,13 @@ pub struct Normalized {
     /// a finite number (`noul`, `score`) or a non-empty string (`choice`). They stay in
     /// `answers`; validation rejects them.
     pub dropped: Vec<String>,
+    /// The provider's own warnings first, then one per missing or dropped id, in words.
     pub warnings: Vec<String>,
 }
 
 impl Normalized {
+    /// Whether some asked question has no usable entry (missing or dropped): the response
+    /// is marked degraded in the log.
     pub fn degraded(&self) -> bool {
         !self.missing.is_empty() || !self.dropped.is_empty()
     }

@@ -22,6 +22,7 @@ pub struct Candidates {
 
 /// A host's dynamic candidate provider, registered under the name the file uses.
 pub trait CandidateProvider: Send + Sync {
+    /// The name a block's `dynamic:` line uses for this provider.
     fn name(&self) -> &str;
     /// The cells this provider reads, as the host declares them.
     fn reads(&self) -> Vec<String>;
@@ -65,17 +66,45 @@ impl<'a> ReadCells<'a> {
 
 /// Why a block's questions could not be compiled.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum QuestionError {
+    /// The block declares no question, so there is nothing to ask.
     #[error("block `{block}` has no questions")]
-    NoQuestions { block: String },
+    NoQuestions {
+        /// The block id.
+        block: String,
+    },
+    /// The block is `dynamic:` over a provider the host did not register.
     #[error("block `{block}`: the host has not registered dynamic provider `{provider}`")]
-    UnregisteredProvider { block: String, provider: String },
+    UnregisteredProvider {
+        /// The block id.
+        block: String,
+        /// The provider name the file uses.
+        provider: String,
+    },
+    /// The file's `dynamic:` reads and the provider's [`CandidateProvider::reads`] are not
+    /// the same set.
     #[error(
         "block `{block}`: provider `{provider}` reads differ from the file (the host lacks {missing:?}; the file does not declare {extra:?})"
     )]
-    ReadsDiffer { block: String, provider: String, missing: Vec<String>, extra: Vec<String> },
+    ReadsDiffer {
+        /// The block id.
+        block: String,
+        /// The provider name.
+        provider: String,
+        /// Cells the file declares and the provider does not read.
+        missing: Vec<String>,
+        /// Cells the provider reads and the file does not declare.
+        extra: Vec<String>,
+    },
+    /// Candidates go into the block's one `choice` question; the block has none or several.
     #[error("block `{block}`: a dynamic block needs exactly one choice question to receive candidates (found {found})")]
-    DynamicTarget { block: String, found: usize },
+    DynamicTarget {
+        /// The block id.
+        block: String,
+        /// How many choice questions it has.
+        found: usize,
+    },
 }
 
 /// The registered candidate providers.
@@ -85,6 +114,7 @@ pub struct CandidateRegistry {
 }
 
 impl CandidateRegistry {
+    /// A registry with no providers.
     pub fn new() -> Self {
         CandidateRegistry::default()
     }
@@ -95,10 +125,12 @@ impl CandidateRegistry {
         self.providers.push(provider);
     }
 
+    /// The provider registered under `name`, if any.
     pub fn get(&self, name: &str) -> Option<&dyn CandidateProvider> {
         self.providers.iter().find(|p| p.name() == name).map(|p| &**p)
     }
 
+    /// The registered names, in registration order.
     pub fn names(&self) -> Vec<&str> {
         self.providers.iter().map(|p| p.name()).collect()
     }
@@ -107,6 +139,7 @@ impl CandidateRegistry {
 /// A block's compiled questions for one step.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BlockQuestions {
+    /// The questions to send, in the file's order, dynamic candidates filled in.
     pub questions: Questions,
     /// Dynamic questions with no candidates this step: not asked at all (a choice over
     /// nothing is invalid), so the host must not decide this block now.
@@ -185,7 +218,7 @@ pub fn compile_questions(
 
 /// The file's reads and the host's must be the same set: a missing cell silently loses a
 /// class of candidates; an extra one makes candidates change for a reason nobody wrote down.
-pub fn check_reads(block: &str, provider: &str, file: &[String], host: &[String]) -> Result<(), QuestionError> {
+pub(crate) fn check_reads(block: &str, provider: &str, file: &[String], host: &[String]) -> Result<(), QuestionError> {
     let missing: Vec<String> = file.iter().filter(|c| !host.contains(c)).cloned().collect();
     let extra: Vec<String> = host.iter().filter(|c| !file.contains(c)).cloned().collect();
     if missing.is_empty() && extra.is_empty() {

@@ -7,14 +7,30 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WireQuestion {
     /// Asks for P(true). `criteria` is `(true, false)`; when `None` the key is omitted.
-    Noul { instructions: String, criteria: Option<(String, String)> },
+    Noul {
+        /// What the model is asked, in words.
+        instructions: String,
+        /// When the answer is true, and when false.
+        criteria: Option<(String, String)>,
+    },
     /// Pick one option id; `criteria` maps each offered id to when to pick it, in order.
-    Choice { instructions: String, criteria: Vec<(String, String)> },
+    Choice {
+        /// What the model is asked, in words.
+        instructions: String,
+        /// `(option id, when to pick it)`, in the order offered.
+        criteria: Vec<(String, String)>,
+    },
     /// An ordered scale, lowest level first. Level `k` has the id `"k"`.
-    Score { instructions: String, criteria: Vec<String> },
+    Score {
+        /// What the model is asked, in words.
+        instructions: String,
+        /// The description of each level, level 0 first.
+        criteria: Vec<String>,
+    },
 }
 
 impl WireQuestion {
+    /// The wire `type`: `"noul"`, `"choice"` or `"score"`.
     pub fn type_name(&self) -> &'static str {
         match self {
             WireQuestion::Noul { .. } => "noul",
@@ -23,6 +39,7 @@ impl WireQuestion {
         }
     }
 
+    /// The question's instructions, whatever its type.
     pub fn instructions(&self) -> &str {
         match self {
             WireQuestion::Noul { instructions, .. }
@@ -103,6 +120,7 @@ impl Serialize for OrderedMap<'_> {
 pub struct Questions(Vec<(String, WireQuestion)>);
 
 impl Questions {
+    /// No questions.
     pub fn new() -> Self {
         Questions(Vec::new())
     }
@@ -117,22 +135,27 @@ impl Questions {
         true
     }
 
+    /// The question with this id; `None` when it is not asked.
     pub fn get(&self, id: &str) -> Option<&WireQuestion> {
         self.0.iter().find(|(qid, _)| qid == id).map(|(_, q)| q)
     }
 
+    /// `(id, question)` pairs, in insertion order (the wire order).
     pub fn iter(&self) -> impl Iterator<Item = (&str, &WireQuestion)> {
         self.0.iter().map(|(id, q)| (id.as_str(), q))
     }
 
+    /// The ids, in insertion order.
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(id, _)| id.as_str())
     }
 
+    /// How many questions there are.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -14,47 +14,70 @@ use thiserror::Error;
 use super::stringify::{escape_of, integer_key_bytes, push_escape, write_f64};
 
 mod span;
-pub use span::Span;
+pub use span::JsonSpan;
 
-/// How deeply arrays and objects may nest before the input is refused.
+/// How deeply arrays and objects may nest before the input is refused with
+/// [`ScanErrorKind::TooDeep`]; a bound on the scanner's recursion, far above anything a
+/// record holds.
 pub const MAX_DEPTH: usize = 512;
 
 /// Why a text is not JSON, and where (a byte offset into the scanned text).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{kind} at byte {offset}")]
 pub struct ScanError {
+    /// Byte offset into the scanned text where the problem was found (for
+    /// [`ScanErrorKind::InvalidUtf8`], the length of the valid prefix).
     pub offset: usize,
+    /// What is wrong there.
     pub kind: ScanErrorKind,
 }
 
+/// The ways a text can fail to be JSON. New kinds may be added as the scanner learns to
+/// tell more cases apart, so match with a `_` arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ScanErrorKind {
+    /// The text ends inside a value (a torn log line ends this way).
     #[error("unexpected end of input")]
     UnexpectedEnd,
+    /// A byte that cannot start or continue a value here.
     #[error("unexpected character")]
     UnexpectedByte,
+    /// A number that is not in JSON's number grammar.
     #[error("invalid number")]
     InvalidNumber,
+    /// A backslash escape JSON does not define, or a `\u` without four hex digits.
     #[error("invalid escape in string")]
     InvalidEscape,
+    /// A byte below U+0020 written raw inside a string.
     #[error("unescaped control character in string")]
     ControlInString,
+    /// The text is not UTF-8 (checked once, when the [`Scanner`] is made).
     #[error("invalid UTF-8")]
     InvalidUtf8,
+    /// Arrays and objects nest deeper than [`MAX_DEPTH`].
     #[error("nesting deeper than 512 levels")]
     TooDeep,
+    /// Something other than whitespace follows the value ([`Scanner::finish`]).
     #[error("text after the JSON value")]
     TrailingText,
 }
 
-/// What kind of value starts at the scanner's position.
+/// What kind of value starts at the scanner's position, told from its first byte only
+/// (the value itself is not validated until it is read or skipped).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ValueKind {
+    /// `{`.
     Object,
+    /// `[`.
     Array,
+    /// `"`.
     String,
+    /// `-` or a digit.
     Number,
+    /// `t` or `f`.
     Bool,
+    /// `n`.
     Null,
 }
 
@@ -62,7 +85,9 @@ pub enum ValueKind {
 /// the output: the quoted key and the value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Member {
+    /// The key with its quotes, in canonical form: `"name"`.
     pub key: Range<usize>,
+    /// The value's canonical text.
     pub value: Range<usize>,
 }
 
@@ -76,6 +101,11 @@ struct OpenMember {
 }
 
 /// A cursor over JSON text that re-emits values in canonical `JSON.stringify` form.
+///
+/// This is the one JSON reader the spec forces: `serde_json` cannot hold an escaped lone
+/// surrogate, which JavaScript keeps and hashes. Besides [`canonicalize`] and the record
+/// reader, decision-runtime's log readers walk lines with it; its method set follows what
+/// those readers need and is not a stable interface.
 pub struct Scanner<'a> {
     src: &'a [u8],
     pos: usize,
@@ -240,7 +270,7 @@ impl<'a> Scanner<'a> {
     /// an object, array or string already validated elsewhere (equal bytes validate alike,
     /// and such a value ends where its text does); returns where it lies. Otherwise, and for
     /// any other `known`, the cursor does not move.
-    pub fn skip_known(&mut self, known: &[u8]) -> Option<Range<usize>> {
+    pub(crate) fn skip_known(&mut self, known: &[u8]) -> Option<Range<usize>> {
         if !matches!(known.first(), Some(b'{' | b'[' | b'"')) {
             return None;
         }

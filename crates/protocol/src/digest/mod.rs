@@ -16,23 +16,16 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-pub use canonical::{Member, ScanError, ScanErrorKind, Scanner, Span, ValueKind, canonicalize};
-pub use stringify::{
-    JsonOut, integer_key, stringify, write_f64, write_number, write_string, write_string_to, write_value,
-    write_value_to,
-};
+pub use canonical::{JsonSpan, Member, ScanError, ScanErrorKind, Scanner, ValueKind, canonicalize};
+pub(crate) use stringify::{JsonOut, write_string_to, write_value_to};
+pub use stringify::{integer_key, stringify, write_f64, write_number, write_string, write_value};
 
-/// How many hex characters of the SHA-256 a digest keeps.
+/// How many hex characters of the SHA-256 a digest keeps: 16, i.e. 64 bits (`runtime.md` §2.10).
 pub const DIGEST_CHARS: usize = 16;
 
 /// The first [`DIGEST_CHARS`] lowercase hex characters of SHA-256 over `bytes`.
 pub fn digest_bytes(bytes: &[u8]) -> String {
     hex_prefix(&Sha256::digest(bytes), DIGEST_CHARS)
-}
-
-/// The full lowercase hex SHA-256 of `bytes` (64 characters).
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex_prefix(&Sha256::digest(bytes), 64)
 }
 
 fn hex_prefix(hash: &[u8], chars: usize) -> String {
@@ -95,6 +88,7 @@ pub struct ObjectText {
 }
 
 impl ObjectText {
+    /// Writes `JSON.stringify(object)` once, remembering where each member lies.
     pub fn new(object: &Map<String, Value>) -> ObjectText {
         let mut text = String::with_capacity(512);
         let mut members = Vec::with_capacity(object.len());
@@ -198,7 +192,7 @@ pub fn request_digest_of_text(sent_frame_digest: &str, sent_questions_json: &str
 
 /// Serialised JSON fed straight into SHA-256 through a small buffer, so that a digest
 /// builds no pre-image string.
-pub struct HashOut {
+pub(crate) struct HashOut {
     hasher: Sha256,
     buffer: [u8; HASH_BUFFER],
     len: usize,
@@ -207,7 +201,8 @@ pub struct HashOut {
 const HASH_BUFFER: usize = 512;
 
 impl HashOut {
-    pub fn new() -> Self {
+    /// An empty hash.
+    pub(crate) fn new() -> Self {
         HashOut { hasher: Sha256::new(), buffer: [0; HASH_BUFFER], len: 0 }
     }
 
@@ -217,7 +212,7 @@ impl HashOut {
     }
 
     /// The digest: the first [`DIGEST_CHARS`] hex characters.
-    pub fn finish(mut self) -> String {
+    pub(crate) fn finish(mut self) -> String {
         self.flush();
         hex_prefix(&self.hasher.finalize(), DIGEST_CHARS)
     }
@@ -248,6 +243,11 @@ impl JsonOut for HashOut {
 
 /// Digests over text that is already canonical (`JSON.stringify` output), as read back from
 /// a log by [`Scanner`]. The pieces are fed to SHA-256 directly, with no intermediate copy.
+///
+/// This is the record verifier's fast path ([`crate::record::verify_view_with`]); it is
+/// public so that the crate's tests and benchmarks can hold it against the value digests
+/// above. The caller vouches that the text is canonical: nothing here checks it, and
+/// non-canonical text gives a digest no other implementation computes.
 pub mod raw {
     use super::*;
 
@@ -267,6 +267,7 @@ pub mod raw {
             Hex(out)
         }
 
+        /// The 16 hex characters, as a digest is written in a record (without quotes).
         pub fn as_str(&self) -> &str {
             // Hex digits are ASCII.
             std::str::from_utf8(&self.0).unwrap_or("")
@@ -373,6 +374,9 @@ mod tests {
     #[test]
     fn hex_is_lowercase_and_sized() {
         assert_eq!(digest_bytes(b"").len(), 16);
-        assert_eq!(sha256_hex(b""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(
+            hex_prefix(&Sha256::digest(b""), 64),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
     }
 }

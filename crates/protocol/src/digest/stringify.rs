@@ -10,7 +10,8 @@ const MAX_INTEGER_KEY: u64 = 4_294_967_294;
 
 /// Where serialised JSON text goes: a `String`, or straight into a hash
 /// ([`super::HashOut`]), so that a digest needs no intermediate string.
-pub trait JsonOut {
+pub(crate) trait JsonOut {
+    /// Appends `text`, which is already serialised JSON (or a piece of it).
     fn put(&mut self, text: &str);
 }
 
@@ -33,7 +34,7 @@ pub fn write_value(value: &Value, out: &mut String) {
 }
 
 /// Writes `JSON.stringify(value)` to any [`JsonOut`].
-pub fn write_value_to<O: JsonOut + ?Sized>(value: &Value, out: &mut O) {
+pub(crate) fn write_value_to<O: JsonOut + ?Sized>(value: &Value, out: &mut O) {
     match value {
         Value::Null => out.put("null"),
         Value::Bool(true) => out.put("true"),
@@ -88,13 +89,15 @@ fn write_object<O: JsonOut + ?Sized>(map: &Map<String, Value>, out: &mut O) {
 }
 
 /// The array index a property key denotes, if it is integer-like: the canonical decimal
-/// form of an integer in 0 ..= 2³² − 2 (so `"01"` and `"-1"` are not).
+/// form of an integer in 0 ..= 2³² − 2 (so `"01"` and `"-1"` are not). JavaScript lists
+/// such keys first, in ascending order, whatever order they were inserted in; the
+/// runtime's log writer uses this to know when an object must be reordered.
 pub fn integer_key(key: &str) -> Option<u32> {
     integer_key_bytes(key.as_bytes())
 }
 
 /// [`integer_key`] over the raw bytes of a key.
-pub fn integer_key_bytes(key: &[u8]) -> Option<u32> {
+pub(crate) fn integer_key_bytes(key: &[u8]) -> Option<u32> {
     match key {
         [] => None,
         [b'0'] => Some(0),
@@ -227,7 +230,7 @@ pub fn write_string(s: &str, out: &mut String) {
 }
 
 /// [`write_string`] to any [`JsonOut`]: runs that need no escape are written whole.
-pub fn write_string_to<O: JsonOut + ?Sized>(s: &str, out: &mut O) {
+pub(crate) fn write_string_to<O: JsonOut + ?Sized>(s: &str, out: &mut O) {
     out.put("\"");
     let mut rest = s;
     loop {

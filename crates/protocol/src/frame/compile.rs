@@ -33,7 +33,10 @@ pub struct FieldSpec {
     pub from: String,
     /// The budget: UTF-16 units for strings, items for lists (`chars = listMax = bound`).
     pub bound: Option<u64>,
+    /// The projection that computes the value from host state; `None` reads the cell
+    /// `from` as it is.
     pub projection: Option<String>,
+    /// The contract's `—— why` text, carried into `unfilled` and `absent` entries.
     pub why: String,
 }
 
@@ -42,6 +45,7 @@ pub struct FieldSpec {
 pub struct FrameSpec {
     /// The node id that goes into the digest.
     pub node: String,
+    /// The fields, in declaration order (which is the frame state's key order).
     pub fields: Vec<FieldSpec>,
     /// `[cell, why]` pairs, shared with every frame compiled from this spec.
     pub excluded: Arc<FixedList<(String, String)>>,
@@ -63,14 +67,19 @@ impl Eq for FrameSpec {}
 /// A list a frame spec fixes, shared by every frame compiled from it, together with its
 /// `JSON.stringify` text, so that the text is written once per spec instead of once per
 /// record. It cannot change after it is made, so the text always matches the items.
+///
+/// A performance detail of [`FrameArtifact`] that a host sees only as a slice (it derefs
+/// to `[T]`); it is built for `T` = [`FieldRef`] and `(cell, why)` pairs only.
 #[derive(Debug, PartialEq, Eq)]
 pub struct FixedList<T> {
     items: Vec<T>,
     json: String,
 }
 
-/// How an item of a [`FixedList`] is written.
+/// How an item of a [`FixedList`] is written. Not re-exported: the trait is sealed, so the
+/// item types stay the two a frame artifact holds.
 pub trait JsonItem {
+    /// Appends the item's `JSON.stringify` text to `out`.
     fn write_json(&self, out: &mut String);
 }
 
@@ -97,6 +106,7 @@ impl JsonItem for (String, String) {
 }
 
 impl<T: JsonItem> FixedList<T> {
+    /// Fixes `items` and writes their JSON text once.
     pub fn new(items: Vec<T>) -> Self {
         let mut json = String::from("[");
         for (index, item) in items.iter().enumerate() {
@@ -135,20 +145,45 @@ fn field_refs(fields: &[FieldSpec]) -> FixedList<FieldRef> {
     FixedList::new(fields.iter().map(|f| FieldRef { key: f.key.clone(), from: f.from.clone() }).collect())
 }
 
+/// Why [`FrameSpec::from_block`] cannot make a frame spec of a block for this host.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum FrameSpecError {
+    /// The block declares no `frame:` at all.
     #[error("block `{block}` has no `frame:`")]
-    NoFrame { block: String },
+    NoFrame {
+        /// The block id.
+        block: String,
+    },
+    /// A field names a projection that is neither standard nor registered by the host.
     #[error("field `{key}` uses unknown projection `{projection}`")]
-    UnknownProjection { key: String, projection: String },
+    UnknownProjection {
+        /// The field's key.
+        key: String,
+        /// The projection name as written.
+        projection: String,
+    },
     /// The vocabulary declares the projection, but this runtime has no body for it, so the
     /// field cannot be filled (rather than being dropped without a word).
     #[error("field `{key}` uses standard projection `{projection}`, which is declared but has no body in this runtime")]
-    ProjectionWithoutBody { key: String, projection: String },
+    ProjectionWithoutBody {
+        /// The field's key.
+        key: String,
+        /// The declared projection.
+        projection: String,
+    },
+    /// A field without projection reads the cell named like its key, and the host has none.
     #[error("field `{key}` has no projection and is not a state cell of this host")]
-    UnknownCell { key: String },
+    UnknownCell {
+        /// The field's key.
+        key: String,
+    },
+    /// An `excluded:` entry names a cell the host does not have.
     #[error("excluded cell `{cell}` is not a state cell of this host")]
-    UnknownExcludedCell { cell: String },
+    UnknownExcludedCell {
+        /// The cell as written.
+        cell: String,
+    },
 }
 
 /// The reference's node id for one of its seven blocks (`needs_tool` → `loop.needsTool`).
@@ -216,49 +251,70 @@ impl FrameSpec {
     }
 }
 
-/// `{key, from}`.
+/// `{key, from}`: which cell a frame key was read from (an entry of the artifact's `fields`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldRef {
+    /// The key in the frame state.
     pub key: String,
+    /// The source cell.
     pub from: String,
 }
 
 /// `{key, from, to}`: `from` is the original length, `to` the bound (not the result length).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Truncation {
+    /// The frame key that was cut.
     pub key: String,
+    /// The value's length before the cut: UTF-16 units for a string, items for a list.
     pub from: usize,
+    /// The field's bound, in the same unit.
     pub to: u64,
 }
 
-/// The spec wants a cell the host state does not have.
+/// The spec wants a cell the host state does not have (`runtime.md` §2.6). The field may
+/// still have a value: its projection's default.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unfilled {
+    /// The frame key.
     pub key: String,
+    /// The missing cell.
     pub from: String,
+    /// The field's `why`.
     pub why: String,
 }
 
-/// The projection said "not applicable": the key is left out of the state.
+/// The projection said "not applicable": the key is left out of the state (`runtime.md` §2.6).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Absent {
+    /// The frame key that was left out.
     pub key: String,
+    /// The field's `why`.
     pub why: String,
 }
 
 /// A compiled frame: what the model sees, and the record of how it was made.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrameArtifact {
+    /// The node id the digest was computed under.
     pub node: String,
-    /// Shared with the request that sends it and the decision that records it.
+    /// What the model sees: frame key → bounded, marked value, in field order. Shared with
+    /// the request that sends it and the decision that records it.
     pub state: SharedState,
+    /// `frameDigest(node, state)`: 16 lowercase hex characters.
     pub digest: String,
+    /// `{key, from}` of every declared field, absent ones included.
     pub fields: Arc<FixedList<FieldRef>>,
+    /// The keys whose values came from an untrusted cell, in field order.
     pub untrusted: Vec<String>,
+    /// The values cut to their bound.
     pub truncated: Vec<Truncation>,
+    /// The fields whose cell the host state lacked.
     pub unfilled: Vec<Unfilled>,
+    /// The fields their projection declared not applicable (left out of `state`).
     pub absent: Vec<Absent>,
+    /// The spec's `[cell, why]` exclusions, which decide what may merge.
     pub excluded: Arc<FixedList<(String, String)>>,
+    /// How untrusted values were marked.
     pub mode: Mode,
     /// The state's text, written when the frame was compiled (its digest was hashed from it).
     pub state_text: StateText,

@@ -11,9 +11,13 @@ use super::compile::FrameArtifact;
 /// A cell one frame excludes while another reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergeConflict {
+    /// The cell in question.
     pub cell: String,
+    /// The node whose frame excludes the cell.
     pub excluded_by: String,
+    /// That frame's `why` for excluding it.
     pub reason: String,
+    /// The node whose frame reads the cell.
     pub read_by: String,
 }
 
@@ -27,16 +31,41 @@ impl std::fmt::Display for MergeConflict {
     }
 }
 
+/// Why [`merge_requests`] cannot send the given nodes as one request; the host then asks
+/// them one by one.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum MergeError {
+    /// Some frame excludes a cell another reads ([`merge_conflicts`]), every such pair.
     #[error("these frames cannot share a request: {}", join(.0))]
     Conflicts(Vec<MergeConflict>),
+    /// Two frames hold the same key with different values, so the key union is undefined.
     #[error("key `{key}` has different values in {first} and {second}; merged frames must agree")]
-    Disagree { key: String, first: String, second: String },
+    Disagree {
+        /// The state key.
+        key: String,
+        /// The node that put the key in the union first.
+        first: String,
+        /// The node whose value differs.
+        second: String,
+    },
+    /// Two nodes ask a question with the same id, which would collide in the answers.
     #[error("question `{id}` is asked by both {first} and {second}")]
-    DuplicateQuestion { id: String, first: String, second: String },
+    DuplicateQuestion {
+        /// The question id.
+        id: String,
+        /// The node that asks it first.
+        first: String,
+        /// The node that asks it again.
+        second: String,
+    },
+    /// A node's questions were not a JSON object (wire form: id → question).
     #[error("the questions of {node} are not an object")]
-    QuestionsNotObject { node: String },
+    QuestionsNotObject {
+        /// The node.
+        node: String,
+    },
+    /// No frames were given.
     #[error("nothing to send: no frames")]
     Empty,
 }
@@ -73,12 +102,16 @@ pub fn merge_conflicts(frames: &[&FrameArtifact]) -> Vec<MergeConflict> {
 /// What one request sends, with its fingerprints (computed before sending).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MergedRequest {
+    /// The node ids that share the request, in the order given (the record's `batchIds`).
     pub batch_ids: Vec<String>,
     /// The sent state: a single frame's state unchanged, or the key union.
     pub state: Map<String, Value>,
     /// The sent questions: the union in node order.
     pub questions: Map<String, Value>,
+    /// The digest of the sent state: the frame's own digest for a single node, else
+    /// `frameDigest(batchIds.join("+"), state)` (`runtime.md` §3.4).
     pub sent_frame_digest: String,
+    /// `requestDigest(sentFrameDigest, questions)`, the request's fingerprint.
     pub request_digest: String,
 }
 

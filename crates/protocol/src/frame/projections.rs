@@ -24,15 +24,23 @@ pub const NO_ACTION_YET: &str = "（还没有做过任何动作）";
 /// A registered projection: the cell it declares it reads, and its body.
 #[derive(Clone)]
 pub struct Projection {
+    /// The name a frame field uses after its bound (`lastOrNone`, `host:openTickets`).
     pub name: String,
+    /// The cell the projection declares it reads: the field's `from`, which decides the
+    /// value's trust and which frames may merge.
     pub reads: String,
+    /// The function itself.
     pub body: ProjectionFn,
 }
 
+/// Why [`Projections::register`] refused a host projection.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ProjectionError {
+    /// The name does not start with `host:`; the other names belong to the standard set.
     #[error("custom projection `{0}` must be namespaced `host:`")]
     NotNamespaced(String),
+    /// A projection of that name is already registered.
     #[error("projection `{0}` is already registered")]
     Duplicate(String),
 }
@@ -108,10 +116,12 @@ impl Projections {
         Ok(())
     }
 
+    /// The projection called `name`; `None` when none is registered under it.
     pub fn get(&self, name: &str) -> Option<&Projection> {
         self.by_name.get(name)
     }
 
+    /// The registered names, in byte order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.by_name.keys().map(String::as_str)
     }
@@ -196,7 +206,7 @@ fn js_string_of_other(value: Option<&Value>) -> String {
 }
 
 /// `"nothing yet"`, or `already called: a, b (n steps)` with tools in first-seen order.
-pub fn describe_done(history: &[Value]) -> String {
+pub(crate) fn describe_done(history: &[Value]) -> String {
     if history.is_empty() {
         return "nothing yet".to_owned();
     }
@@ -274,7 +284,7 @@ fn step_line(step: &Value, input_budget: usize, result_budget: usize) -> String 
 
 /// The last 5 steps, `tool(input) → result`, input clipped to 60 and result to 200. Each
 /// entry of `history` has the shape of [`STEP_FIELDS`]; a missing field shows as empty.
-pub fn recent_steps(history: &[Value]) -> Vec<Value> {
+pub(crate) fn recent_steps(history: &[Value]) -> Vec<Value> {
     let from = history.len().saturating_sub(5);
     history.get(from..).unwrap_or(&[]).iter().map(|h| Value::from(step_line(h, 60, 200))).collect()
 }
@@ -297,7 +307,7 @@ pub fn evidence_window(history: &[Value]) -> impl Iterator<Item = (&Value, usize
 }
 
 /// The steps of [`evidence_window`], one line each, joined by `\n`.
-pub fn write_evidence(history: &[Value]) -> String {
+pub(crate) fn write_evidence(history: &[Value]) -> String {
     evidence_window(history).map(|(h, input, result)| step_line(h, input, result)).collect::<Vec<_>>().join("\n")
 }
 

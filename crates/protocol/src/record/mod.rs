@@ -2,7 +2,14 @@
 //!
 //! A record is read from a `decision` event ([`read_event`]) exactly as the reference's `recordOf`
 //! does, keeping every JSON value in canonical `JSON.stringify` form so that digests are
-//! recomputed over the bytes JavaScript would hash. [`verify_record`] runs the four checks.
+//! recomputed over the bytes JavaScript would hash. [`verify_record`] runs the four checks
+//! and gives a [`RecordVerdict`] whose [`VerifyOutcome`] is `verified`, `partial`,
+//! `unverifiable` or `mismatch` (`runtime.md` §4.4).
+//!
+//! [`RecordReader`] and [`RecordView`] are the replay fast path: they read a record where it
+//! lies in a log line, hash it without copying, and give up ([`Fallback`]) whenever the text
+//! is not canonical, in which case [`read_event_at`] re-serialises it. Both paths give the
+//! same verdict, which the crate's tests hold.
 
 mod read;
 mod verify;
@@ -10,7 +17,7 @@ mod view;
 
 pub use read::{EventRead, NotARecord, read_event, read_event_at};
 pub use verify::{
-    Check, CheckName, CheckStatus, MergedDigests, Outcome, REPLAY_NOTES, Rules, Verdict, verify_record,
+    Check, CheckName, CheckStatus, MergedDigests, REPLAY_NOTES, RecordVerdict, Rules, VerifyOutcome, verify_record,
     verify_record_with, verify_view, verify_view_with,
 };
 pub use view::{EventView, Fallback, RecordReader, RecordView};
@@ -124,10 +131,12 @@ impl JsonText {
         JsonText { text: crate::digest::stringify(value).into_bytes() }
     }
 
+    /// The canonical text.
     pub fn as_str(&self) -> &str {
         utf8(&self.text)
     }
 
+    /// The canonical text, as the bytes a digest hashes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.text
     }
@@ -164,14 +173,18 @@ impl JsonObject {
         JsonObject { text: out, members }
     }
 
+    /// The canonical text.
     pub fn as_str(&self) -> &str {
         utf8(&self.text)
     }
 
+    /// The canonical text, as the bytes a digest hashes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.text
     }
 
+    /// Where each member's quoted key and value lie in [`JsonObject::as_bytes`], in
+    /// enumeration order (`Object.entries`).
     pub fn members(&self) -> &[Member] {
         &self.members
     }
@@ -181,6 +194,7 @@ impl JsonObject {
         self.members.len()
     }
 
+    /// Whether the object has no own property.
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
@@ -196,10 +210,15 @@ pub struct DecisionRecord {
     /// `e.state`: the sent state (the merged frame for a batch).
     pub state: JsonObject,
     /// `e.frame.digest`, or else a top-level `frameDigest` (flat records).
+    /// `None` when the event has neither (an old log): `frame-solo` is then skipped.
     pub frame_digest: Option<JsonString>,
+    /// `e.sentFrameDigest`: the digest of the state actually sent (the merged frame for a
+    /// batch); `None` when missing, which skips `sent-frame` and `request`.
     pub sent_frame_digest: Option<JsonString>,
     /// `e.batchIds`, strings only; empty when missing.
     pub batch_ids: Vec<JsonString>,
+    /// `e.requestDigest`: the fingerprint of sent frame and sent questions; `None` when
+    /// missing, which skips `request`.
     pub request_digest: Option<JsonString>,
     /// This node's own questions.
     pub questions: JsonText,
@@ -207,9 +226,13 @@ pub struct DecisionRecord {
     pub sent_questions: JsonText,
     /// `e.answers ?? {}`.
     pub answers: JsonText,
+    /// `e.action`: what the policy decided; `None` when it is missing or not a string.
     pub action: Option<JsonString>,
+    /// `e.reason`: the rule that decided, in words; `None` when missing or not a string.
     pub reason: Option<JsonString>,
+    /// `e.provider`: who answered; `None` when missing or not a string.
     pub provider: Option<JsonString>,
+    /// `e.model`: the model that answered; `None` when missing or not a string.
     pub model: Option<JsonString>,
 }
 

@@ -10,21 +10,30 @@ use crate::digest::{ScanError, Scanner, ValueKind};
 pub enum EventRead {
     /// A `decision` event: a record, or the reason `recordOf` would return `null`.
     Decision(Result<Box<DecisionRecord>, NotARecord>),
-    /// Any other event; `event_type` is its `type` when that is a string.
-    Other { event_type: Option<String> },
+    /// Any other event.
+    Other {
+        /// The event's `type` when that is a string; `None` when it is missing or not one.
+        event_type: Option<String>,
+    },
     /// The event is not a JSON object.
     NotAnObject,
 }
 
-/// Why a `decision` event does not make a record.
+/// Why a `decision` event does not make a record (`recordOf` returns `null`, `runtime.md`
+/// §4.2): the first required field that is missing or of the wrong type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum NotARecord {
+    /// `step`.
     #[error("`step` is missing or not a number")]
     Step,
+    /// `id`, the node id.
     #[error("`id` is missing or not a string")]
     Id,
+    /// `state`, the sent frame state.
     #[error("`state` is missing or not a plain object")]
     State,
+    /// `questions`, the node's own questions.
     #[error("`questions` is missing or not an object")]
     Questions,
 }

@@ -21,14 +21,22 @@ pub const REPLAY_NOTES: [&str; 3] = [
      reproduction, a different problem.",
 ];
 
+/// The checks a verdict can hold (`runtime.md` §4.4), serialised by their spec names. More
+/// may be added (as `policy` was), so match with a `_` arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub enum CheckName {
+    /// `frame-solo`: the node's own frame digest recomputes from the stored state (skipped
+    /// for a merged decision).
     #[serde(rename = "frame-solo")]
     FrameSolo,
+    /// `questions-solo`: a single node sent exactly its own questions (not run when merged).
     #[serde(rename = "questions-solo")]
     QuestionsSolo,
+    /// `sent-frame`: the sent frame digest is the digest of what was sent.
     #[serde(rename = "sent-frame")]
     SentFrame,
+    /// `request`: the request digest recomputes from the sent frame digest and questions.
     #[serde(rename = "request")]
     Request,
     /// The recorded action follows from the recorded answers under the contract's policy
@@ -38,6 +46,7 @@ pub enum CheckName {
 }
 
 impl CheckName {
+    /// The spec name, as serialised (`"frame-solo"`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             CheckName::FrameSolo => "frame-solo",
@@ -49,15 +58,20 @@ impl CheckName {
     }
 }
 
+/// How one check came out, serialised in lower case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckStatus {
+    /// The check ran and the record agrees with itself.
     Pass,
+    /// The check ran and the record contradicts itself.
     Fail,
+    /// The check could not run: the record lacks what it needs (the detail says what).
     Skip,
 }
 
 impl CheckStatus {
+    /// `"pass"`, `"fail"` or `"skip"`, as serialised.
     pub fn as_str(self) -> &'static str {
         match self {
             CheckStatus::Pass => "pass",
@@ -70,15 +84,23 @@ impl CheckStatus {
 /// One check's result with a human detail.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
+    /// Which check.
     pub name: CheckName,
+    /// Its result.
     pub status: CheckStatus,
+    /// One sentence for a reader: what was compared, or why the check was skipped.
     /// Fixed sentences are not copied: most records only ever skip or pass.
     pub detail: Cow<'static, str>,
 }
 
+/// What verifying a record concluded, from its checks (`runtime.md` §4.4): `mismatch` if
+/// any failed, else `unverifiable` if none passed, else `partial` if any was skipped, else
+/// `verified`. Serialised in lower case. Replay fails only on `mismatch`.
+///
+/// Named apart from the tool outcomes of decision-outcomes: this is a record's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+pub enum VerifyOutcome {
     /// Every applicable check ran and passed.
     Verified,
     /// Some checks passed; the others say why they cannot run (normal for merged decisions).
@@ -89,25 +111,30 @@ pub enum Outcome {
     Mismatch,
 }
 
-impl Outcome {
+impl VerifyOutcome {
+    /// `"verified"`, `"partial"`, `"unverifiable"` or `"mismatch"`, as serialised.
     pub fn as_str(self) -> &'static str {
         match self {
-            Outcome::Verified => "verified",
-            Outcome::Partial => "partial",
-            Outcome::Unverifiable => "unverifiable",
-            Outcome::Mismatch => "mismatch",
+            VerifyOutcome::Verified => "verified",
+            VerifyOutcome::Partial => "partial",
+            VerifyOutcome::Unverifiable => "unverifiable",
+            VerifyOutcome::Mismatch => "mismatch",
         }
     }
 }
 
 /// A record's verdict: the outcome and the checks in the order they ran.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Verdict {
-    pub outcome: Outcome,
+pub struct RecordVerdict {
+    /// The conclusion drawn from `checks`.
+    pub outcome: VerifyOutcome,
+    /// frame-solo, questions-solo (single node only), sent-frame, request, in that order.
     pub checks: Vec<Check>,
 }
 
-impl Verdict {
+impl RecordVerdict {
+    /// The check called `name`; `None` when it did not run (questions-solo of a merged
+    /// decision).
     pub fn check(&self, name: CheckName) -> Option<&Check> {
         self.checks.iter().find(|c| c.name == name)
     }
@@ -137,17 +164,17 @@ fn detail(parts: &[&str]) -> String {
 }
 
 /// Verifies a record with the project's rules.
-pub fn verify_record(record: &DecisionRecord) -> Verdict {
+pub fn verify_record(record: &DecisionRecord) -> RecordVerdict {
     verify_record_with(record, Rules::Project)
 }
 
 /// Verifies a record with the given rules.
-pub fn verify_record_with(record: &DecisionRecord, rules: Rules) -> Verdict {
+pub fn verify_record_with(record: &DecisionRecord, rules: Rules) -> RecordVerdict {
     verify_view(&record.view(), rules)
 }
 
 /// Verifies a record read in place (or any record, through [`DecisionRecord::view`]).
-pub fn verify_view(record: &RecordView<'_>, rules: Rules) -> Verdict {
+pub fn verify_view(record: &RecordView<'_>, rules: Rules) -> RecordVerdict {
     verify_view_with(record, rules, &mut MergedDigests::default())
 }
 
@@ -209,7 +236,7 @@ impl MergedDigests {
 
 /// Verifies a record, reusing the digests of the previous merged record where its text is
 /// the same (see [`MergedDigests`]); the verdict is the one [`verify_view`] gives.
-pub fn verify_view_with(record: &RecordView<'_>, rules: Rules, memo: &mut MergedDigests) -> Verdict {
+pub fn verify_view_with(record: &RecordView<'_>, rules: Rules, memo: &mut MergedDigests) -> RecordVerdict {
     use CheckStatus::{Fail, Pass, Skip};
     let merged = record.is_merged();
     let mut checks = Vec::with_capacity(4);
@@ -343,15 +370,15 @@ pub fn verify_view_with(record: &RecordView<'_>, rules: Rules, memo: &mut Merged
     });
 
     let outcome = if checks.iter().any(|c| c.status == Fail) {
-        Outcome::Mismatch
+        VerifyOutcome::Mismatch
     } else if !checks.iter().any(|c| c.status == Pass) {
-        Outcome::Unverifiable
+        VerifyOutcome::Unverifiable
     } else if checks.iter().any(|c| c.status == Skip) {
-        Outcome::Partial
+        VerifyOutcome::Partial
     } else {
-        Outcome::Verified
+        VerifyOutcome::Verified
     };
-    Verdict { outcome, checks }
+    RecordVerdict { outcome, checks }
 }
 
 fn batch_names(record: &RecordView<'_>, separator: &str) -> String {

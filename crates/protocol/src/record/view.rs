@@ -9,9 +9,12 @@ use std::ops::Range;
 use super::{DecisionRecord, JsonString, NotARecord};
 use crate::digest::{Member, ScanError, Scanner, ValueKind};
 
-/// What a record's checks read, borrowed: canonical JSON text throughout.
+/// What a record's checks read, borrowed: canonical JSON text throughout. Strings are
+/// kept quoted (`"loop.pickTool"`), as their digests hash them. Made by
+/// [`DecisionRecord::view`] or, in place, by [`RecordReader::event`].
 #[derive(Debug, Clone, Copy)]
 pub struct RecordView<'a> {
+    /// `e.step`.
     pub step: f64,
     /// `e.id`, quoted.
     pub node: &'a [u8],
@@ -22,9 +25,12 @@ pub struct RecordView<'a> {
     state_members: &'a [Member],
     /// `e.frame.digest`, or else a top-level `frameDigest`, quoted.
     pub frame_digest: Option<&'a [u8]>,
+    /// `e.sentFrameDigest`, quoted; `None` when missing or not a string.
     pub sent_frame_digest: Option<&'a [u8]>,
     batch_ids: BatchIds<'a>,
+    /// `e.requestDigest`, quoted; `None` when missing or not a string.
     pub request_digest: Option<&'a [u8]>,
+    /// `e.questions`: the node's own questions.
     pub questions: &'a [u8],
     /// `sentQuestions ?? questions`.
     pub sent_questions: &'a [u8],
@@ -124,8 +130,10 @@ impl EventView<'_> {
     }
 }
 
-/// Why the in-place reader stopped.
+/// Why the in-place reader stopped. Either way the caller reads the line again with the
+/// careful reader, which gives the verdict (or the precise syntax error).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Fallback {
     /// Some text the checks need is not canonical: read the event with
     /// [`super::read_event_at`].
@@ -158,7 +166,11 @@ struct Seen {
 }
 
 /// A reusable in-place event reader: one per thread, kept across lines so that its
-/// buffers are allocated once.
+/// buffers are allocated once. It also remembers the values a node repeats from record to
+/// record, so an unchanged question set is validated once.
+///
+/// The replay fast path of decision-runtime's log reader; a host verifying a few records
+/// needs only [`super::read_event`] and [`super::verify_record`].
 #[derive(Debug, Default)]
 pub struct RecordReader {
     seen: Seen,
@@ -274,6 +286,7 @@ impl KnownValues {
 }
 
 impl RecordReader {
+    /// A reader with empty buffers.
     pub fn new() -> Self {
         Self::default()
     }
@@ -426,7 +439,7 @@ fn plain_key<'a>(scanner: &mut Scanner<'a>) -> Result<&'a [u8], Fallback> {
     Ok(key)
 }
 
-fn canonical(span: crate::digest::Span) -> Result<Range<usize>, Fallback> {
+fn canonical(span: crate::digest::JsonSpan) -> Result<Range<usize>, Fallback> {
     if span.canonical { Ok(span.range) } else { Err(Fallback::NotCanonical) }
 }
 

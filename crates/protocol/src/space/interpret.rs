@@ -21,8 +21,11 @@ pub const HEAD_ANSWER_KEYS: [&str; 4] = ["type", "choice", "probabilities", "con
 /// Who and what produced the answers. Every field must be present and non-empty.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Evidence {
+    /// The request digest of the request that was answered.
     pub request_digest: String,
+    /// The model that answered, as the provider names it.
     pub model: String,
+    /// The provider that carried the request.
     pub provider: String,
     /// The policy (or contract) identity the observation will be judged by.
     pub policy: String,
@@ -43,36 +46,72 @@ impl Evidence {
     }
 }
 
-/// Why no observation was produced.
+/// Why no observation was produced. Serialised with the variant in `rejection` (snake
+/// case) beside its fields.
 #[derive(Debug, Clone, PartialEq, Error, Serialize)]
 #[serde(tag = "rejection", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SpaceRejection {
+    /// The answers are for another snapshot than this state: the host changed in between.
     #[error("the answer is for revision `{answered}`, the state is revision `{current}`")]
-    StaleRevision { current: String, answered: String },
+    StaleRevision {
+        /// This state's revision.
+        current: String,
+        /// The revision the request carried.
+        answered: String,
+    },
+    /// Some [`Evidence`] field is empty.
     #[error("the evidence is incomplete: {missing:?} missing")]
-    IncompleteEvidence { missing: Vec<&'static str> },
+    IncompleteEvidence {
+        /// The empty fields' names.
+        missing: Vec<&'static str>,
+    },
+    /// The operation head, or the chosen operation's target head, failed validation.
     #[error("head `{head}`: {problem}")]
-    InvalidHead { head: String, problem: AnswerProblem },
+    InvalidHead {
+        /// The head's question id.
+        head: String,
+        /// Why its answer was rejected.
+        problem: AnswerProblem,
+    },
+    /// A used head's answer carries a key outside [`HEAD_ANSWER_KEYS`].
     #[error("head `{head}`: field `{field}` is not part of the answer schema")]
-    FreeFormField { head: String, field: String },
+    FreeFormField {
+        /// The head's question id.
+        head: String,
+        /// The key that is not allowed.
+        field: String,
+    },
+    /// The chosen target is a row past the candidate cap.
     #[error("head `{head}`: `{choice}` names a row past the candidate cap, which is never selectable")]
-    TruncatedRow { head: String, choice: String },
+    TruncatedRow {
+        /// The target head's question id.
+        head: String,
+        /// The id as answered.
+        choice: String,
+    },
 }
 
 /// What the model picked, mapped back to the host. The only thing that can cause an action.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Observation<Id> {
+    /// The snapshot revision the observation is about.
     pub revision: String,
     /// An offered operation, a control, `ABSTAIN` or `NO_ACTION`.
     pub operation: String,
+    /// The probability the operation head gave the chosen operation, in [0, 1].
     pub operation_probability: f64,
+    /// The operation head's confidence, in [0, 1].
     pub operation_confidence: f64,
+    /// The row the operation acts on; `None` for controls, `ABSTAIN` and `NO_ACTION`.
     pub target: Option<ObservedTarget<Id>>,
+    /// Who and what produced the answers.
     pub evidence: Evidence,
     /// The heads that were not used, as received (audit only).
     pub unused_heads: Map<String, Value>,
 }
 
+/// The row an observed operation acts on, mapped back to the host's identity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObservedTarget<Id> {
     /// The offered id, `row` or `row:option`.
@@ -83,7 +122,9 @@ pub struct ObservedTarget<Id> {
     pub id: Id,
     /// The enumerated value chosen, for `row:option` targets.
     pub option_value: Option<String>,
+    /// The probability the target head gave this id, in [0, 1].
     pub probability: f64,
+    /// The target head's confidence, in [0, 1].
     pub confidence: f64,
 }
 

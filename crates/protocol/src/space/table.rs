@@ -34,6 +34,7 @@ pub struct Operation {
 }
 
 impl Operation {
+    /// An operation from its name, its one-line description and whether it needs a row.
     pub fn new(name: &str, description: &str, needs_target: bool) -> Operation {
         Operation { name: name.into(), description: description.into(), needs_target }
     }
@@ -56,16 +57,19 @@ pub struct ParamOption {
 /// An operation that applies to an object, with enumerated parameter values when it takes one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Applicable {
+    /// The [`Operation::name`] that applies.
     pub operation: String,
     /// `Some` when the operation's parameter is chosen from these values (`row:option` ids).
     pub options: Option<Vec<ParamOption>>,
 }
 
 impl Applicable {
+    /// An operation that takes no parameter (or a free one the host fills).
     pub fn plain(operation: &str) -> Applicable {
         Applicable { operation: operation.into(), options: None }
     }
 
+    /// An operation whose parameter is one of `options`; each becomes a `row:option` id.
     pub fn with_options(operation: &str, options: Vec<ParamOption>) -> Applicable {
         Applicable { operation: operation.into(), options: Some(options) }
     }
@@ -75,21 +79,26 @@ impl Applicable {
 /// back to the host and is never sent to the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostObject<Id> {
+    /// The host's identity for the object (never sent).
     pub id: Id,
     /// finding, operation, route, file, element, …
     pub kind: String,
+    /// What the model sees the object as: a name, a title, a path.
     pub label: String,
     /// The current value or state.
     pub value: String,
     /// Further state the model may need (`checked`, `selected`, …), in order.
     pub state: Vec<(String, String)>,
+    /// The operations that apply to the object; an object with none gets no row.
     pub applies: Vec<Applicable>,
 }
 
 /// One atomic read of an exact host revision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot<Id> {
+    /// The host's id for the revision read; answers carrying another are stale.
     pub revision: String,
+    /// The objects, in the order rows are numbered.
     pub objects: Vec<HostObject<Id>>,
 }
 
@@ -98,9 +107,13 @@ pub struct Snapshot<Id> {
 pub struct Row {
     /// Code-owned, 1-based, in order of first appearance.
     pub index: usize,
+    /// The object's [`HostObject::kind`].
     pub kind: String,
+    /// The object's [`HostObject::label`].
     pub label: String,
+    /// The object's [`HostObject::value`].
     pub value: String,
+    /// The object's [`HostObject::state`].
     pub state: Vec<(String, String)>,
     /// The operations that apply, in first-seen order, as positions in `DecisionState::operation_names`.
     pub(crate) operations: RowOperations,
@@ -157,8 +170,11 @@ impl Row {
 /// A row past the cap: recorded, never sent, never selectable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Truncated<Id> {
+    /// The 1-based index the row would have had.
     pub index: usize,
+    /// The host identity of the object.
     pub id: Id,
+    /// Its label.
     pub label: String,
 }
 
@@ -376,10 +392,12 @@ impl<Id: Clone + Eq + Hash> DecisionState<Id> {
         self.rows.get(row)?.options_of(op)?.get(k)
     }
 
+    /// The snapshot's revision.
     pub fn revision(&self) -> &str {
         &self.revision
     }
 
+    /// The offered rows, in index order (at most the cap).
     pub fn rows(&self) -> &[Row] {
         &self.rows
     }

@@ -5,7 +5,7 @@
 //! memory, and [`verify_text`] does all of it for one log given as text.
 
 use decision_protocol::digest::ScanError;
-use decision_protocol::record::{EventRead, Outcome, REPLAY_NOTES, Rules, read_event, verify_record_with};
+use decision_protocol::record::{EventRead, REPLAY_NOTES, Rules, VerifyOutcome, read_event, verify_record_with};
 use serde_json::{Map, Value, json};
 
 use crate::log::replay::ChainBreak;
@@ -24,7 +24,7 @@ pub fn js_number(n: f64) -> Value {
 /// Whether a result is listed in the document: every one with `verbose`, else only
 /// mismatched and unverifiable records.
 pub fn is_listed(result: &RecordResult, verbose: bool) -> bool {
-    verbose || matches!(result.status, Outcome::Mismatch | Outcome::Unverifiable)
+    verbose || matches!(result.status, VerifyOutcome::Mismatch | VerifyOutcome::Unverifiable)
 }
 
 /// One record's verdict: `run`, `step`, `node`, `status`, `checks`, `file`, `line`, and

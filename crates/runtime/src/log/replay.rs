@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, mpsc};
 
 use decision_protocol::record::{
-    Check, EventRead, EventView, MergedDigests, NotARecord, Outcome, RecordView, Rules, text_of, verify_view_with,
+    Check, EventRead, EventView, MergedDigests, NotARecord, RecordView, Rules, VerifyOutcome, text_of, verify_view_with,
 };
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -58,7 +58,7 @@ pub struct RecordResult {
     pub run: u64,
     pub step: Option<f64>,
     pub node: Option<String>,
-    pub status: Outcome,
+    pub status: VerifyOutcome,
     pub checks: Vec<Check>,
     /// Why a `decision` event could not be read as a record (then `status` is unverifiable).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -658,16 +658,16 @@ fn classify(
 fn amend_with_policy(book: &PolicyBook, number: u64, bytes: &[u8], tally: &mut Tally, results: &mut [RecordResult]) {
     let Some(result) = results.last_mut().filter(|r| r.line == number) else { return };
     let Some(check) = book.check_line(bytes) else { return };
-    if check.status == decision_protocol::record::CheckStatus::Fail && result.status != Outcome::Mismatch {
+    if check.status == decision_protocol::record::CheckStatus::Fail && result.status != VerifyOutcome::Mismatch {
         let count = match result.status {
-            Outcome::Verified => &mut tally.verified,
-            Outcome::Partial => &mut tally.partial,
-            Outcome::Unverifiable => &mut tally.unverifiable,
-            Outcome::Mismatch => &mut tally.mismatch,
+            VerifyOutcome::Verified => &mut tally.verified,
+            VerifyOutcome::Partial => &mut tally.partial,
+            VerifyOutcome::Unverifiable => &mut tally.unverifiable,
+            VerifyOutcome::Mismatch => &mut tally.mismatch,
         };
         *count = count.saturating_sub(1);
         tally.mismatch += 1;
-        result.status = Outcome::Mismatch;
+        result.status = VerifyOutcome::Mismatch;
     }
     result.checks.push(check);
 }
@@ -687,10 +687,10 @@ fn tally_record(
         Ok(record) => {
             let verdict = verify_view_with(&record, rules, memo);
             match verdict.outcome {
-                Outcome::Verified => tally.verified += 1,
-                Outcome::Partial => tally.partial += 1,
-                Outcome::Unverifiable => tally.unverifiable += 1,
-                Outcome::Mismatch => tally.mismatch += 1,
+                VerifyOutcome::Verified => tally.verified += 1,
+                VerifyOutcome::Partial => tally.partial += 1,
+                VerifyOutcome::Unverifiable => tally.unverifiable += 1,
+                VerifyOutcome::Mismatch => tally.mismatch += 1,
             }
             results.push(RecordResult {
                 line: number,
@@ -709,7 +709,7 @@ fn tally_record(
                 run,
                 step: None,
                 node: None,
-                status: Outcome::Unverifiable,
+                status: VerifyOutcome::Unverifiable,
                 checks: Vec::new(),
                 problem: Some(format!("not a decision record: {why}")),
             });

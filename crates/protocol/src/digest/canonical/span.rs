@@ -19,25 +19,31 @@ const MAX_PAIRWISE_MEMBERS: usize = 32;
 
 /// Where a value lies in the scanned text, and whether that text is already canonical.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Span {
+///
+/// Named apart from `decision_core::diag::Span`, which locates contract source text.
+pub struct JsonSpan {
+    /// Byte range of the value in the scanned text.
     pub range: Range<usize>,
+    /// `true` when those bytes are already what `JSON.stringify(JSON.parse(text))` gives,
+    /// so they can be hashed where they lie; `false` means [`Scanner::value`] must rewrite
+    /// them first.
     pub canonical: bool,
 }
 
 impl<'a> Scanner<'a> {
     /// Validates the next value without copying it.
-    pub fn span(&mut self) -> Result<Span, ScanError> {
+    pub fn span(&mut self) -> Result<JsonSpan, ScanError> {
         self.skip_ws();
         let start = self.pos;
         self.canonical = true;
         self.span_value_at(0, None)?;
-        Ok(Span { range: start..self.pos, canonical: self.canonical })
+        Ok(JsonSpan { range: start..self.pos, canonical: self.canonical })
     }
 
     /// Validates the next value, which must be an object. When its text is canonical,
     /// `members` lists its members as ranges into the scanned text (quoted key, value), in
     /// enumeration order; otherwise `members` is left empty.
-    pub fn span_object(&mut self, members: &mut Vec<Member>) -> Result<Span, ScanError> {
+    pub(crate) fn span_object(&mut self, members: &mut Vec<Member>) -> Result<JsonSpan, ScanError> {
         members.clear();
         self.skip_ws();
         if self.byte() != Some(b'{') {
@@ -49,7 +55,7 @@ impl<'a> Scanner<'a> {
         if !self.canonical {
             members.clear();
         }
-        Ok(Span { range: start..self.pos, canonical: self.canonical })
+        Ok(JsonSpan { range: start..self.pos, canonical: self.canonical })
     }
 
     /// The source text of a span.
@@ -334,7 +340,7 @@ mod tests {
     use super::super::canonicalize;
     use super::*;
 
-    fn span_of(text: &str) -> Result<Span, ScanError> {
+    fn span_of(text: &str) -> Result<JsonSpan, ScanError> {
         let mut scanner = Scanner::new(text.as_bytes())?;
         let span = scanner.span()?;
         scanner.finish()?;
