@@ -374,6 +374,8 @@ fn frame_error(py: Python<'_>, error: FrameError) -> PyErr {
     match error {
         FrameError::Failed(message) => contract_error(py, &message, None),
         FrameError::Usage(message) => usage_error(py, &message, None),
+        // A kind added later is reported as the contract error it is, with its own message.
+        other => contract_error(py, &other.to_string(), None),
     }
 }
 

@@ -97,6 +97,9 @@ fn writer_error(py: Python<'_>, error: &LogError) -> PyErr {
         LogError::InvalidSessionId(_) => ("session_id", String::new(), None),
         LogError::TornTail { path, line } => ("torn_tail", path.display().to_string(), Some(*line)),
         LogError::Empty(path) => ("empty", path.display().to_string(), None),
+        // A kind added later: its message still says what happened; `io` is the documented
+        // code for a log that cannot be used.
+        _ => ("io", String::new(), None),
     };
     log_error(py, &error.to_string(), code, &path, line)
 }

@@ -21,7 +21,7 @@ use decision_protocol::frame::{Absent, FieldRef, FixedList, FrameArtifact, Mode,
 use decision_runtime::decide::NodeDecision;
 use decision_runtime::graph::{EventSink, FnSink, MemorySink, Tee};
 use decision_runtime::log::{
-    ChainStatus, DecisionEvent, DecisionRecord, FsyncPolicy, GraphEvent, LogHeader, LogReport, NO_CONSUMER,
+    ChainStatus, DecisionEvent, FsyncPolicy, GraphEvent, LogHeader, LogReport, NO_CONSUMER, NodeDecisionEvent,
     ReplayOptions, SessionLog, replay_reader,
 };
 use host_common::TempDir;
@@ -320,7 +320,7 @@ fn a_decision_record_is_written_as_its_event_object() {
     for decision in &decisions {
         for frame in [None, Some(frame(Mode::Reference)), Some(frame(Mode::Provenance))] {
             for evidence in [None, Some(&evidence)] {
-                let record = DecisionRecord {
+                let record = NodeDecisionEvent {
                     decision,
                     frame: frame.clone(),
                     node: "step",
@@ -357,7 +357,7 @@ fn a_frame_s_kept_state_text_is_used_only_for_the_state_it_was_written_from() {
         assert_eq!(replaced.state_text.of(&replaced.state), None);
         assert!(frame.state_text.of(&frame.state).is_some());
         for (decision, frame) in [(&alone, &frame), (&other, &frame), (&alone, &replaced), (&other, &replaced)] {
-            let record = DecisionRecord {
+            let record = NodeDecisionEvent {
                 decision,
                 frame: Some(frame.clone()),
                 node: "step",

@@ -39,6 +39,7 @@ use decision_protocol::frame::{FrameSpec, HostCells, Mode, Projections, compile_
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TestFile {
+    /// The cases, run in order.
     pub tests: Vec<TestCase>,
 }
 
@@ -46,15 +47,24 @@ pub struct TestFile {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TestCase {
+    /// What the case pins, as reports name it.
     pub name: String,
+    /// The contract block whose policy the case runs.
     pub block: String,
+    /// The raw answers by question id, as a provider returns them (validated as a run does).
     pub answers: Map<String, Value>,
+    /// The options a `dynamic:` block offered (`{"question": {"id": "criterion"}}` or
+    /// `{"question": ["id", …]}`); `None`: the file's listed options are offered.
     #[serde(default)]
     pub candidates: Option<Map<String, Value>>,
+    /// Host cells the block's frame is compiled from (with the reference host); `None`: no
+    /// frame is compiled.
     #[serde(default)]
     pub state: Option<Map<String, Value>>,
+    /// Threshold overrides, `block.question=value`, applied before evaluating.
     #[serde(default)]
     pub gates: Vec<String>,
+    /// What the case must decide.
     pub expect: Expectation,
 }
 
@@ -62,23 +72,49 @@ pub struct TestCase {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Expectation {
+    /// The action the policy must take (`escalate` for rejected answers).
     pub action: String,
+    /// The rule that must fire, as reasons show it (`predicate → action`); `None`: any.
     #[serde(default)]
     pub rule: Option<String>,
+    /// Whether the answers must be rejected (`Some(true)`) or accepted (`Some(false)`);
+    /// `None`: either.
     #[serde(default)]
     pub invalid: Option<bool>,
+    /// Fields the compiled frame must hold, with their values; `None`: the frame is not
+    /// checked.
     #[serde(default)]
     pub frame: Option<Map<String, Value>>,
 }
 
+/// Why a test file could not be loaded.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum TestFileError {
+    /// The file could not be read.
     #[error("cannot read {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        /// The file, as shown.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not JSON of the test-file shape (unknown fields are refused).
     #[error("{path}: not a test file: {source}")]
-    Json { path: String, source: serde_json::Error },
+    Json {
+        /// The file, as shown.
+        path: String,
+        /// Where and why it does not parse.
+        source: serde_json::Error,
+    },
+    /// No tests file was named and there is none beside the contract.
     #[error("{path}: no tests file given and none beside the contract (looked for {expected})")]
-    NotFound { path: String, expected: String },
+    NotFound {
+        /// The contract, as shown.
+        path: String,
+        /// The path looked for ([`tests_beside`]).
+        expected: String,
+    },
 }
 
 /// The tests file beside a contract: `NAME.md` → `NAME.tests.json`.
@@ -96,13 +132,20 @@ pub fn load_tests(path: &Path) -> Result<TestFile, TestFileError> {
 /// One case's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseResult {
+    /// The test file the case came from, as the runner was given it.
     pub file: String,
+    /// The case's name.
     pub name: String,
+    /// The block it ran.
     pub block: String,
+    /// Every expectation held.
     pub passed: bool,
+    /// The action taken; `None` when the case could not run (unknown block, bad gates or
+    /// candidates, a frame that does not compile).
     pub action: Option<String>,
     /// The rule that fired (`predicate → action`), or why none did.
     pub rule: Option<String>,
+    /// The answers were rejected (the action is then `escalate`).
     pub invalid: bool,
     /// One line per difference from the expectation (`action: expected …, got …`), or the
     /// reason the case could not run.
@@ -112,29 +155,40 @@ pub struct CaseResult {
 /// A rule no case reached.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Uncovered {
+    /// The rule's 1-based line in the contract file.
     pub line: u32,
+    /// The rule as reasons show it (`predicate → action`).
     pub rule: String,
 }
 
 /// Rule coverage of one block.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BlockCoverage {
+    /// The block id.
     pub block: String,
+    /// How many policy rules the block has.
     pub rules: usize,
+    /// How many of them fired in at least one case.
     pub covered: usize,
+    /// The rules no case reached, in file order.
     pub uncovered: Vec<Uncovered>,
 }
 
 /// All cases of a run, and coverage.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TestReport {
+    /// Cases whose every expectation held.
     pub passed: usize,
+    /// Cases that did not pass (or could not run).
     pub failed: usize,
+    /// Every case's result, in the order run.
     pub cases: Vec<CaseResult>,
+    /// Rule coverage, one entry per block of the contract that has policy rules.
     pub coverage: Vec<BlockCoverage>,
 }
 
 impl TestReport {
+    /// No case failed.
     pub fn ok(&self) -> bool {
         self.failed == 0
     }
@@ -150,6 +204,8 @@ pub struct TestRunner<'c> {
 }
 
 impl<'c> TestRunner<'c> {
+    /// A runner with every block's policy compiled (a rule that does not compile is left
+    /// out, as the checker reports it) and nothing run yet.
     pub fn new(contract: &'c Contract) -> Self {
         let policies = contract.blocks.iter().map(|b| compile_block(b).0).collect();
         TestRunner { contract, policies, reached: BTreeMap::new(), cases: Vec::new() }

@@ -28,13 +28,20 @@ pub const CODE_PROVIDER: &str = "code";
 /// One node's part of a step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeSpec {
+    /// The decision spec id (the node), as it appears in the `decision` event's `id` and in
+    /// `batch_ids`; several ids in one request are joined by `+` for the merged frame digest.
     pub id: String,
-    /// The node's frame state.
+    /// The node's frame state: the object the questions are asked of (`runtime.md` §1.1).
     pub state: Map<String, Value>,
+    /// The node's closed questions, in the order they are sent.
     pub questions: Questions,
+    /// The block's compiled policy, evaluated on the validated answers.
     pub policy: CompiledPolicy,
-    /// The digest of the node's frame artifact, when it has one.
+    /// The digest of the node's frame artifact, when it has one. `None`: the decider computes
+    /// `frame_digest(id, state)` itself (`runtime.md` §2.11).
     pub frame_digest: Option<String>,
+    /// The model this node asks for; `None` falls back to [`Decider::with_model`], then to the
+    /// provider's own default.
     pub model: Option<String>,
 }
 
@@ -42,14 +49,9 @@ impl NodeSpec {
     /// The spec as [`Decider::decide_refs`] takes it (the questions are copied once).
     pub fn borrowed(&self) -> NodeSpecRef<'_> {
         NodeSpecRef {
-            id: &self.id,
-            state: &self.state,
-            shared_state: None,
-            questions: Arc::new(self.questions.clone()),
-            policy: &self.policy,
             frame_digest: self.frame_digest.as_deref(),
             model: self.model.as_deref(),
-            questions_json: None,
+            ..NodeSpecRef::new(&self.id, &self.state, Arc::new(self.questions.clone()), &self.policy)
         }
     }
 }
@@ -57,26 +59,22 @@ impl NodeSpec {
 /// Questions in wire form with the text `JSON.stringify` writes for them, made together
 /// once: the request digest hashes the text and the decision record copies it, instead of
 /// each writing the value again. Neither can be changed once made, so the text always
-/// matches the value.
+/// matches the value. A performance detail of the decider and the graph executor, not part
+/// of the host interface.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WireJson {
+pub(crate) struct WireJson {
     value: Arc<Value>,
     text: Arc<str>,
 }
 
 impl WireJson {
-    pub fn new(value: Value) -> WireJson {
+    pub(crate) fn new(value: Value) -> WireJson {
         let text = Arc::from(stringify(&value));
         WireJson { value: Arc::new(value), text }
     }
 
-    /// The questions as JSON, shared.
-    pub fn value(&self) -> &Arc<Value> {
-        &self.value
-    }
-
     /// `JSON.stringify` of the value.
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 }
@@ -97,22 +95,56 @@ impl PartialEq for SentText {
 /// [`NodeSpec`]. The questions are shared, so a node alone in its request sends its own.
 #[derive(Debug, Clone)]
 pub struct NodeSpecRef<'a> {
+    /// The decision spec id (the node); see [`NodeSpec::id`].
     pub id: &'a str,
-    /// The node's frame state.
+    /// The node's frame state: the object the questions are asked of.
     pub state: &'a Map<String, Value>,
     /// The same state, shared, when the host keeps it so: a node alone in its request sends
     /// it without a copy. When given, it is the state this node sends (alone or merged).
     pub shared_state: Option<SharedState>,
+    /// The node's closed questions, shared so a node alone in its request sends them
+    /// without a copy.
     pub questions: Arc<Questions>,
+    /// The block's compiled policy, evaluated on the validated answers.
     pub policy: &'a CompiledPolicy,
-    /// The digest of the node's frame artifact, when it has one.
+    /// The digest of the node's frame artifact, when it has one; `None`: computed from `id`
+    /// and the sent state.
     pub frame_digest: Option<&'a str>,
+    /// The model this node asks for; `None` falls back to the decider's, then the provider's.
     pub model: Option<&'a str>,
-    /// `questions.to_json()` and its text, when the host keeps them built.
-    pub questions_json: Option<WireJson>,
+    /// `questions.to_json()` and its text, when the graph executor keeps them built (a cache:
+    /// `None` builds them from `questions`).
+    pub(crate) questions_json: Option<WireJson>,
 }
 
-impl NodeSpecRef<'_> {
+impl<'a> NodeSpecRef<'a> {
+    /// A node's part of a step, borrowed: no frame digest (the decider computes it), no model
+    /// of its own and no shared state.
+    pub fn new(
+        id: &'a str,
+        state: &'a Map<String, Value>,
+        questions: Arc<Questions>,
+        policy: &'a CompiledPolicy,
+    ) -> Self {
+        NodeSpecRef {
+            id,
+            state,
+            shared_state: None,
+            questions,
+            policy,
+            frame_digest: None,
+            model: None,
+            questions_json: None,
+        }
+    }
+
+    /// The same spec sending `state` (the host's shared copy of this node's state) in place of
+    /// the borrowed `state`: a node alone in its request then sends it without a copy.
+    pub fn with_shared_state(mut self, state: SharedState) -> Self {
+        self.shared_state = Some(state);
+        self
+    }
+
     /// The state this node sends: the shared one when given.
     fn state(&self) -> &Map<String, Value> {
         self.shared_state.as_deref().unwrap_or(self.state)
@@ -135,25 +167,53 @@ impl NodeSpecRef<'_> {
     }
 }
 
-/// Wiring errors: nothing was sent.
+/// Wiring errors: the nodes given cannot share one request, and nothing was sent. What the
+/// model answers is never an error (it escalates the node instead).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum DecideError {
+    /// No node was given.
     #[error("nothing to decide: no nodes")]
     NoNodes,
+    /// Two nodes of one request carry different values for the same state key, so there is
+    /// no single merged state to send.
     #[error("nodes `{first}` and `{second}` send different values for state key `{key}`")]
-    StateConflict { key: String, first: String, second: String },
+    StateConflict {
+        /// The state key the nodes disagree on.
+        key: String,
+        /// The first node (in request order) that sent the key.
+        first: String,
+        /// The node whose value differs.
+        second: String,
+    },
+    /// Two nodes of one request ask a question with the same id: its answer could not be
+    /// told apart.
     #[error("question `{question}` is asked by both `{first}` and `{second}`")]
-    DuplicateQuestion { question: String, first: String, second: String },
+    DuplicateQuestion {
+        /// The question id asked twice.
+        question: String,
+        /// The first node that asks it.
+        first: String,
+        /// The later node that asks it again.
+        second: String,
+    },
 }
 
 /// What one node decided, with everything needed to audit it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeDecision {
+    /// The decision spec id (the node) this decision is for.
     pub id: String,
+    /// The step the decider was at ([`Decider::set_step`]) when the request was sent.
     pub step: u64,
     /// Every node id of the shared request, in order.
     pub batch_ids: Vec<String>,
+    /// The digest of the frame actually sent (`runtime.md` §2.11): this node's own frame
+    /// digest when it was asked alone, the merged frame's (ids joined by `+`) when batched.
+    /// Empty for a decision made by code.
     pub sent_frame_digest: String,
+    /// The request digest over the sent frame digest and the sent questions' text, as a
+    /// `decision-record/v1` records it. Empty for a decision made by code.
     pub request_digest: String,
     /// The state actually sent (the merged one when batched), shared by every node of the
     /// request.
@@ -172,18 +232,33 @@ pub struct NodeDecision {
     pub answers: Answers,
     /// Every validation problem; empty when all answers are valid.
     pub problems: Vec<QuestionProblem>,
+    /// Every answer was present and valid, so the policy ran.
     pub valid: bool,
+    /// The action taken: the policy's, or `escalate` when an answer was invalid or the
+    /// provider failed.
     pub action: String,
+    /// Why: the policy's reason, the validation problems, or the provider failure.
     pub reason: String,
-    /// The rule that fired; `None` when nothing matched or no policy ran.
+    /// The index of the rule that fired; `None` when nothing matched or no policy ran.
     pub rule: Option<usize>,
+    /// How far the deciding value was from the fired rule's threshold; `None` when the rule
+    /// compares no threshold or no rule fired.
     pub margin: Option<Margin>,
+    /// `action == "escalate"`: a host hands the node to a human or stops.
     pub escalate: bool,
+    /// The provider that actually served the request (after fallbacks), or
+    /// [`CODE_PROVIDER`].
     pub provider: String,
+    /// The model that answered, as the provider reports it; else the one requested; `None`
+    /// when neither is known.
     pub model: Option<String>,
+    /// Wall-clock milliseconds of the provider call, retries included (0 for code).
     pub latency_ms: u64,
+    /// Token usage, when the provider reported any.
     pub usage: Option<Usage>,
+    /// A fallback was taken, answers were missing or dropped, or the provider failed.
     pub degraded: bool,
+    /// The provider's warnings, or the failure message when it failed.
     pub warnings: Vec<String>,
     #[serde(skip)]
     sent_text: SentText,
@@ -259,6 +334,7 @@ pub struct Decider {
 }
 
 impl Decider {
+    /// A decider over `provider`, with the [`DEFAULT_TIMEOUT`], no default model and step 0.
     pub fn new(provider: Arc<dyn DecisionProvider>) -> Decider {
         Decider { provider, timeout: DEFAULT_TIMEOUT, model: None, step: AtomicU64::new(0) }
     }
@@ -275,10 +351,13 @@ impl Decider {
         self
     }
 
+    /// The step number the following decisions record ([`NodeDecision::step`]); the host
+    /// advances it, the decider never does.
     pub fn set_step(&self, step: u64) {
         self.step.store(step, Ordering::Relaxed);
     }
 
+    /// The provider's name ([`DecisionProvider::name`]), for messages and logs.
     pub fn provider_name(&self) -> &str {
         self.provider.name()
     }

@@ -13,7 +13,7 @@ const READ_CHUNK: usize = 256 * 1024;
 
 /// One line of the stream (without its `\n`).
 #[derive(Debug)]
-pub enum Line<'a> {
+pub(crate) enum Line<'a> {
     Text {
         /// 1-based line number.
         number: u64,
@@ -26,7 +26,7 @@ pub enum Line<'a> {
 }
 
 /// A streaming line splitter over any reader.
-pub struct LineReader<R> {
+pub(crate) struct LineReader<R> {
     inner: R,
     buf: Vec<u8>,
     start: usize,

@@ -13,8 +13,8 @@ use decision_protocol::ask::{
     compile_questions,
 };
 use decision_protocol::digest::{frame_digest, request_digest, stringify};
-use decision_runtime::decide::{DecideError, Decider, NodeSpec, NodeSpecRef};
-use decision_runtime::log::DecisionRecord;
+use decision_runtime::decide::{DecideError, Decider, NodeSpec};
+use decision_runtime::log::NodeDecisionEvent;
 use decision_runtime::provider::{
     DecisionProvider, ErrorCode, MockProvider, ProviderError, Request, Response, ScriptProvider,
 };
@@ -396,7 +396,7 @@ fn the_sent_questions_text_is_the_one_the_request_digest_hashed_and_never_outliv
     changed.sent_questions = Arc::new(json!({"other": {"type": "noul"}}));
     assert_eq!(changed.sent_questions_text(), None);
     for decision in [&single, &changed] {
-        let record = DecisionRecord {
+        let record = NodeDecisionEvent {
             decision,
             frame: None,
             node: "step",
@@ -418,7 +418,7 @@ fn the_state_is_shared_not_copied_from_the_frame_to_the_request_and_the_decision
     let decider = Decider::new(provider.clone());
     let a = spec(&c, "needs_tool", json!({"task": "t", "earlier": ""}));
     let shared = Arc::new(a.state.clone());
-    let alone = NodeSpecRef { shared_state: Some(Arc::clone(&shared)), ..a.borrowed() };
+    let alone = a.borrowed().with_shared_state(Arc::clone(&shared));
     let decision = decider.decide_refs(&[alone]).unwrap().pop().unwrap();
     assert!(Arc::ptr_eq(&decision.state, &shared), "a node alone sends its frame's state itself");
     assert!(Arc::ptr_eq(&provider.last.lock().unwrap().as_ref().unwrap().state, &shared));
@@ -432,7 +432,7 @@ fn the_state_is_shared_not_copied_from_the_frame_to_the_request_and_the_decision
     assert!(Arc::ptr_eq(&merged[0].state, &merged[1].state));
     // A shared state, when given, is the state the node sends, alone or merged.
     let other = Arc::new(json!({"task": "t", "earlier": "shared"}).as_object().unwrap().clone());
-    let given = NodeSpecRef { shared_state: Some(Arc::clone(&other)), ..a.borrowed() };
+    let given = a.borrowed().with_shared_state(Arc::clone(&other));
     let alone = decider.decide_refs(std::slice::from_ref(&given)).unwrap().pop().unwrap();
     assert_eq!(alone.state["earlier"], "shared");
     let together = decider.decide_refs(&[given, b.borrowed()]).unwrap();

@@ -138,6 +138,8 @@ pub fn frame(text: &[u8], options_json: &str) -> Result<Value, Failure> {
     let to_failure = |e: FrameError| match e {
         FrameError::Failed(message) => Failure::new(codes::FRAME, message).at_path(path),
         FrameError::Usage(message) => Failure::new(codes::USAGE, message),
+        // A kind added later is reported as the frame failure it is, with its own message.
+        other => Failure::new(codes::FRAME, other.to_string()).at_path(path),
     };
     let block = api::frame::find_block(path, &contract, &block_id).map_err(to_failure)?;
     let options = FrameOptions { reference_profile: reference, untrusted: args.untrusted, mode };

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use decision_core::contract::{Block, Contract};
 use decision_protocol::ask::Questions;
 use decision_runtime::api;
-use decision_runtime::api::eval::Outcome;
+use decision_runtime::api::eval::Evaluation;
 pub use decision_runtime::api::eval::{find_block, gated_policy};
 use decision_runtime::terminal;
 
@@ -49,7 +49,7 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn evaluate(args: &Args) -> Result<Outcome, String> {
+fn evaluate(args: &Args) -> Result<Evaluation, String> {
     let contract = load_contract(&args.contract)?;
     let block = find_block(&contract, &args.block)?;
     let gated = gated_policy(&contract, block, &args.gate)?;

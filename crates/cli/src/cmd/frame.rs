@@ -88,6 +88,8 @@ fn build(args: &Args) -> Result<Built, String> {
         Ok(doc) => Ok(Built::Document(doc)),
         Err(FrameError::Failed(message)) => Ok(Built::Failed(message)),
         Err(FrameError::Usage(message)) => Err(message),
+        // A kind added later fails the frame with its own message, as `Failed` does.
+        Err(other) => Ok(Built::Failed(other.to_string())),
     }
 }
 

@@ -10,18 +10,21 @@ use serde_json::{Map, Value, json};
 
 use decision_protocol::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
 
-/// A decision on given answers.
+/// A block's policy evaluated on given answers (what `decision eval` reports), invalid
+/// answers included: they escalate.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct Evaluation {
+    /// The block evaluated.
     pub block: String,
     /// Each validation problem as JSON; empty when every answer is valid.
     pub problems: Vec<Value>,
     /// Each validation problem as a sentence.
     pub problem_text: Vec<String>,
+    /// The action, reason, fired rule and margin; `escalate` when an answer is invalid.
     pub decision: Decision,
 }
 
-impl Outcome {
+impl Evaluation {
     /// `block`, `valid`, `problems`, `action`, `reason`, `rule`, `margin`.
     pub fn to_json(&self) -> Value {
         json!({
@@ -60,7 +63,7 @@ pub fn margin_json(margin: Option<&Margin>) -> Value {
 
 /// Validates `answers` (question id → answer) against the offered `questions` and evaluates
 /// `policy` on them; any invalid answer escalates with its problems.
-pub fn evaluate(block: &Block, gated: &Gated, questions: &Questions, answers: &Map<String, Value>) -> Outcome {
+pub fn evaluate(block: &Block, gated: &Gated, questions: &Questions, answers: &Map<String, Value>) -> Evaluation {
     let (problems, problem_text, decision) = match validate_answers(questions, answers) {
         Ok(typed) => {
             let mut decision = decision_core::policy::evaluate(&gated.policy, &typed);
@@ -74,7 +77,7 @@ pub fn evaluate(block: &Block, gated: &Gated, questions: &Questions, answers: &M
             (json, problems.iter().map(ToString::to_string).collect(), decision)
         }
     };
-    Outcome { block: block.id.clone(), problems, problem_text, decision }
+    Evaluation { block: block.id.clone(), problems, problem_text, decision }
 }
 
 /// Reads the answers document (a JSON object of question ids); `shown` names it in messages.

@@ -13,6 +13,7 @@ use decision_protocol::frame::{Cell, FrameSpec, HostCells, Mode, Projections, co
 /// Why no frame document was produced. The CLI exits 1 on [`FrameError::Failed`] and 2 on
 /// [`FrameError::Usage`].
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum FrameError {
     /// The contract cannot produce this frame (parse errors, unknown names).
     #[error("{0}")]

@@ -28,6 +28,7 @@ pub struct Validation {
     /// What `validate --format json` prints: the outcome exactly as given when it holds (or
     /// is not validated), the typed `contract_violation` outcome when it does not.
     pub document: Value,
+    /// Whether the outcome held its contract, breached it, or had nothing to check.
     pub verdict: Verdict,
 }
 

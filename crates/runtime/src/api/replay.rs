@@ -237,11 +237,15 @@ pub fn verify_text(path: &str, text: &[u8], verbose: bool, max_line: usize) -> (
 
 /// Why a single record could not be verified.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RecordError {
+    /// The text is not JSON (the scanner's error, located by byte offset).
     #[error("not JSON: {0}")]
     Json(#[from] ScanError),
+    /// The event's `type` is not `decision` (the type found, as JSON).
     #[error("not a decision event (its `type` is {0})")]
     NotADecision(String),
+    /// A `decision` event that lacks what a `decision-record/v1` needs.
     #[error("the decision event is not a record: {0}")]
     NotARecord(#[from] decision_protocol::record::NotARecord),
 }

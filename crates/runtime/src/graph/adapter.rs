@@ -162,6 +162,7 @@ impl<C> HostAdapter<C> {
         self
     }
 
+    /// The adapter's name, as the capability report's `adapter` gives it.
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -47,11 +47,26 @@ pub mod codes {
 #[serde(tag = "in", rename_all = "lowercase")]
 pub enum Location {
     /// In the contract file.
-    Contract { line: u32, column: u32, block: Option<String> },
+    Contract {
+        /// The 1-based line.
+        line: u32,
+        /// The 1-based column.
+        column: u32,
+        /// The block the problem is in, when it is in one.
+        block: Option<String>,
+    },
     /// In the host's graph.
-    Graph { node: String, edge: Option<String> },
+    Graph {
+        /// The node.
+        node: String,
+        /// The outcome label of the edge, when the problem is an edge's.
+        edge: Option<String>,
+    },
     /// In the host's registrations.
-    Registration { what: String },
+    Registration {
+        /// The registration, described (`event sink`, `projection …`).
+        what: String,
+    },
 }
 
 impl fmt::Display for Location {
@@ -69,11 +84,15 @@ impl fmt::Display for Location {
 /// One reason the host will not start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
+    /// The stable code: the contract layers' `DC0…` codes, or the graph's ([`codes`]).
     pub code: &'static str,
     /// `parse`, `schema`, `policy`, `adapter` or `graph`.
     pub layer: &'static str,
+    /// Where the problem is.
     pub location: Location,
+    /// What is wrong, as a sentence.
     pub message: String,
+    /// How to fix it, when there is advice.
     pub help: Option<String>,
 }
 
@@ -112,6 +131,7 @@ impl fmt::Display for Problem {
 /// The host refused to start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StartRefusal {
+    /// Every problem found, never empty.
     pub problems: Vec<Problem>,
 }
 

@@ -21,7 +21,7 @@ use super::check::{StartRefusal, decided_blocks, start_check};
 use super::model::{Dispatch, Graph, GraphShape, Invocation, NodeKind, Step};
 use super::sink::SinkError;
 use crate::decide::{CODE_PROVIDER, DecideError, Decider, NodeDecision, NodeSpecRef, WireJson};
-use crate::log::{DecisionRecord, GraphEvent};
+use crate::log::{GraphEvent, NodeDecisionEvent};
 use crate::provider::DecisionProvider;
 use decision_protocol::ask::{QuestionError, Questions, compile_questions};
 use decision_protocol::frame::{FrameArtifact, FrameSpec, HostCells, Mode, compile_frame};
@@ -29,22 +29,30 @@ use decision_protocol::frame::{FrameArtifact, FrameSpec, HostCells, Mode, compil
 /// One recorded transition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transition {
+    /// The node the transition leaves.
     pub node: String,
+    /// The step the node ran in.
     pub step: u64,
+    /// The state version the node saw (hosts bump it when their state changes).
     pub state_version: u64,
+    /// How many times this node had been entered in the run, this visit included (1-based).
     pub visit: u64,
-    /// The dispatched action (decision nodes only).
+    /// The dispatched action (decision nodes only; `None` for host phases).
     pub action: Option<String>,
+    /// The outcome label the handler produced, which picked the edge.
     pub label: String,
+    /// The node or terminal state the edge leads to.
     pub to: String,
 }
 
 /// Where a run is, or where to continue one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor {
+    /// The node to run next (or the one the run stopped at).
     pub node: String,
     /// The last step number used (entering a step-starting node adds one).
     pub step: u64,
+    /// The host's state version at this point.
     pub state_version: u64,
 }
 
@@ -59,45 +67,124 @@ pub struct DecisionStats {
     pub decisions: u64,
     /// Decisions host code made instead (no request).
     pub code_decisions: u64,
+    /// Requests sent to the provider (several blocks of one node share one request).
     pub requests: u64,
+    /// Milliseconds spent waiting on the provider, summed per request.
     pub decision_ms: u64,
+    /// Transitions followed.
     pub transitions: u64,
 }
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunOutcome {
+    /// The terminal state the run reached.
     pub terminal: String,
+    /// The last step number used.
     pub step: u64,
+    /// The host's state version at the end.
     pub state_version: u64,
+    /// Every transition followed, in order.
     pub transitions: Vec<Transition>,
+    /// What the run's decisions cost.
     pub stats: DecisionStats,
 }
 
+/// Why a run stopped before a terminal state. Each names the node it stopped at; every
+/// event up to it has been recorded.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum RunError {
+    /// The node's handler produced an outcome no edge of the graph consumes: the run refuses
+    /// it rather than guess (a `transition` event with `refused` was recorded).
     #[error("node `{node}` (step {step}) produced outcome `{label}`, and no transition consumes it")]
-    NoConsumer { node: String, step: u64, label: String },
+    NoConsumer {
+        /// The node that produced the outcome.
+        node: String,
+        /// The step it ran in.
+        step: u64,
+        /// The outcome label nothing consumes.
+        label: String,
+    },
+    /// The policy chose an action this host registered no handler for.
     #[error("node `{node}`: action `{action}` has no handler in this host")]
-    Unhandled { node: String, action: String },
+    Unhandled {
+        /// The decision node.
+        node: String,
+        /// The action without a handler.
+        action: String,
+    },
+    /// The action is not one the node's position (its `when:`) can take (`vocab`'s action
+    /// semantics).
     #[error("node `{node}`: position `{position}` does not handle action `{action}`")]
-    NotAtPosition { node: String, position: String, action: String },
+    NotAtPosition {
+        /// The decision node.
+        node: String,
+        /// The block's position.
+        position: String,
+        /// The action the position does not take.
+        action: String,
+    },
+    /// The action needs evidence and the node's evidence provider gave none.
     #[error("node `{node}`: action `{action}` needs evidence and none is available")]
-    NoEvidence { node: String, action: String },
+    NoEvidence {
+        /// The decision node.
+        node: String,
+        /// The action that needs evidence.
+        action: String,
+    },
+    /// A `dynamic:` block's choice questions got no candidates from the host, so they cannot
+    /// be asked.
     #[error("node `{node}`: no candidates for question(s) {questions:?}; the node cannot be asked")]
-    NoCandidates { node: String, questions: Vec<String> },
+    NoCandidates {
+        /// The decision node.
+        node: String,
+        /// The question ids left without options.
+        questions: Vec<String>,
+    },
+    /// The node's questions could not be compiled from the block and the host's candidates.
     #[error("node `{node}`: {source}")]
-    Questions { node: String, source: QuestionError },
+    Questions {
+        /// The decision node.
+        node: String,
+        /// What was wrong with the questions.
+        source: QuestionError,
+    },
+    /// The node's blocks cannot share one request (see [`DecideError`]).
     #[error("node `{node}`: {source}")]
-    Wiring { node: String, source: DecideError },
+    Wiring {
+        /// The decision node.
+        node: String,
+        /// Why the blocks cannot share a request.
+        source: DecideError,
+    },
+    /// A handler or host phase failed.
     #[error("node `{node}`: {source}")]
-    Handler { node: String, source: HandlerError },
+    Handler {
+        /// The node whose handler failed.
+        node: String,
+        /// The handler's own error.
+        source: HandlerError,
+    },
+    /// Host code decided an action ([`super::CodeDecision`]) that the block's policy can
+    /// never take.
     #[error("node `{node}`: code decided `{action}`, which the policy of block `{block}` cannot take")]
-    CodeDecision { node: String, block: String, action: String },
+    CodeDecision {
+        /// The decision node.
+        node: String,
+        /// The block code decided for.
+        block: String,
+        /// The action the policy cannot take.
+        action: String,
+    },
+    /// The node to run is not in the graph.
     #[error("`{0}` is not a node of the graph")]
     UnknownNode(String),
+    /// The run followed more transitions than its ceiling
+    /// ([`GraphHost::with_max_transitions`]).
     #[error("more than {0} transitions: the run was stopped")]
     TooManyTransitions(u64),
+    /// The event sink could not record an event: a host that cannot record must stop.
     #[error(transparent)]
     Sink(#[from] SinkError),
 }
@@ -188,6 +275,8 @@ impl<C: GraphContext> GraphHost<C> {
         self
     }
 
+    /// The ceiling on transitions in one run (default [`DEFAULT_MAX_TRANSITIONS`]); a run that
+    /// passes it stops with [`RunError::TooManyTransitions`].
     pub fn with_max_transitions(mut self, max: u64) -> Self {
         self.max_transitions = max;
         self
@@ -199,6 +288,7 @@ impl<C: GraphContext> GraphHost<C> {
         self
     }
 
+    /// The checked contract the host runs.
     pub fn contract(&self) -> &Contract {
         &self.contract
     }
@@ -213,18 +303,23 @@ impl<C: GraphContext> GraphHost<C> {
         &self.warnings
     }
 
+    /// The graph's nodes and edges, without their behaviour.
     pub fn shape(&self) -> &GraphShape {
         &self.graph.shape
     }
 
+    /// The registrations the host started with.
     pub fn adapter(&self) -> &HostAdapter<C> {
         &self.adapter
     }
 
+    /// What this host supports (cells, projections, actions, evidence) for the blocks its
+    /// graph decides, as the contract checker takes it.
     pub fn capabilities(&self) -> Capabilities {
         self.adapter.capabilities(&decided_blocks(&self.graph))
     }
 
+    /// The decision provider's name.
     pub fn provider_name(&self) -> &str {
         self.decider.provider_name()
     }
@@ -452,7 +547,7 @@ impl<C: GraphContext> GraphHost<C> {
         if let Some(sink) = self.adapter.sink.as_deref_mut() {
             for (i, (decision, frame)) in decisions.iter().zip(artifacts).enumerate() {
                 let block = blocks.get(i).map_or("", String::as_str);
-                sink.emit_decision(DecisionRecord {
+                sink.emit_decision(NodeDecisionEvent {
                     decision,
                     frame,
                     node: &invocation.node,

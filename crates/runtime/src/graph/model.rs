@@ -20,7 +20,10 @@ pub type HostPhase<C> = Box<dyn Fn(&mut C, &mut Step<'_>) -> Result<String, Hand
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum NodeKind {
     /// Ask these blocks in one request; dispatch the first block's action.
-    Decide { blocks: Vec<String> },
+    Decide {
+        /// The contract block ids, in request order; the first block's action is dispatched.
+        blocks: Vec<String>,
+    },
     /// Run host code.
     Host,
 }
@@ -28,7 +31,9 @@ pub enum NodeKind {
 /// A node's structure, without behaviour.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NodeShape {
+    /// The node id, unique in the graph.
     pub id: String,
+    /// Whether it decides blocks or runs host code.
     pub kind: NodeKind,
     /// `(outcome label, target)` in declaration order.
     pub edges: Vec<(String, String)>,
@@ -41,7 +46,9 @@ pub struct NodeShape {
 /// The graph's structure: what the capability report describes and checks.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct GraphShape {
+    /// The node a run starts at.
     pub start: String,
+    /// The nodes, in declaration order.
     pub nodes: Vec<NodeShape>,
     /// Declared terminal states.
     pub terminals: Vec<String>,
@@ -51,6 +58,7 @@ pub struct GraphShape {
 pub const FEATURES: [&str; 4] = ["branch", "retry", "escalation", "terminal-state"];
 
 impl GraphShape {
+    /// The node with this id; `None` when the graph has none.
     pub fn node(&self, id: &str) -> Option<&NodeShape> {
         self.nodes.iter().find(|n| n.id == id)
     }
@@ -184,6 +192,7 @@ impl<C> Graph<C> {
         self
     }
 
+    /// The graph's structure, without behaviour.
     pub fn shape(&self) -> &GraphShape {
         &self.shape
     }
@@ -196,7 +205,9 @@ impl<C> Graph<C> {
 /// Which invocation this is: the same node runs many times, each with a new state version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invocation {
+    /// The node being run.
     pub node: String,
+    /// The step number (entering a step-starting node adds one).
     pub step: u64,
     /// How many handler calls changed the state before this invocation.
     pub state_version: u64,
@@ -206,6 +217,7 @@ pub struct Invocation {
 
 /// What an action handler sees.
 pub struct Dispatch<'a> {
+    /// Which invocation of the node this is.
     pub invocation: &'a Invocation,
     /// The position of the node's first block.
     pub position: &'a str,
@@ -215,6 +227,8 @@ pub struct Dispatch<'a> {
     pub decisions: &'a [NodeDecision],
     /// The evidence, when the action needs it.
     pub evidence: Option<&'a Value>,
+    /// Where the handler's own events go (the host's registered sink); prefer
+    /// [`Dispatch::emit`].
     pub sink: &'a mut dyn EventSink,
 }
 
@@ -238,11 +252,14 @@ impl Dispatch<'_> {
 
 /// What a host phase sees.
 pub struct Step<'a> {
+    /// Which invocation of the node this is.
     pub invocation: &'a Invocation,
+    /// Where the phase's own events go; prefer [`Step::emit`].
     pub sink: &'a mut dyn EventSink,
 }
 
 impl Step<'_> {
+    /// Record a host event.
     pub fn emit(&mut self, event_type: &str, payload: Map<String, Value>) -> Result<(), HandlerError> {
         self.sink.emit(event_type, payload).map_err(|e| HandlerError(e.to_string()))
     }

@@ -23,24 +23,35 @@ pub const LEVEL: u64 = 2;
 pub struct HostDescription {
     /// Where the host is implemented (the report's `adapter`).
     pub adapter: String,
+    /// A sentence on what the host is (`description`).
     pub description: String,
     /// Core positions and the actions each handles.
     pub positions: BTreeMap<String, Vec<String>>,
     /// `host:` positions and the actions each handles.
     pub host_positions: BTreeMap<String, Vec<String>>,
+    /// Every action the host has a handler for.
     pub actions: Vec<String>,
     /// Host-internal: used by the sufficiency check, never listed in the report.
     pub state_cells: Vec<String>,
+    /// The registered projection names (`projections`).
     pub projections: Vec<String>,
+    /// The state cell each projection reads, by projection (used by the sufficiency check).
     pub projection_reads: BTreeMap<String, String>,
+    /// The registered dynamic-candidate providers (`dynamicProviders`).
     pub dynamic_providers: Vec<String>,
+    /// The state cells each dynamic provider reads (`dynamicProviderReads`).
     pub dynamic_provider_reads: BTreeMap<String, Vec<String>>,
+    /// The graph: its nodes, terminal states and features are reported from it.
     pub graph: GraphShape,
     /// Whether dispatch waits for the capability check (always true for a `GraphHost`).
     pub dispatch_after_capability_check: bool,
+    /// The command that runs the host's conformance suite (`conformance.command`).
     pub conformance_command: String,
+    /// Where the host's negative fixtures are (`conformance.negativeFixtures`).
     pub negative_fixtures: String,
+    /// The command that checks this report against the host (`conformance.reportCheck`).
     pub report_check: String,
+    /// What the host does not do, in sentences (`knownLimitations`).
     pub known_limitations: Vec<String>,
 }
 

@@ -7,13 +7,15 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::log::{DecisionRecord, GraphEvent, LogHead, SessionLog};
+use crate::log::{GraphEvent, LogHead, NodeDecisionEvent, SessionLog};
 
 /// Why an event could not be recorded. A host that cannot record must stop.
 #[derive(Debug, Error)]
 #[error("cannot record event `{event}`: {message}")]
 pub struct SinkError {
+    /// The type of the event that could not be recorded (`commit` or `seal` for those).
     pub event: String,
+    /// Why, as the sink says it.
     pub message: String,
 }
 
@@ -24,7 +26,7 @@ pub trait EventSink: Send {
 
     /// Record a graph node's `decision` event. By default its event object is built and
     /// [`EventSink::emit`]ted; a sink that writes JSON can write the record as it is.
-    fn emit_decision(&mut self, record: DecisionRecord<'_>) -> Result<(), SinkError> {
+    fn emit_decision(&mut self, record: NodeDecisionEvent<'_>) -> Result<(), SinkError> {
         self.emit("decision", record.into_event())
     }
 
@@ -56,8 +58,9 @@ impl EventSink for SessionLog {
             .map_err(|e| SinkError { event: event_type.to_owned(), message: e.to_string() })
     }
 
-    fn emit_decision(&mut self, record: DecisionRecord<'_>) -> Result<(), SinkError> {
-        self.append_record(&record).map_err(|e| SinkError { event: "decision".to_owned(), message: e.to_string() })
+    fn emit_decision(&mut self, record: NodeDecisionEvent<'_>) -> Result<(), SinkError> {
+        self.append_node_decision(&record)
+            .map_err(|e| SinkError { event: "decision".to_owned(), message: e.to_string() })
     }
 
     fn emit_graph(&mut self, event: GraphEvent<'_>) -> Result<(), SinkError> {
@@ -81,6 +84,7 @@ pub struct MemorySink {
 }
 
 impl MemorySink {
+    /// An empty sink.
     pub fn new() -> Self {
         MemorySink::default()
     }
@@ -123,6 +127,7 @@ pub struct Tee {
 }
 
 impl Tee {
+    /// A sink that sends each event to `sinks`, in order, stopping at the first failure.
     pub fn new(sinks: Vec<Box<dyn EventSink>>) -> Self {
         Tee { sinks }
     }
@@ -138,7 +143,7 @@ impl EventSink for Tee {
         last.emit(event_type, payload)
     }
 
-    fn emit_decision(&mut self, record: DecisionRecord<'_>) -> Result<(), SinkError> {
+    fn emit_decision(&mut self, record: NodeDecisionEvent<'_>) -> Result<(), SinkError> {
         let Some((last, rest)) = self.sinks.split_last_mut() else { return Ok(()) };
         for sink in rest {
             sink.emit_decision(record.clone())?;

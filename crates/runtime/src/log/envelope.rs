@@ -14,6 +14,7 @@ pub struct ChainFields {
 }
 
 impl ChainFields {
+    /// The line carries `seq`, so it was written chained (by this crate, not the reference).
     pub fn is_chained(&self) -> bool {
         self.seq.is_some()
     }
@@ -24,12 +25,22 @@ impl ChainFields {
 pub enum LineKind {
     /// `{"kind":"header","v":…,"id":…}`; `chain` is the header's `chain` claim (`"sha256"`
     /// when this crate wrote the log chained).
-    Header { id: Option<String>, chain: Option<String> },
+    Header {
+        /// The session id; `None` when absent or not a string.
+        id: Option<String>,
+        /// The header's `chain` claim; `None` when the log was not written chained.
+        chain: Option<String>,
+    },
     /// `{"kind":"seal","run":…,"lines":…}`: the last line of a finished run (see
     /// [`super::seal`]).
     Seal(SealFields),
     /// `{"kind":"event","run":…,"at":…,"e":…}`.
-    Event { run: u64, event: EventRead },
+    Event {
+        /// The 0-based run index.
+        run: u64,
+        /// The event `e`, read as far as replay needs it (a `decision` event as its record).
+        event: EventRead,
+    },
     /// A legacy v1 `{"kind":"turn",…}` line: valid, but it carries no event.
     Turn,
     /// Valid JSON that is none of the above (counted as skipped, like the reference does).
@@ -50,7 +61,9 @@ pub struct SealFields {
 /// A parsed line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedLine {
+    /// What the line holds.
     pub kind: LineKind,
+    /// Its chain fields, when it carries them.
     pub chain: ChainFields,
 }
 
@@ -111,7 +124,7 @@ pub fn parse_line(bytes: &[u8]) -> Result<ParsedLine, ScanError> {
 
 /// An event line read in place by [`LineParser`].
 #[derive(Debug, Clone, Copy)]
-pub struct EventLine<'a> {
+pub(crate) struct EventLine<'a> {
     pub run: u64,
     pub event: EventView<'a>,
     pub chain: ChainFields,
@@ -121,7 +134,7 @@ pub struct EventLine<'a> {
 /// a log is made of (canonical `event` envelopes) and hands anything else back to
 /// [`parse_line`], which gives the same answer for every line it is given.
 #[derive(Debug, Default)]
-pub struct LineParser {
+pub(crate) struct LineParser {
     records: RecordReader,
 }
 
@@ -209,7 +222,7 @@ fn as_index(n: f64) -> Option<u64> {
 }
 
 /// 64 lowercase or uppercase hex digits.
-pub fn parse_hex32(text: &str) -> Option<[u8; 32]> {
+pub(crate) fn parse_hex32(text: &str) -> Option<[u8; 32]> {
     parse_hex32_bytes(text.as_bytes())
 }
 
@@ -247,14 +260,14 @@ fn parse_hex32_bytes(bytes: &[u8]) -> Option<[u8; 32]> {
 }
 
 /// Lowercase hex of a SHA-256.
-pub fn hex32(hash: &[u8; 32]) -> String {
+pub(crate) fn hex32(hash: &[u8; 32]) -> String {
     let mut out = String::with_capacity(64);
     push_hex32(hash, &mut out);
     out
 }
 
 /// Appends the 64 lowercase hex characters of `hash` to `out`.
-pub fn push_hex32(hash: &[u8; 32], out: &mut String) {
+pub(crate) fn push_hex32(hash: &[u8; 32], out: &mut String) {
     let digit = |nibble: u8| if nibble < 10 { b'0' + nibble } else { b'a' + (nibble - 10) };
     let mut hex = [0u8; 64];
     for (pair, byte) in hex.chunks_exact_mut(2).zip(hash) {

@@ -1,7 +1,8 @@
 //! The `decision` event as the reference loop logs it (`runtime.md` §4.1): the fields a
 //! `decision-record/v1` record is read from, in emission order — as an owned event
 //! ([`DecisionEvent`]) and as a graph node's decision borrowed where it was decided
-//! ([`DecisionRecord`]). Both are written straight into a log line, byte for byte what
+//! ([`NodeDecisionEvent`]). Neither is a `decision-record/v1` itself: replay reads the record
+//! out of the logged event (`decision_protocol::record`). Both are written straight into a log line, byte for byte what
 //! `JSON.stringify` writes for their event objects, without building those objects.
 
 use std::ops::Range;
@@ -16,6 +17,7 @@ use decision_protocol::frame::{FrameArtifact, Mode};
 /// One node's decision, as logged. Optional fields are omitted when `None`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DecisionEvent {
+    /// The host's step number when the decision was made.
     pub step: u64,
     /// The decision spec id (the node).
     pub id: String,
@@ -23,23 +25,36 @@ pub struct DecisionEvent {
     pub state: Map<String, Value>,
     /// This node's own frame artifact (`runtime.md` §2.11).
     pub frame: Option<Value>,
+    /// `requestDigest`: the digest over the sent frame digest and the sent questions' text
+    /// (`runtime.md` §2.11); `None` for an event that records no request.
     pub request_digest: Option<String>,
+    /// `sentFrameDigest`: the digest of the frame actually sent (merged when batched).
     pub sent_frame_digest: Option<String>,
     /// The sent (merged) questions in wire form.
     pub sent_questions: Option<Value>,
+    /// `batchIds`: every node id of the shared request, in order.
     pub batch_ids: Option<Vec<String>>,
     /// `{id, kind, threshold, value, margin}`.
     pub margin: Option<Value>,
     /// This node's own questions in wire form.
     pub questions: Value,
+    /// This node's answers exactly as received, valid or not (the raw answers).
     pub answers: Value,
+    /// The action taken.
     pub action: String,
+    /// The policy's reason, or why the node escalated.
     pub reason: String,
+    /// `latencyMs`: milliseconds of the provider call.
     pub latency_ms: u64,
+    /// The provider that served the request.
     pub provider: String,
+    /// The model that answered, when known.
     pub model: Option<String>,
+    /// A fallback was taken, answers were missing or dropped, or the provider failed.
     pub degraded: bool,
+    /// The action is `escalate`.
     pub escalate: bool,
+    /// The provider's warnings; `None` (omitted) when there were none.
     pub warnings: Option<Vec<String>>,
     /// The threshold overrides the policy was evaluated with (`{"block.question": value}`),
     /// when any were given, so replay can evaluate the same policy (omitted otherwise).
@@ -183,24 +198,28 @@ impl NodeDecision {
 
 /// A graph node's `decision` event, borrowed from where it was decided: the decision, the
 /// node's own frame artifact, where in the graph it was decided, and the evidence its action
-/// needed. [`DecisionRecord::into_event`] builds the event object;
-/// [`DecisionRecord::write_to`] writes the same object's JSON without building it.
+/// needed. [`NodeDecisionEvent::into_event`] builds the event object;
+/// [`NodeDecisionEvent::write_to`] writes the same object's JSON without building it.
 #[derive(Debug, Clone)]
-pub struct DecisionRecord<'a> {
+pub struct NodeDecisionEvent<'a> {
+    /// The decision, as the decider returned it.
     pub decision: &'a NodeDecision,
     /// This node's own frame artifact (`runtime.md` §2.11), given up to the record: its
     /// names and lists move into the event object when one is built.
     pub frame: Option<FrameArtifact>,
     /// The graph node (`node`), the contract block (`block`) and its position.
     pub node: &'a str,
+    /// The contract block (`block`) the decision is for.
     pub block: &'a str,
+    /// The block's position (`position`, its `when:`).
     pub position: &'a str,
+    /// The host's state version the node saw (`stateVersion`).
     pub state_version: u64,
     /// The evidence the action needed (the first block's record only).
     pub evidence: Option<&'a Value>,
 }
 
-impl DecisionRecord<'_> {
+impl NodeDecisionEvent<'_> {
     /// The event object: [`NodeDecision::to_event`]'s members, then `node`, `block`,
     /// `position`, `stateVersion` and, when there is some, `evidence`.
     pub fn into_event(self) -> Map<String, Value> {
@@ -218,7 +237,7 @@ impl DecisionRecord<'_> {
         event
     }
 
-    /// Appends `JSON.stringify` of [`DecisionRecord::into_event`] to `out`.
+    /// Appends `JSON.stringify` of [`NodeDecisionEvent::into_event`] to `out`.
     pub fn write_to(&self, out: &mut String) {
         let d = self.decision;
         let mut o = Members::open(out);
@@ -400,21 +419,35 @@ pub const NO_CONSUMER: &str = "no transition consumes this outcome";
 pub enum GraphEvent<'a> {
     /// `phase{step, kind:"decide", id}`: the blocks of a node (ids joined by `" + "`) are
     /// about to be asked.
-    Decide { step: u64, id: &'a str },
+    Decide {
+        /// The step the node runs in.
+        step: u64,
+        /// The ids of the node's blocks, joined by `" + "`.
+        id: &'a str,
+    },
     /// `transition{node, step, stateVersion, visit, action?, outcome, to}`, or with
     /// `refused` in place of `to` when no edge consumes the outcome (`to` is `None`).
     Transition {
+        /// The node the transition leaves.
         node: &'a str,
+        /// The step the node ran in.
         step: u64,
+        /// The host's state version the node saw.
         state_version: u64,
+        /// The node's visit count in the run, this one included.
         visit: u64,
+        /// The dispatched action (decision nodes only).
         action: Option<&'a str>,
+        /// The outcome label the handler produced.
         outcome: &'a str,
+        /// The node or terminal state the edge leads to; `None` when no edge consumes the
+        /// outcome (written as `refused`).
         to: Option<&'a str>,
     },
 }
 
 impl GraphEvent<'_> {
+    /// The event's `type`: `phase` or `transition`.
     pub fn event_type(&self) -> &'static str {
         match self {
             GraphEvent::Decide { .. } => "phase",

@@ -23,19 +23,37 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-pub use event::{DecisionEvent, DecisionRecord, GraphEvent, NO_CONSUMER};
+pub use event::{DecisionEvent, GraphEvent, NO_CONSUMER, NodeDecisionEvent};
 pub use replay::{ChainStatus, LogReport, RecordResult, ReplayOptions, SealStatus, replay_file, replay_reader};
 pub use seal::{LogHead, SEAL_KEY_VARIABLE, SealKey, read_head};
 pub use writer::{CHAIN_CLAIM, FsyncPolicy, LOG_VERSION, LogHeader, Repair, SessionLog, is_valid_session_id, now_ms};
 
+/// Why the session log could not be opened, written or continued. After a write error the
+/// log refuses further appends, so no line is ever half written between two whole ones.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum LogError {
+    /// Reading, writing or syncing the file failed.
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The log file.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// The session id is not `^[A-Za-z0-9_-]{1,64}$` (it names the file, so it is checked).
     #[error("invalid session id {0:?}: expected 1 to 64 of A-Z, a-z, 0-9, `_` and `-`")]
     InvalidSessionId(String),
+    /// The log to continue ends in a line without its `\n` (a crash mid-write); see
+    /// [`Repair`] for how to continue anyway.
     #[error("{path}: line {line} was cut short; appending after it would corrupt the next line")]
-    TornTail { path: PathBuf, line: u64 },
+    TornTail {
+        /// The log file.
+        path: PathBuf,
+        /// The 1-based number of the cut line.
+        line: u64,
+    },
+    /// The log to continue has no header line.
     #[error("{0}: the log is empty (no header line)")]
     Empty(PathBuf),
 }

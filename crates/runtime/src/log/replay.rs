@@ -30,8 +30,12 @@ const BATCH_BYTES: usize = 1 << 20;
 /// On one thread, results are handed over every this many records.
 const STREAM_RESULTS: usize = 1024;
 
+/// How to replay a log. The default verifies with the project's rules on one thread, with the
+/// [`DEFAULT_MAX_LINE`] cap, no seal key and no policy check.
 #[derive(Debug, Clone)]
 pub struct ReplayOptions {
+    /// Which verifier rules apply to each `decision-record/v1`: the project's (default) or
+    /// the reference's, for interoperability tests.
     pub rules: Rules,
     /// Lines longer than this are skipped and reported, never held in memory.
     pub max_line: usize,
@@ -55,10 +59,16 @@ impl Default for ReplayOptions {
 pub struct RecordResult {
     /// 1-based line number in the log.
     pub line: u64,
+    /// The run index of the event's envelope.
     pub run: u64,
+    /// The event's `step`, as recorded (JSON numbers are read as `f64`); `None` when absent.
     pub step: Option<f64>,
+    /// The event's `id` (the decision spec id); `None` when absent.
     pub node: Option<String>,
+    /// The verdict over all checks: verified, partial, unverifiable or mismatch.
     pub status: VerifyOutcome,
+    /// Each check that applied (`runtime.md` §4.2: state, sent frame, request, questions;
+    /// and `policy` when a contract was given), with its status and detail.
     pub checks: Vec<Check>,
     /// Why a `decision` event could not be read as a record (then `status` is unverifiable).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -68,10 +78,13 @@ pub struct RecordResult {
 /// A line that was not used, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkippedLine {
+    /// The 1-based line number.
     pub line: u64,
+    /// Why it was skipped (not JSON, unknown `kind`, too long, cut short, …).
     pub reason: String,
 }
 
+/// Whether the hash chain (`seq`, `prev`) of a log holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ChainStatus {
@@ -87,6 +100,7 @@ pub enum ChainStatus {
 }
 
 impl ChainStatus {
+    /// The status as reports write it: `intact`, `broken`, `absent` or `missing`.
     pub fn as_str(self) -> &'static str {
         match self {
             ChainStatus::Intact => "intact",
@@ -114,6 +128,7 @@ pub enum SealStatus {
 }
 
 impl SealStatus {
+    /// The status as reports write it: `sealed`, `unfinished`, `invalid` or `absent`.
     pub fn as_str(self) -> &'static str {
         match self {
             SealStatus::Sealed => "sealed",
@@ -147,26 +162,38 @@ pub struct SealSeen {
     pub run: Option<u64>,
     /// How many lines it says precede it.
     pub lines: Option<u64>,
+    /// What its keyed seal says.
     pub mac: MacCheck,
 }
 
 /// Where and why the chain does not hold.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ChainBreak {
+    /// The 1-based line where the link fails.
     pub line: u64,
+    /// What does not hold (the `seq` or `prev` expected and found, or the seal's problem).
     pub reason: String,
 }
 
 /// What replay found in one log.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct LogReport {
+    /// `decision` events read as records (each counted once in `verified`, `partial`,
+    /// `unverifiable` or `mismatch`).
     pub records: u64,
+    /// Events of any other type.
     pub other_events: u64,
+    /// Distinct run indices seen.
     pub runs: u64,
+    /// Lines not used: not JSON, not a known `kind`, too long or cut short.
     pub skipped_lines: u64,
+    /// Records every applicable check passed.
     pub verified: u64,
+    /// Records some checks could not run on (normal for merged decisions).
     pub partial: u64,
+    /// Records no check could run on.
     pub unverifiable: u64,
+    /// Records a check failed on: the log is inconsistent.
     pub mismatch: u64,
     /// The line number of a last line that was cut short (counted in `skipped_lines`).
     pub torn_tail: Option<u64>,
@@ -174,7 +201,9 @@ pub struct LogReport {
     pub long_lines: u64,
     /// The first [`MAX_LISTED`] skipped lines.
     pub skipped: Vec<SkippedLine>,
+    /// The chain's status; `None` until a line was read (see [`LogReport::chain_status`]).
     pub chain: Option<ChainStatus>,
+    /// How many links do not hold (all counted, the first [`MAX_LISTED`] listed).
     pub chain_breaks: u64,
     /// The first [`MAX_LISTED`] chain breaks.
     pub breaks: Vec<ChainBreak>,
@@ -182,6 +211,7 @@ pub struct LogReport {
     pub session: Option<String>,
     /// Whether the header claims a chain (`"chain":"sha256"`).
     pub chain_claimed: bool,
+    /// Whether the log ends with a seal that holds.
     pub seal: SealStatus,
     /// The last seal line, wherever it is.
     pub last_seal: Option<SealSeen>,
@@ -192,6 +222,7 @@ pub struct LogReport {
 }
 
 impl LogReport {
+    /// The chain's status, [`ChainStatus::Absent`] when nothing was read.
     pub fn chain_status(&self) -> ChainStatus {
         self.chain.unwrap_or(ChainStatus::Absent)
     }

@@ -39,7 +39,9 @@ const MAC_CONTEXT: &str = "decision-seal/v1";
 /// A log's last line: its `seq` and the SHA-256 of its bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogHead {
+    /// The last line's `seq` (the header is 0).
     pub seq: u64,
+    /// The SHA-256 of the last line's bytes, without its `\n`.
     pub sha256: [u8; 32],
 }
 
@@ -108,9 +110,12 @@ pub struct SealKey {
 
 /// Why a key was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum KeyError {
+    /// The key has fewer than [`MIN_KEY_BYTES`] bytes.
     #[error("${SEAL_KEY_VARIABLE} is too short: a seal key needs at least {MIN_KEY_BYTES} bytes")]
     TooShort,
+    /// The variable holds bytes that are not UTF-8.
     #[error("${SEAL_KEY_VARIABLE} is not valid UTF-8")]
     NotUnicode,
 }

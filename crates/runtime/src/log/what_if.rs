@@ -32,9 +32,20 @@ pub const MAX_LISTED: usize = 10_000;
 
 /// Why the new policies could not be prepared.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum WhatIfError {
+    /// A rule of the new contract does not compile: what-if cannot say what it decides.
     #[error("block `{block}`: policy rule {rule} does not compile: {message}")]
-    Policy { block: String, rule: usize, message: String },
+    Policy {
+        /// The block whose policy it is.
+        block: String,
+        /// The rule's 1-based position in the block's policy.
+        rule: usize,
+        /// The compiler's message.
+        message: String,
+    },
+    /// A gate does not apply to the new contract (unknown block or question, or a threshold
+    /// out of range).
     #[error("{0}")]
     Gate(#[from] decision_core::policy::GateError),
 }
@@ -91,7 +102,7 @@ impl WhatIf {
     }
 
     /// Re-evaluate one recorded decision.
-    pub fn compare(&self, recorded: &RecordedDecision) -> Verdict {
+    pub fn compare(&self, recorded: &RecordedDecision) -> WhatIfComparison {
         let questions = recorded_questions(&recorded.questions);
         self.judge(recorded, questions.as_ref(), &recorded.answers)
     }
@@ -103,16 +114,18 @@ impl WhatIf {
         recorded: &RecordedDecision,
         questions: Result<&Questions, &String>,
         answers: &Map<String, Value>,
-    ) -> Verdict {
+    ) -> WhatIfComparison {
         let Some((block_id, plan)) = self.block_of(recorded) else {
-            return Verdict::NotComparable { reason: format!("the contract has no block for node `{}`", recorded.id) };
+            return WhatIfComparison::NotComparable {
+                reason: format!("the contract has no block for node `{}`", recorded.id),
+            };
         };
         let questions = match questions {
             Ok(questions) => questions,
-            Err(reason) => return Verdict::NotComparable { reason: reason.clone() },
+            Err(reason) => return WhatIfComparison::NotComparable { reason: reason.clone() },
         };
         if let Err(reason) = same_questions(&plan.questions, questions) {
-            return Verdict::NotComparable { reason };
+            return WhatIfComparison::NotComparable { reason };
         }
         let decision = match validate_answers(questions, answers) {
             Ok(answers) => {
@@ -134,7 +147,11 @@ impl WhatIf {
                 invalid: true,
             },
         };
-        if decision.action == recorded.action { Verdict::Same(decision) } else { Verdict::Changed(decision) }
+        if decision.action == recorded.action {
+            WhatIfComparison::Same(decision)
+        } else {
+            WhatIfComparison::Changed(decision)
+        }
     }
 
     /// The block a record belongs to: the host's `block` field; else the node; else the spec
@@ -244,6 +261,7 @@ fn same_questions(expected: &[ExpectedQuestion], recorded: &Questions) -> Result
 /// One recorded decision, as what-if reads it from a `decision` event.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct RecordedDecision {
+    /// The event's `step`, as recorded; `None` when absent.
     #[serde(default)]
     pub step: Option<f64>,
     /// The decision spec id.
@@ -258,8 +276,10 @@ pub struct RecordedDecision {
     /// This node's own questions, in wire form.
     #[serde(default)]
     pub questions: Map<String, Value>,
+    /// The raw answers recorded, by question id (validated again before evaluating).
     #[serde(default)]
     pub answers: Map<String, Value>,
+    /// The action recorded; the new one is compared with it.
     #[serde(default)]
     pub action: String,
 }
@@ -267,68 +287,103 @@ pub struct RecordedDecision {
 /// The decision the new contract takes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NewDecision {
+    /// The block of the new contract the record was matched to.
     pub block: String,
+    /// The action the new policy takes (`escalate` when the recorded answers are invalid).
     pub action: String,
     /// The rule that fires now (`predicate → action`), or why nothing did.
     pub rule: String,
+    /// How far the deciding value is from the fired rule's threshold; `None` when the rule
+    /// compares no threshold or nothing fired.
     pub margin: Option<f64>,
     /// The recorded answer is invalid for its question, so the decision escalates.
     pub invalid: bool,
 }
 
-/// One decision under the new contract.
+/// One recorded decision compared with what the new contract decides on the same answers
+/// ([`WhatIf::compare`]).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+pub enum WhatIfComparison {
+    /// The new contract takes the recorded action.
     Same(NewDecision),
+    /// The new contract takes another action.
     Changed(NewDecision),
-    NotComparable { reason: String },
+    /// The recorded answers cannot be re-evaluated: no block matches, or the recorded
+    /// questions differ from what the new contract asks.
+    NotComparable {
+        /// The first difference found.
+        reason: String,
+    },
 }
 
 /// Where a recorded decision is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Located {
+    /// The log, as the caller named it.
     pub log: String,
     /// 1-based line number.
     pub line: u64,
+    /// The run index of the event's envelope.
     pub run: u64,
+    /// The recorded `step`, when there is one.
     pub step: Option<f64>,
+    /// The recorded graph node, else the decision spec id.
     pub node: String,
 }
 
+/// A decision whose action the new contract changes, as the report lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
+    /// Where the decision is.
     #[serde(flatten)]
     pub at: Located,
+    /// The block it was matched to.
     pub block: String,
+    /// The recorded action.
     pub old: String,
+    /// The action the new contract takes.
     pub new: String,
+    /// The rule that fires now, or why nothing did.
     pub rule: String,
+    /// The new decision's margin, when its rule compares a threshold.
     pub margin: Option<f64>,
+    /// The recorded answers are invalid for the questions, so the new action escalates.
     pub invalid: bool,
 }
 
+/// A decision what-if could not re-evaluate, as the report lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NotComparable {
+    /// Where the decision is.
     #[serde(flatten)]
     pub at: Located,
+    /// The first difference between what was asked and what the contract asks.
     pub reason: String,
 }
 
 /// Per-block counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct BlockSummary {
+    /// Decisions of the block read.
     pub decisions: u64,
+    /// Of those, the ones whose action changes.
     pub changed: u64,
+    /// Of those, the ones that could not be compared.
     pub not_comparable: u64,
 }
 
 /// The whole what-if report.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct WhatIfReport {
+    /// `decision` events read.
     pub decisions: u64,
+    /// Decisions re-evaluated (`unchanged + changed`).
     pub compared: u64,
+    /// Decisions the new contract takes the same action on.
     pub unchanged: u64,
+    /// Decisions whose action changes.
     pub changed: u64,
+    /// Decisions that could not be compared.
     pub not_comparable: u64,
     /// Lines that are not JSON or whose decision event could not be read.
     pub unreadable_lines: u64,
@@ -343,16 +398,16 @@ pub struct WhatIfReport {
 }
 
 impl WhatIfReport {
-    /// Account for one decision's verdict.
-    pub fn add(&mut self, at: Located, recorded: &RecordedDecision, verdict: Verdict) {
+    /// Account for one decision's comparison.
+    pub fn add(&mut self, at: Located, recorded: &RecordedDecision, comparison: WhatIfComparison) {
         self.decisions += 1;
-        match verdict {
-            Verdict::Same(new) => {
+        match comparison {
+            WhatIfComparison::Same(new) => {
                 self.compared += 1;
                 self.unchanged += 1;
                 self.by_block.entry(new.block).or_default().decisions += 1;
             }
-            Verdict::Changed(new) => {
+            WhatIfComparison::Changed(new) => {
                 self.compared += 1;
                 self.changed += 1;
                 let summary = self.by_block.entry(new.block.clone()).or_default();
@@ -371,7 +426,7 @@ impl WhatIfReport {
                     });
                 }
             }
-            Verdict::NotComparable { reason } => {
+            WhatIfComparison::NotComparable { reason } => {
                 self.not_comparable += 1;
                 let block = recorded.block.clone().unwrap_or_else(|| "?".into());
                 let summary = self.by_block.entry(block).or_default();
@@ -392,7 +447,7 @@ const QUESTION_CACHE: usize = 4096;
 /// Reads decision events from log lines in place (no tree is built for the state, the frame
 /// or the sent questions), keeping each distinct questions text parsed once.
 #[derive(Default)]
-pub struct DecisionReader {
+struct DecisionReader {
     questions: HashMap<Vec<u8>, Result<Questions, String>, foldhash::fast::RandomState>,
     key: Vec<u8>,
     text: Vec<u8>,
@@ -413,11 +468,11 @@ impl DecisionReader {
 
     /// Re-evaluate the decision event of one line, if it holds one. `Err`: the line is not
     /// JSON or its decision event is malformed.
-    pub fn judge_line(
+    fn judge_line(
         &mut self,
         what_if: &WhatIf,
         line: &[u8],
-    ) -> Result<Option<(u64, RecordedDecision, Verdict)>, String> {
+    ) -> Result<Option<(u64, RecordedDecision, WhatIfComparison)>, String> {
         // Most lines of a log are not decisions; a decision line always names its type.
         if memchr::memmem::find(line, b"\"type\":\"decision\"").is_none() {
             return Ok(None);
@@ -434,8 +489,8 @@ impl DecisionReader {
             self.questions.insert(text.to_vec(), parsed);
         }
         let Some(questions) = self.questions.get(text).map(Result::as_ref) else { return Ok(None) };
-        let verdict = what_if.judge(&found.recorded, questions, &found.answers);
-        Ok(Some((found.run, found.recorded, verdict)))
+        let comparison = what_if.judge(&found.recorded, questions, &found.answers);
+        Ok(Some((found.run, found.recorded, comparison)))
     }
 
     fn read(&mut self, line: &[u8]) -> Result<Option<LineDecision>, ScanError> {
@@ -524,7 +579,7 @@ pub fn what_if_reader(
             }
         };
         match decisions.judge_line(what_if, bytes) {
-            Ok(Some((run, recorded, verdict))) => {
+            Ok(Some((run, recorded, comparison))) => {
                 let at = Located {
                     log: log.to_string(),
                     line: number,
@@ -532,7 +587,7 @@ pub fn what_if_reader(
                     step: recorded.step,
                     node: recorded.node.clone().unwrap_or_else(|| recorded.id.clone()),
                 };
-                report.add(at, &recorded, verdict);
+                report.add(at, &recorded, comparison);
             }
             Ok(None) => {}
             Err(_) => report.unreadable_lines += 1,
@@ -571,10 +626,10 @@ mod tests {
     #[test]
     fn the_same_contract_changes_nothing() {
         let what_if = WhatIf::new(&contract(CONTRACT), &[]).unwrap();
-        let verdict = what_if.compare(&recorded(0.3, 0.15, "auto"));
+        let comparison = what_if.compare(&recorded(0.3, 0.15, "auto"));
         assert!(
-            matches!(verdict, Verdict::Same(ref d) if d.action == "auto" && d.rule == "else → auto"),
-            "{verdict:?}"
+            matches!(comparison, WhatIfComparison::Same(ref d) if d.action == "auto" && d.rule == "else → auto"),
+            "{comparison:?}"
         );
     }
 
@@ -582,7 +637,7 @@ mod tests {
     fn a_lower_gate_changes_the_action_and_names_the_rule() {
         let gates = parse_gates("grade_risk.needs_auth=0.1").unwrap();
         let what_if = WhatIf::new(&contract(CONTRACT), &gates).unwrap();
-        let Verdict::Changed(new) = what_if.compare(&recorded(0.3, 0.15, "auto")) else { panic!() };
+        let WhatIfComparison::Changed(new) = what_if.compare(&recorded(0.3, 0.15, "auto")) else { panic!() };
         assert_eq!(new.action, "ask_human");
         assert_eq!(new.rule, "prob:needs_auth >= 0.1 → ask_human");
         assert!((new.margin.unwrap() - 0.05).abs() < 1e-9);
@@ -592,24 +647,31 @@ mod tests {
     fn changed_questions_are_not_comparable() {
         let fewer_levels = CONTRACT.replace("- irreversible\n", "");
         let what_if = WhatIf::new(&contract(&fewer_levels), &[]).unwrap();
-        let Verdict::NotComparable { reason } = what_if.compare(&recorded(0.3, 0.15, "auto")) else { panic!() };
+        let WhatIfComparison::NotComparable { reason } = what_if.compare(&recorded(0.3, 0.15, "auto")) else {
+            panic!()
+        };
         assert!(reason.contains("question `risk` offers"), "{reason}");
 
         let renamed = CONTRACT.replace("### needs_auth", "### authorise").replace("prob:needs_auth", "prob:authorise");
         let what_if = WhatIf::new(&contract(&renamed), &[]).unwrap();
-        let Verdict::NotComparable { reason } = what_if.compare(&recorded(0.3, 0.15, "auto")) else { panic!() };
+        let WhatIfComparison::NotComparable { reason } = what_if.compare(&recorded(0.3, 0.15, "auto")) else {
+            panic!()
+        };
         assert!(reason.contains("`authorise` was not asked"), "{reason}");
 
         let no_block = CONTRACT.replace("## grade_risk", "## assess");
         let what_if = WhatIf::new(&contract(&no_block), &[]).unwrap();
-        assert!(matches!(what_if.compare(&recorded(0.3, 0.15, "auto")), Verdict::NotComparable { .. }));
+        assert!(matches!(what_if.compare(&recorded(0.3, 0.15, "auto")), WhatIfComparison::NotComparable { .. }));
     }
 
     #[test]
     fn an_invalid_recorded_answer_escalates_as_it_did() {
         let what_if = WhatIf::new(&contract(CONTRACT), &[]).unwrap();
-        let verdict = what_if.compare(&recorded(7.0, 0.15, "escalate"));
-        assert!(matches!(verdict, Verdict::Same(ref d) if d.invalid && d.action == "escalate"), "{verdict:?}");
+        let comparison = what_if.compare(&recorded(7.0, 0.15, "escalate"));
+        assert!(
+            matches!(comparison, WhatIfComparison::Same(ref d) if d.invalid && d.action == "escalate"),
+            "{comparison:?}"
+        );
     }
 
     #[test]
@@ -618,7 +680,7 @@ mod tests {
         let mut record = recorded(2.0, 0.15, "auto");
         record.block = None;
         record.node = None;
-        let Verdict::Changed(new) = what_if.compare(&record) else { panic!() };
+        let WhatIfComparison::Changed(new) = what_if.compare(&record) else { panic!() };
         assert_eq!((new.block.as_str(), new.action.as_str()), ("grade_risk", "ask_human"));
     }
 

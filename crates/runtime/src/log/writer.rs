@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::LogError;
 use super::envelope::{parse_line, push_hex32};
-use super::event::{DecisionEvent, DecisionRecord, GraphEvent};
+use super::event::{DecisionEvent, GraphEvent, NodeDecisionEvent};
 use super::seal::{LogHead, SealKey};
 use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 
@@ -56,6 +56,7 @@ pub struct LogHeader {
     pub id: String,
     /// Milliseconds since the Unix epoch.
     pub created_at_ms: u64,
+    /// The working directory the session ran in, when the host records it (`cwd`).
     pub cwd: Option<String>,
 }
 
@@ -282,10 +283,12 @@ impl SessionLog {
         self.run = run;
     }
 
+    /// The 0-based run index stamped on appended events.
     pub fn run(&self) -> u64 {
         self.run
     }
 
+    /// The log file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -339,7 +342,7 @@ impl SessionLog {
 
     /// Appends the `decision` event of a graph node's decision, written from where it was
     /// decided (nothing is copied into an intermediate value).
-    pub fn append_record(&mut self, record: &DecisionRecord<'_>) -> Result<(), LogError> {
+    pub fn append_node_decision(&mut self, record: &NodeDecisionEvent<'_>) -> Result<(), LogError> {
         let start = self.begin_event()?;
         record.write_to(&mut self.held);
         self.end_event(start)

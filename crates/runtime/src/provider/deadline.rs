@@ -14,6 +14,7 @@ pub struct WithDeadline<P> {
 }
 
 impl<P: DecisionProvider> WithDeadline<P> {
+    /// `inner`, bounded by `deadline`: a request's own earlier deadline is kept.
     pub fn new(inner: P, deadline: Instant) -> Self {
         WithDeadline { inner, deadline }
     }

@@ -4,8 +4,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use thiserror::Error;
 
-/// What went wrong, as a retry policy needs to know it.
+/// What went wrong, as a retry policy needs to know it. More codes may come: match with a
+/// wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorCode {
     /// HTTP 401 or 403.
     Auth,
@@ -46,6 +48,7 @@ impl ErrorCode {
         )
     }
 
+    /// The code as logs and messages write it: `AUTH`, `RATE_LIMIT`, …, `HTTP_404`.
     pub fn as_string(self) -> String {
         match self {
             ErrorCode::Auth => "AUTH".into(),
@@ -76,14 +79,18 @@ impl std::fmt::Display for ErrorCode {
 pub struct ProviderError {
     /// The provider's name.
     pub who: String,
+    /// What kind of failure it is (decides whether it is retried).
     pub code: ErrorCode,
+    /// The HTTP status, when a reply came.
     pub status: Option<u16>,
+    /// The whole message, `who` and the start of the body included.
     pub message: String,
     /// The server's `Retry-After`, when it sent a usable one.
     pub retry_after: Option<Duration>,
 }
 
 impl ProviderError {
+    /// An error of `who` with no HTTP status and no `Retry-After`.
     pub fn new(who: &str, code: ErrorCode, message: impl Into<String>) -> Self {
         ProviderError { who: who.to_string(), code, status: None, message: message.into(), retry_after: None }
     }

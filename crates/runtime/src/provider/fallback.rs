@@ -4,6 +4,7 @@
 use super::error::ProviderError;
 use super::{DecisionProvider, Request, Response};
 
+/// Providers tried in turn until one answers; see the module documentation.
 pub struct FallbackChain {
     name: String,
     providers: Vec<Box<dyn DecisionProvider>>,

@@ -56,6 +56,8 @@ pub struct Request {
     pub state: SharedState,
     /// Shared, so a caller that keeps its questions (to validate the answers) need not copy them.
     pub questions: Arc<Questions>,
+    /// The model to ask for; `None`: the provider's default (a System One provider's
+    /// configured default model, or the server's).
     pub model: Option<String>,
     /// The longest one exchange with the provider may take.
     pub timeout: Duration,
@@ -65,6 +67,8 @@ pub struct Request {
 }
 
 impl Request {
+    /// A request for `questions` about `state`, with no model, the [`DEFAULT_TIMEOUT`] and no
+    /// deadline.
     pub fn new(state: Map<String, Value>, questions: impl Into<Arc<Questions>>) -> Self {
         Request {
             state: Arc::new(state),
@@ -109,20 +113,26 @@ impl Request {
     }
 }
 
-/// `{model, state, questions}`, keys in that order.
+/// The System One request body `{model, state, questions}`, keys in that order, borrowed
+/// from a [`Request`] ([`Request::wire_body`]).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct WireBody<'a> {
+    /// The request's model, else the provider's default; omitted when both are unset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<&'a str>,
+    /// The state the questions are asked of.
     pub state: &'a Map<String, Value>,
+    /// The questions, in wire form (`{id: {type, instructions, criteria}}`).
     pub questions: &'a Questions,
 }
 
 /// Token usage, kept only where the server reported numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Usage {
+    /// Tokens the model read; `None` when the server did not say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
+    /// Tokens the model wrote; `None` when the server did not say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
     /// Literally `true` on the wire means the counts are estimates.
@@ -146,14 +156,21 @@ impl Usage {
 /// happens in the decider, so the raw entries stay available for audit.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Response {
+    /// The answers by question id, normalised (`runtime.md` §1.3) but not validated; a
+    /// question may be missing.
     pub answers: Map<String, Value>,
     /// The name of whoever actually served the request.
     pub provider: String,
+    /// The model that answered, when the provider reports it.
     pub model: Option<String>,
+    /// How long the provider took, retries and fallbacks included.
     pub latency: Duration,
+    /// Token usage, when the server reported any.
     pub usage: Option<Usage>,
     /// A fallback was taken, or answers are missing or were dropped.
     pub degraded: bool,
+    /// What a host should know about the answers (a fallback taken, answers dropped, a
+    /// mock's warning), one sentence each.
     pub warnings: Vec<String>,
 }
 

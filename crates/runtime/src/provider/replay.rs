@@ -27,14 +27,32 @@ use super::{DecisionProvider, Request, Response};
 use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 use decision_protocol::ask::normalize;
 
+/// Why a session log cannot serve as a replay provider.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ReplayLogError {
+    /// The log could not be read.
     #[error("cannot read {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        /// The log, as shown.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A decision event lacks what a request is matched by.
     #[error("{path}:{line}: a decision event without `requestDigest`, `state` or `questions`")]
-    Incomplete { path: String, line: u64 },
+    Incomplete {
+        /// The log, as shown.
+        path: String,
+        /// The event's 1-based line.
+        line: u64,
+    },
+    /// The log records no decision that could be served again.
     #[error("{path}: no decision was recorded with a request digest")]
-    Empty { path: String },
+    Empty {
+        /// The log, as shown.
+        path: String,
+    },
 }
 
 /// One recorded request: its digest and the answers every node of it received.

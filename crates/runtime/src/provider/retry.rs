@@ -12,11 +12,16 @@ use std::time::{Duration, Instant};
 use super::error::ProviderError;
 use super::{DecisionProvider, Request, Response};
 
+/// When to retry a failed request (`runtime.md` §1.6): only retryable error codes, with
+/// exponential backoff from `initial` up to `max`, jittered, or the server's `Retry-After`
+/// when it asks for no more than `max`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
     /// Retries after the first attempt (so `max_retries + 1` attempts at most).
     pub max_retries: u32,
+    /// The delay before the first retry; each later one doubles it.
     pub initial: Duration,
+    /// The longest delay; a server asking for more is not waited for (the error stands).
     pub max: Duration,
     /// 0.2 spreads each delay over ±20 %.
     pub jitter: f64,
@@ -31,10 +36,13 @@ impl Default for RetryPolicy {
 /// One retry about to happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryNotice {
+    /// The provider retried.
     pub who: String,
+    /// The error code of the failed attempt (`RATE_LIMIT`, `SERVER`, …).
     pub code: String,
     /// 1-based retry number.
     pub attempt: u32,
+    /// How long it waits before the retry.
     pub delay: Duration,
     /// The delay is the server's `Retry-After`.
     pub from_server: bool,
@@ -72,6 +80,7 @@ pub struct Retrying<P> {
 }
 
 impl<P: DecisionProvider> Retrying<P> {
+    /// `inner`, retried under `policy`.
     pub fn new(inner: P, policy: RetryPolicy) -> Self {
         Retrying { inner, policy }
     }

@@ -14,14 +14,34 @@ use super::{DecisionProvider, Request, Response};
 use crate::clock::Instant;
 use decision_protocol::ask::normalize;
 
+/// Why a script file cannot serve as a provider.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ScriptError {
+    /// The file could not be read.
     #[error("cannot read script {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        /// The script, as shown.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not JSON.
     #[error("script {path} is not JSON: {source}")]
-    Json { path: String, source: serde_json::Error },
+    Json {
+        /// The script, as shown.
+        path: String,
+        /// Where and why it does not parse.
+        source: serde_json::Error,
+    },
+    /// The JSON is not an object mapping question ids to arrays of answers.
     #[error("script {path}: expected an object mapping question ids to arrays of answers{detail}")]
-    Shape { path: String, detail: String },
+    Shape {
+        /// The script, as shown.
+        path: String,
+        /// A suffix naming what is wrong (`` (`x` is not an array)``), or empty.
+        detail: String,
+    },
 }
 
 /// Scripted answers, consumed in order per question id.
@@ -32,6 +52,7 @@ pub struct ScriptProvider {
 }
 
 impl ScriptProvider {
+    /// The script at `path` (`{"question id": [answer, …]}`), named `script:PATH`.
     pub fn from_file(path: &Path) -> Result<ScriptProvider, ScriptError> {
         let shown = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Read { path: shown.clone(), source })?;

@@ -46,16 +46,19 @@ impl SystemOneProvider {
         }
     }
 
+    /// The bearer key sent with every request; `None` sends none.
     pub fn with_key(mut self, key: Option<ApiKey>) -> Self {
         self.key = key;
         self
     }
 
+    /// The model named in requests that name none; `None` lets the server choose.
     pub fn with_default_model(mut self, model: Option<String>) -> Self {
         self.default_model = model;
         self
     }
 
+    /// The name used in logs and records, in place of `systemone` or `systemone@HOST`.
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
         self
@@ -68,6 +71,7 @@ impl SystemOneProvider {
         self
     }
 
+    /// The URL requests are posted to (`{base}/v1/systemone`).
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
