@@ -90,8 +90,8 @@ pub struct Evidence {
 
 /// Counters for one tool and method.
 ///
-/// The maps count at most 32 distinct keys each (later new keys are not counted); the evidence
-/// lists keep the first [`EVIDENCE_LIMIT`] entries.
+/// The string-keyed maps count at most 32 distinct keys each (a new key after that is not
+/// counted); the evidence lists keep the first [`EVIDENCE_LIMIT`] entries.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Stats {
     /// Outcome events of this tool and method.
@@ -182,7 +182,7 @@ impl RecommendationKind {
 pub struct Recommendation {
     /// What is recommended.
     pub kind: RecommendationKind,
-    /// Why, in one sentence naming the counts and the threshold they crossed.
+    /// Why, in one sentence naming the counts behind it.
     pub reason: String,
     /// The counts and log lines behind it, as a JSON object (its members depend on `kind`).
     pub evidence: Map<String, Value>,

@@ -18,7 +18,7 @@ pub mod error_type {
     pub const LOW_UTILITY: &str = "low_utility";
     /// Tool-authored: the request crosses capability boundaries the tool should not own.
     pub const WRONG_TOOL_BOUNDARY: &str = "wrong_tool_boundary";
-    /// Runtime-authored: a guardrail kept refusing the generated code until its retries ran out (adaptive).
+    /// Runtime-authored: a guardrail kept refusing the call until its retries ran out (adaptive).
     pub const GUARDRAIL_RETRY_EXHAUSTED: &str = "guardrail_retry_exhausted";
     /// Runtime-authored: repairs of a failing outcome ran out of retries (adaptive).
     pub const OUTCOME_REPAIR_RETRY_EXHAUSTED: &str = "outcome_repair_retry_exhausted";
