@@ -2,7 +2,7 @@
 //! without panicking, and a value that holds comes back unchanged; the log reader never panics.
 #![no_main]
 
-use decision_outcomes::{Outcome, Verdict, load_contracts, report};
+use decision_outcomes::{Outcome, ValidationVerdict, load_contracts, report};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -16,9 +16,9 @@ fuzz_target!(|data: &[u8]| {
         let outcome = Outcome::ok(value.clone());
         let validated = contract.validate(outcome.clone());
         match validated.verdict {
-            Verdict::Held { .. } | Verdict::NoDeliverable => assert_eq!(validated.outcome, outcome),
-            Verdict::Violated(_) => assert_eq!(validated.outcome.error_type(), Some("contract_violation")),
-            Verdict::ErrorNotValidated => unreachable!("an ok outcome is validated"),
+            ValidationVerdict::Held { .. } | ValidationVerdict::NoDeliverable => assert_eq!(validated.outcome, outcome),
+            ValidationVerdict::Violated(_) => assert_eq!(validated.outcome.error_type(), Some("contract_violation")),
+            ValidationVerdict::ErrorNotValidated => unreachable!("an ok outcome is validated"),
         }
     }
 });

@@ -94,7 +94,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use decision_outcomes::Verdict;
+    use decision_outcomes::ValidationVerdict;
 
     fn contracts() -> ToolContracts {
         ToolContracts::new(None).unwrap()
@@ -111,31 +111,31 @@ mod tests {
     #[test]
     fn an_empty_listing_violates_and_a_listing_holds() {
         let empty = contracts().validate("list_dir", tool_outcome("list_dir", Ok(String::new())));
-        let Verdict::Violated(violation) = &empty.verdict else { panic!("{:?}", empty.verdict) };
+        let ValidationVerdict::Violated(violation) = &empty.verdict else { panic!("{:?}", empty.verdict) };
         assert_eq!(violation.mismatch.as_str(), "min_items_violation");
         assert_eq!(empty.outcome.error_type(), Some(error_type::CONTRACT_VIOLATION));
         let listed = contracts().validate("list_dir", tool_outcome("list_dir", Ok("a.py\nsub/".into())));
-        assert!(matches!(listed.verdict, Verdict::Held { .. }));
+        assert!(matches!(listed.verdict, ValidationVerdict::Held { .. }));
         assert_eq!(listed.outcome.value(), Some(&json!(["a.py", "sub/"])), "a holding outcome is unchanged");
     }
 
     #[test]
     fn an_empty_file_violates_and_text_holds() {
         let empty = contracts().validate("read_file", tool_outcome("read_file", Ok(String::new())));
-        let Verdict::Violated(violation) = &empty.verdict else { panic!("{:?}", empty.verdict) };
+        let ValidationVerdict::Violated(violation) = &empty.verdict else { panic!("{:?}", empty.verdict) };
         assert_eq!(violation.mismatch.as_str(), "empty_value");
         let text = contracts().validate("read_file", tool_outcome("read_file", Ok("x".into())));
-        assert!(matches!(text.verdict, Verdict::Held { .. }));
+        assert!(matches!(text.verdict, ValidationVerdict::Held { .. }));
     }
 
     #[test]
     fn a_failed_call_is_never_validated_and_text_is_never_read_as_failure() {
         let failed = contracts().validate("read_file", tool_outcome("read_file", Err("cannot read a.py".into())));
-        assert_eq!(failed.verdict, Verdict::ErrorNotValidated);
+        assert_eq!(failed.verdict, ValidationVerdict::ErrorNotValidated);
         assert_eq!(failed.outcome.error_type(), Some(error_type::EXECUTION));
         // Output that merely looks like a failure is still a success.
         let looks = contracts().validate("read_file", tool_outcome("read_file", Ok("error: not really".into())));
-        assert!(matches!(looks.verdict, Verdict::Held { .. }));
+        assert!(matches!(looks.verdict, ValidationVerdict::Held { .. }));
     }
 
     #[test]
@@ -149,10 +149,10 @@ mod tests {
         .unwrap();
         let layered = ToolContracts::new(Some(Arc::new(configured))).unwrap();
         let empty_read = layered.validate("read_file", tool_outcome("read_file", Ok(String::new())));
-        assert!(matches!(empty_read.verdict, Verdict::Held { .. }), "the configured contract allows it");
+        assert!(matches!(empty_read.verdict, ValidationVerdict::Held { .. }), "the configured contract allows it");
         let write = layered.validate("write_file", tool_outcome("write_file", Ok(String::new())));
-        assert_eq!(write.verdict, Verdict::NoDeliverable);
+        assert_eq!(write.verdict, ValidationVerdict::NoDeliverable);
         let listing = layered.validate("list_dir", tool_outcome("list_dir", Ok(String::new())));
-        assert!(matches!(listing.verdict, Verdict::Violated(_)), "the bundled contract still applies");
+        assert!(matches!(listing.verdict, ValidationVerdict::Violated(_)), "the bundled contract still applies");
     }
 }

@@ -47,7 +47,7 @@ use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
 use super::rank::{Hit, rank};
 use super::tools::{Sandbox, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
 use decision_outcomes::report::OUTCOME_EVENT_TYPE;
-use decision_outcomes::{ContractSet, EventContext, LintErrors, Verdict, outcome_event};
+use decision_outcomes::{ContractSet, EventContext, LintErrors, ValidationVerdict, outcome_event};
 use decision_protocol::ask::ReadCells;
 use decision_protocol::frame::projections::HostState;
 use decision_protocol::frame::{Projections, clip, reference_node_id};
@@ -964,7 +964,7 @@ impl CodingRun {
         let mut event = obj(outcome_event(TOOL_ROLE, name, &validated, &context));
         event.insert("step".into(), json!(step));
         d.emit(OUTCOME_EVENT_TYPE, event)?;
-        if !matches!(validated.verdict, Verdict::Violated(_)) {
+        if !matches!(validated.verdict, ValidationVerdict::Violated(_)) {
             return Ok(output.to_owned());
         }
         let message = validated.outcome.tool_error().map(|e| e.message.as_str()).unwrap_or_default();

@@ -9,6 +9,8 @@
 //! (enforced by `clippy.toml`), so a host may depend on it alone and it builds for
 //! `wasm32-unknown-unknown`.
 
+#![deny(missing_docs)]
+
 pub mod check;
 pub mod contract;
 pub mod diag;

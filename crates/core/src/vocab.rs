@@ -56,32 +56,47 @@ pub fn position_actions(position: &str) -> Option<&'static [&'static str]> {
     POSITIONS.iter().find(|(name, _)| *name == position).map(|(_, actions)| *actions)
 }
 
+/// Whether `name` is one of the 14 [`ACTIONS`] (exact, case-sensitive; there are no
+/// namespaced actions).
 pub fn is_action(name: &str) -> bool {
     ACTIONS.contains(&name)
 }
 
+/// Whether `name` is host-namespaced (starts with [`HOST_PREFIX`]); such a position passes the
+/// parse layer and only a host that registers it can consume it.
 pub fn is_host_name(name: &str) -> bool {
     name.starts_with(HOST_PREFIX)
 }
 
-/// Where an action leads.
+/// Where an action leads in the reference host's loop (format.md §2.3, column `next`).
+/// Serialised in snake case (`pick_tool`, …).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Next {
+    /// Decide which tool to use (`tool-choice`).
     PickTool,
+    /// Decide the chosen tool's argument (`input-choice`).
     PickInput,
+    /// Run the chosen tool call.
     RunTool,
+    /// Ask a person for authorisation; a refusal (or no one to ask) stops.
     Human,
+    /// Go on to the next step of the tool loop.
     NextStep,
+    /// Leave the tool loop and generate the answer.
     Generate,
+    /// Generate the answer again, once, and re-ask the delivery gate.
     Regenerate,
+    /// The run ends.
     End,
 }
 
 /// What an action means (seed §3; format.md §2.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ActionSemantics {
+    /// The action's name, one of [`ACTIONS`].
     pub action: &'static str,
+    /// Where the action leads.
     pub next: Next,
     /// Ends the tool loop (not the run: only `deliver` ends the run).
     pub ends_tool_loop: bool,
@@ -89,6 +104,8 @@ pub struct ActionSemantics {
     pub more_model_calls: bool,
     /// Correctness depends on checking a draft against evidence.
     pub needs_evidence: bool,
+    /// How many times the action may send the run back to redo the same work (only `revise`:
+    /// one regeneration).
     pub retries: u8,
 }
 
@@ -114,6 +131,7 @@ pub const ACTION_SEMANTICS: [ActionSemantics; 14] = [
     sem("escalate", Next::End, true, true, false, 0),
 ];
 
+/// The semantics row of an action; `None` when `action` is not one of [`ACTIONS`].
 pub fn action_semantics(action: &str) -> Option<&'static ActionSemantics> {
     ACTION_SEMANTICS.iter().find(|s| s.action == action)
 }
@@ -122,16 +140,23 @@ pub fn action_semantics(action: &str) -> Option<&'static ActionSemantics> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Returns {
+    /// A string, clipped to the field's bound in characters.
     String,
+    /// A list, clipped to the field's bound in items.
     List,
+    /// A number; the bound is carried but does not clip it.
     Count,
 }
 
-/// A standard projection's declaration.
+/// A standard projection's declaration (format.md §2.5): a named function a frame field may
+/// apply to one state cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ProjectionDecl {
+    /// The name written in a frame field (e.g. `readMaybe`).
     pub name: &'static str,
+    /// The state cell it reads (one of [`REFERENCE_CELLS`]).
     pub reads: &'static str,
+    /// The shape of its value.
     pub returns: Returns,
     /// What the projection promises when its cell is missing.
     pub when_missing: &'static str,
@@ -159,6 +184,7 @@ pub const PROJECTIONS: [ProjectionDecl; 14] = [
     proj("writeEvidence", "history", Returns::String, "last 3 steps"),
 ];
 
+/// The declaration of a standard projection; `None` when `name` is not one of [`PROJECTIONS`].
 pub fn projection(name: &str) -> Option<&'static ProjectionDecl> {
     PROJECTIONS.iter().find(|p| p.name == name)
 }
@@ -167,18 +193,25 @@ pub fn projection(name: &str) -> Option<&'static ProjectionDecl> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CellType {
+    /// A string (`task`, `cwd`, …).
     String,
+    /// A list of strings (`files`, `readFiles`).
     StringList,
+    /// The step history: a list of `{step, tool, input, result}` objects.
     StepList,
+    /// A boolean permission (`canWrite`, `canDelete`).
     Bool,
 }
 
 /// A state cell of the reference host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct CellDecl {
+    /// The cell's name, as frames and providers name it.
     pub name: &'static str,
+    /// The type of its value.
     pub ty: CellType,
-    /// Carries bytes returned by a tool call.
+    /// Carries bytes returned by a tool call, so its string values are wrapped as untrusted
+    /// data when framed (format.md §2.6).
     pub untrusted: bool,
 }
 
@@ -186,7 +219,7 @@ const fn cell(name: &'static str, ty: CellType, untrusted: bool) -> CellDecl {
     CellDecl { name, ty, untrusted }
 }
 
-/// The reference host's 11 state cells, in canonical order.
+/// The reference host's 11 state cells, in canonical order (the order used in messages).
 pub const REFERENCE_CELLS: [CellDecl; 11] = [
     cell("task", CellType::String, false),
     cell("cwd", CellType::String, false),

@@ -27,8 +27,11 @@ use super::spanned::{self, Member, Node, Position, Spanned};
 /// One contract: what a tool's method is for and what its ok value must deliver.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolContract {
+    /// The tool's name, matched exactly against an outcome's `tool`.
     pub tool: String,
+    /// The method's name, matched exactly against an outcome's `method`.
     pub method: String,
+    /// What the method is for, as written; shown, never executed. `None` when not written.
     pub purpose: Option<String>,
     /// `None`: nothing is checked and every ok value holds.
     pub deliverable: Option<Deliverable>,
@@ -46,18 +49,23 @@ pub struct ContractSet {
 }
 
 impl ContractSet {
+    /// Every contract, in file order.
     pub fn contracts(&self) -> &[ToolContract] {
         &self.contracts
     }
 
+    /// The contract for a tool's method (exact names); `None` when the file declares none, in
+    /// which case every outcome of that method is accepted unchecked.
     pub fn get(&self, tool: &str, method: &str) -> Option<&ToolContract> {
         self.index.get(&(tool.to_owned(), method.to_owned())).and_then(|&position| self.contracts.get(position))
     }
 
+    /// How many contracts the file declares.
     pub fn len(&self) -> usize {
         self.contracts.len()
     }
 
+    /// Whether the file declares no contract.
     pub fn is_empty(&self) -> bool {
         self.contracts.is_empty()
     }
@@ -66,10 +74,13 @@ impl ContractSet {
 /// One located problem in a contracts file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LintError {
+    /// 1-based line of the offending key (or value).
     pub line: usize,
+    /// 1-based column, in Unicode scalar values.
     pub column: usize,
     /// JSON pointer of the offending place in the file.
     pub pointer: String,
+    /// What is wrong, in one sentence (no location: [`fmt::Display`] adds it).
     pub message: String,
 }
 

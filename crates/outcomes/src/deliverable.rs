@@ -29,16 +29,24 @@ use super::shape::{is_integral, json_equal, pointer_child, shape_of};
 /// The JSON types a deliverable can declare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum JsonType {
+    /// A JSON object.
     Object,
+    /// A JSON array.
     Array,
+    /// A JSON string.
     String,
+    /// Any JSON number, integral or not.
     Number,
+    /// A number without a fractional part (`1.0` counts).
     Integer,
+    /// `true` or `false`.
     Boolean,
+    /// `null`.
     Null,
 }
 
 impl JsonType {
+    /// Every type, in the order of the deliverable vocabulary (outcomes.md, decision 3).
     pub const ALL: [JsonType; 7] = [
         JsonType::Object,
         JsonType::Array,
@@ -49,6 +57,7 @@ impl JsonType {
         JsonType::Null,
     ];
 
+    /// The name a contract's `type` keyword uses (lowercase).
     pub fn as_str(self) -> &'static str {
         match self {
             JsonType::Object => "object",
@@ -84,7 +93,10 @@ impl JsonType {
 /// A key the deliverable names, with the alternative names declared for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Key {
+    /// The canonical key, matched exactly (no case or style folding).
     pub name: String,
+    /// Alternative names accepted in its place, in declared order; a use is recorded as an
+    /// [`AliasUse`]. Empty when none are declared.
     pub aliases: Vec<String>,
 }
 
@@ -106,6 +118,8 @@ pub struct ObjectShape {
 const SCAN_LIMIT: usize = 16;
 
 impl ObjectShape {
+    /// An object shape from its `required` keys and its declared `properties`, both in
+    /// declaration order (which is the checking order).
     pub fn new(required: Vec<Key>, properties: Vec<(Key, Deliverable)>) -> ObjectShape {
         let mut slot_names: Vec<String> = Vec::new();
         let mut slot_of = |name: &str| match slot_names.iter().position(|known| known == name) {
@@ -122,10 +136,12 @@ impl ObjectShape {
         ObjectShape { required, properties, slot_names, required_slots, property_slots, has_aliases }
     }
 
+    /// The keys that must be present, in declaration order.
     pub fn required(&self) -> &[Key] {
         &self.required
     }
 
+    /// The declared properties with the deliverable each must hold when present.
     pub fn properties(&self) -> &[(Key, Deliverable)] {
         &self.properties
     }
@@ -134,8 +150,11 @@ impl ObjectShape {
 /// What an array deliverable declares.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ArrayShape {
+    /// The deliverable every item must hold; `None` leaves items unchecked.
     pub items: Option<Box<Deliverable>>,
+    /// The fewest items allowed (inclusive); `None` for no lower bound.
     pub min_items: Option<u64>,
+    /// The most items allowed (inclusive); `None` for no upper bound.
     pub max_items: Option<u64>,
 }
 
@@ -145,36 +164,56 @@ pub struct ArrayShape {
 pub enum Shape {
     /// No `type` declared: any value (only `enum` may constrain it).
     Any,
+    /// `type: object`, with its required keys and properties.
     Object(ObjectShape),
+    /// `type: array`, with its item deliverable and bounds.
     Array(ArrayShape),
+    /// `type: string`.
     String {
+        /// `non_empty: true`: the string must not be blank after trimming whitespace.
         non_empty: bool,
     },
+    /// `type: number` (integers included).
     Number,
+    /// `type: integer`.
     Integer,
+    /// `type: boolean`.
     Boolean,
+    /// `type: null`.
     Null,
 }
 
 /// A compiled deliverable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Deliverable {
+    /// The type and its type-specific constraints.
     pub shape: Shape,
+    /// `enum`: the value must equal one of these (numbers compared mathematically); `None`
+    /// when no `enum` is declared. Checked after the shape.
     pub enum_values: Option<Vec<Value>>,
 }
 
 /// The six mismatch kinds a contract violation can report.
+/// Serialised (in the violation's metadata `mismatch`) by [`Mismatch::as_str`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Mismatch {
+    /// The value is not of the declared type.
     TypeMismatch,
+    /// An object lacks one or more `required` keys (and none of their aliases is present).
     MissingRequiredKey,
+    /// An array has fewer items than `min_items`.
     MinItemsViolation,
+    /// An array has more items than `max_items`.
     MaxItemsViolation,
+    /// The value is none of the declared `enum` values.
     EnumMismatch,
+    /// A `non_empty` string is blank.
     EmptyValue,
 }
 
 impl Mismatch {
+    /// Every kind, in the order reports list them.
     pub const ALL: [Mismatch; 6] = [
         Mismatch::TypeMismatch,
         Mismatch::MissingRequiredKey,
@@ -184,6 +223,7 @@ impl Mismatch {
         Mismatch::EmptyValue,
     ];
 
+    /// The snake-case name used in metadata, reports and logs (e.g. `missing_required_key`).
     pub fn as_str(self) -> &'static str {
         match self {
             Mismatch::TypeMismatch => "type_mismatch",
@@ -199,6 +239,7 @@ impl Mismatch {
 /// Why a value does not hold its deliverable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Violation {
+    /// Which check failed.
     pub mismatch: Mismatch,
     /// JSON pointer to the failing value inside the ok value; `""` is the value itself.
     pub path: String,
@@ -208,13 +249,17 @@ pub struct Violation {
     pub actual_shape: &'static str,
     /// For `missing_required_key`, every missing key in declaration order; empty otherwise.
     pub missing_keys: Vec<String>,
+    /// For `min_items_violation`, the declared minimum; `None` otherwise.
     pub expected_min_items: Option<u64>,
+    /// For `max_items_violation`, the declared maximum; `None` otherwise.
     pub expected_max_items: Option<u64>,
+    /// For an item-count violation, how many items the array has; `None` otherwise.
     pub actual_items: Option<u64>,
     /// For `enum_mismatch`: the value found and the declared values, as compact JSON (each
     /// clipped, so a long tool output cannot flood a message); empty otherwise. Not part of
     /// the outcome's metadata, whose members are fixed.
     pub enum_found: Option<String>,
+    /// For `enum_mismatch`: the declared values, each as clipped compact JSON.
     pub enum_allowed: Vec<String>,
 }
 
@@ -287,7 +332,9 @@ impl Violation {
 pub struct AliasUse {
     /// JSON pointer of the object holding the key.
     pub object_path: String,
+    /// The canonical key the contract declares.
     pub key: String,
+    /// The alias the value actually used in its place.
     pub alias: String,
 }
 

@@ -9,12 +9,14 @@
 //! * [`mod@report`]: the out-of-band report over a log of outcome events, with advisory
 //!   recommendations.
 
+#![deny(missing_docs)]
+
 pub mod contracts;
 pub mod deliverable;
 mod events;
 pub mod report;
-pub mod shape;
-pub mod spanned;
+mod shape;
+mod spanned;
 pub mod telemetry;
 pub mod types;
 pub mod validate;
@@ -22,9 +24,9 @@ pub mod validate;
 pub use contracts::{ContractSet, LintError, LintErrors, ToolContract, load_contracts};
 pub use deliverable::{AliasUse, Deliverable, JsonType, Mismatch, Shape, Violation};
 pub use report::{
-    EventContext, Recommendation, RecommendationKind, Report, ReportBuilder, ReportError, Thresholds, outcome_event,
-    report,
+    EventContext, OutcomesReport, OutcomesReportBuilder, OutcomesReportError, Recommendation, RecommendationKind,
+    Thresholds, outcome_event, report,
 };
-pub use telemetry::{CorrectionLinker, ValueSummary, WeakSuccess, WeakSuccessFlag, observe};
+pub use telemetry::{CorrectionLinker, WeakSuccess, WeakSuccessFlag, observe};
 pub use types::{FailureClass, Outcome, OutcomeFormatError, OutcomeResult, ToolError, error_type};
-pub use validate::{Validated, Verdict, violation_outcome};
+pub use validate::{Validated, ValidationVerdict, violation_outcome};

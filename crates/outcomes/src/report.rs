@@ -81,61 +81,93 @@ impl Default for Thresholds {
 /// A log line (1-based) and the call recorded there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Evidence {
+    /// The 1-based line of the log where the event stands.
     pub line: usize,
+    /// The event's `call_id`; `None` when it has none (or, for the earlier call of a
+    /// correction, when its evidence was not going to be shown).
     pub call_id: Option<String>,
 }
 
 /// Counters for one tool and method.
+///
+/// The string-keyed maps count at most 32 distinct keys each (a new key after that is not
+/// counted); the evidence lists keep the first [`EVIDENCE_LIMIT`] entries.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Stats {
+    /// Outcome events of this tool and method.
     pub calls: u64,
+    /// Of those, ok outcomes.
     pub ok: u64,
+    /// Of those, error outcomes (of any `error_type`, contract violations included).
     pub errors: u64,
+    /// Ok outcomes with at least one weak-success flag (recorded, or observed when none was
+    /// recorded).
     pub weak_success: u64,
+    /// Each flag's name (e.g. `empty_array_success`) and how often it was raised.
     pub weak_flags: BTreeMap<&'static str, u64>,
+    /// JSON pointers of the empty arrays behind weak successes, and how often each was empty.
     pub empty_arrays: BTreeMap<String, u64>,
+    /// The weak `status` strings behind `weak_status`, and how often each was seen.
     pub weak_statuses: BTreeMap<String, u64>,
     /// Calls that asked the same tool and method again within the window.
     pub corrections: u64,
     /// Weak successes followed by such a correction.
     pub correction_linked_weak_success: u64,
+    /// Error outcomes of type `wrong_tool_boundary` (boundary referrals).
     pub wrong_tool_boundary: u64,
+    /// Error outcomes of type `low_utility`.
     pub low_utility: u64,
+    /// The `boundary_axes` named in boundary referrals' metadata, and how often each was named.
     pub boundary_axes: BTreeMap<String, u64>,
+    /// The `suggested_split`s named in boundary referrals' metadata, and how often.
     pub suggested_splits: BTreeMap<String, u64>,
+    /// Outcomes whose contract held (`"contract":"held"`).
     pub contract_held: u64,
+    /// Outcomes whose contract was violated (recorded as such, or a `contract_violation`
+    /// error).
     pub contract_violated: u64,
+    /// Violations by mismatch kind (e.g. `missing_required_key`).
     pub mismatches: BTreeMap<String, u64>,
+    /// Violations by failing path (a JSON pointer into the ok value).
     pub violation_paths: BTreeMap<String, u64>,
+    /// Where weak successes stand.
     pub weak_evidence: Vec<Evidence>,
     /// (the weak success, the call that corrected it)
     pub correction_evidence: Vec<(Evidence, Evidence)>,
+    /// Where boundary referrals stand.
     pub boundary_evidence: Vec<Evidence>,
+    /// Where contract violations stand.
     pub violation_evidence: Vec<Evidence>,
 }
 
 impl Stats {
-    /// Weak successes per ok outcome.
+    /// Weak successes per ok outcome; `None` when there is no ok outcome.
     pub fn weak_success_rate(&self) -> Option<f64> {
         (self.ok > 0).then(|| self.weak_success as f64 / self.ok as f64)
     }
 
-    /// Held per validated outcome.
+    /// Held per validated outcome; `None` when no outcome was validated.
     pub fn contract_pass_rate(&self) -> Option<f64> {
         let validated = self.contract_held + self.contract_violated;
         (validated > 0).then(|| self.contract_held as f64 / validated as f64)
     }
 }
 
-/// The advisory recommendations.
+/// The advisory recommendations (outcomes.md, decision 6). Advisory only: nothing acts on them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RecommendationKind {
+    /// Weak successes are frequent: the deliverable contract should demand more (the evidence
+    /// suggests which constraints).
     StrengthenConstraints,
+    /// The contract fails often, or the user keeps correcting weak successes: the
+    /// implementation should be rewritten.
     ReforgeImplementation,
+    /// The tool keeps referring requests as crossing its boundary: it should be split.
     SplitBoundary,
 }
 
 impl RecommendationKind {
+    /// The snake-case name used in the report (e.g. `split_boundary`).
     pub fn as_str(self) -> &'static str {
         match self {
             RecommendationKind::StrengthenConstraints => "strengthen_constraints",
@@ -148,28 +180,41 @@ impl RecommendationKind {
 /// One advisory recommendation with its evidence.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recommendation {
+    /// What is recommended.
     pub kind: RecommendationKind,
+    /// Why, in one sentence naming the counts behind it.
     pub reason: String,
+    /// The counts and log lines behind it, as a JSON object (its members depend on `kind`).
     pub evidence: Map<String, Value>,
 }
 
 /// The scores and recommendations of one tool and method.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolReport {
+    /// The tool's name.
     pub tool: String,
+    /// The method's name.
     pub method: String,
+    /// Its counters.
     pub stats: Stats,
+    /// The recommendations its counters cross thresholds for, in kind order; often empty.
     pub recommendations: Vec<Recommendation>,
 }
 
 /// The whole report.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Report {
+pub struct OutcomesReport {
+    /// Lines read, blank ones included.
     pub lines: usize,
+    /// Lines that held an outcome event.
     pub outcome_events: u64,
+    /// Non-blank lines that held something else (headers, other events), skipped.
     pub other_lines: u64,
+    /// Whether the log ended in an unreadable line without a newline (a torn write), ignored.
     pub torn_tail: bool,
+    /// The correction window used, in milliseconds.
     pub window_ms: u64,
+    /// The thresholds the recommendations were made with.
     pub thresholds: Thresholds,
     /// Sorted by tool, then method.
     pub tools: Vec<ToolReport>,
@@ -177,9 +222,17 @@ pub struct Report {
 
 /// A log that cannot be read.
 #[derive(Debug, thiserror::Error)]
-pub enum ReportError {
+#[non_exhaustive]
+pub enum OutcomesReportError {
+    /// A line is not JSON (and is not a torn final line), or holds a malformed outcome event.
     #[error("line {line}: {message}")]
-    Line { line: usize, message: String },
+    Line {
+        /// The 1-based line.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Reading failed, or a line is not UTF-8.
     #[error("cannot read the log: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -199,7 +252,7 @@ fn keep<T>(list: &mut Vec<T>, item: impl FnOnce() -> T) {
 }
 
 /// Accumulates events into a report.
-pub struct ReportBuilder {
+pub struct OutcomesReportBuilder {
     thresholds: Thresholds,
     linker: CorrectionLinker,
     /// tool → method → counters (two levels so that a lookup needs no allocation; a fast
@@ -213,15 +266,17 @@ pub struct ReportBuilder {
     torn_tail: bool,
 }
 
-impl Default for ReportBuilder {
+impl Default for OutcomesReportBuilder {
     fn default() -> Self {
-        ReportBuilder::new(Thresholds::default(), telemetry::DEFAULT_CORRECTION_WINDOW_MS)
+        OutcomesReportBuilder::new(Thresholds::default(), telemetry::DEFAULT_CORRECTION_WINDOW_MS)
     }
 }
 
-impl ReportBuilder {
-    pub fn new(thresholds: Thresholds, window_ms: u64) -> ReportBuilder {
-        ReportBuilder {
+impl OutcomesReportBuilder {
+    /// An empty builder; `window_ms` is the correction window in milliseconds (the default
+    /// builder uses the reference's 180 s).
+    pub fn new(thresholds: Thresholds, window_ms: u64) -> OutcomesReportBuilder {
+        OutcomesReportBuilder {
             thresholds,
             linker: CorrectionLinker::new(window_ms),
             stats: HashMap::default(),
@@ -238,7 +293,7 @@ impl ReportBuilder {
     /// Lines are read where they lie in the reader's buffer; only a line split across two
     /// fills of the buffer is copied. A line that is not UTF-8 is an I/O error, as with
     /// [`BufRead::read_line`].
-    pub fn read(&mut self, mut reader: impl BufRead) -> Result<(), ReportError> {
+    pub fn read(&mut self, mut reader: impl BufRead) -> Result<(), OutcomesReportError> {
         let mut split = Vec::new();
         loop {
             let buffer = match reader.fill_buf() {
@@ -273,19 +328,19 @@ impl ReportBuilder {
     }
 
     /// Add one log line; `last_unterminated` marks a final line with no newline.
-    pub fn line(&mut self, text: &str, last_unterminated: bool) -> Result<(), ReportError> {
+    pub fn line(&mut self, text: &str, last_unterminated: bool) -> Result<(), OutcomesReportError> {
         self.lines += 1;
         self.fold(events::read_line(text, last_unterminated), text)
     }
 
-    fn fold(&mut self, read: Result<Line<'_>, String>, text: &str) -> Result<(), ReportError> {
+    fn fold(&mut self, read: Result<Line<'_>, String>, text: &str) -> Result<(), OutcomesReportError> {
         let number = self.lines;
         match read {
             Ok(Line::Event(event)) => self.event(&event, number),
             Ok(Line::Other) if !text.trim().is_empty() => self.other_lines += 1,
             Ok(Line::Other) => {}
             Ok(Line::Torn) => self.torn_tail = true,
-            Err(message) => return Err(ReportError::Line { line: number, message }),
+            Err(message) => return Err(OutcomesReportError::Line { line: number, message }),
         }
         Ok(())
     }
@@ -420,7 +475,7 @@ impl ReportBuilder {
     }
 
     /// Score and recommend.
-    pub fn finish(self) -> Report {
+    pub fn finish(self) -> OutcomesReport {
         let thresholds = self.thresholds;
         let mut tools: Vec<ToolReport> = self
             .stats
@@ -433,7 +488,7 @@ impl ReportBuilder {
             })
             .collect();
         tools.sort_by(|a, b| (&a.tool, &a.method).cmp(&(&b.tool, &b.method)));
-        Report {
+        OutcomesReport {
             lines: self.lines,
             outcome_events: self.outcome_events,
             other_lines: self.other_lines,
@@ -445,14 +500,14 @@ impl ReportBuilder {
     }
 }
 
-fn utf8(line: &[u8]) -> Result<&str, ReportError> {
+fn utf8(line: &[u8]) -> Result<&str, OutcomesReportError> {
     std::str::from_utf8(line)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8").into())
 }
 
 /// Build a report from a whole log with the default thresholds and window.
-pub fn report(reader: impl BufRead) -> Result<Report, ReportError> {
-    let mut builder = ReportBuilder::default();
+pub fn report(reader: impl BufRead) -> Result<OutcomesReport, OutcomesReportError> {
+    let mut builder = OutcomesReportBuilder::default();
     builder.read(reader)?;
     Ok(builder.finish())
 }
@@ -600,7 +655,7 @@ fn recommend(stats: &Stats, thresholds: &Thresholds) -> Vec<Recommendation> {
     recommendations
 }
 
-impl Report {
+impl OutcomesReport {
     /// The report as one JSON document.
     pub fn to_json(&self) -> Value {
         let tools: Vec<Value> = self
@@ -686,9 +741,15 @@ impl Report {
 /// Optional fields of an outcome event.
 #[derive(Debug, Clone, Default)]
 pub struct EventContext<'a> {
+    /// The trace the call belongs to; correction linking needs it. `None` omits `trace_id`.
     pub trace_id: Option<&'a str>,
+    /// The call's id, shown as evidence. `None` omits `call_id`.
     pub call_id: Option<&'a str>,
+    /// When the call happened, in milliseconds since the epoch (the event's `at`); correction
+    /// linking needs it. `None` omits `at`.
     pub at_ms: Option<u64>,
+    /// Nesting depth, 0 for a top-level call (only top-level calls are linked). `None` omits
+    /// `depth`, which counts as top level.
     pub depth: Option<u64>,
 }
 
@@ -729,7 +790,7 @@ mod tests {
 
     const FIXTURE: &str = include_str!("../../../examples/outcomes/outcome-log.jsonl");
 
-    fn read_through(log: &[u8], capacity: usize) -> Result<Report, ReportError> {
+    fn read_through(log: &[u8], capacity: usize) -> Result<OutcomesReport, OutcomesReportError> {
         report(BufReader::with_capacity(capacity, log))
     }
 
@@ -752,13 +813,13 @@ mod tests {
         log.extend_from_slice(b"{\"tool\":\"t\xff\"}\n");
         for capacity in [1, 5, 64, 8192] {
             match read_through(&log, capacity) {
-                Err(ReportError::Io(error)) => assert_eq!(error.kind(), io::ErrorKind::InvalidData),
+                Err(OutcomesReportError::Io(error)) => assert_eq!(error.kind(), io::ErrorKind::InvalidData),
                 other => panic!("{capacity}: expected an I/O error, got {other:?}"),
             }
         }
         // The final line without a newline too.
         let unterminated = b"{\"tool\":\"t\xff\"}";
-        assert!(matches!(read_through(unterminated, 4), Err(ReportError::Io(_))));
+        assert!(matches!(read_through(unterminated, 4), Err(OutcomesReportError::Io(_))));
     }
 
     #[test]
@@ -766,7 +827,7 @@ mod tests {
         let log = format!("{FIXTURE}not json\n");
         for capacity in [3, 8192] {
             match read_through(log.as_bytes(), capacity) {
-                Err(ReportError::Line { line, .. }) => assert_eq!(line, 20),
+                Err(OutcomesReportError::Line { line, .. }) => assert_eq!(line, 20),
                 other => panic!("{capacity}: expected a line error, got {other:?}"),
             }
         }

@@ -25,11 +25,6 @@ pub fn is_integral(number: &Number) -> bool {
     number.as_f64().is_some_and(|float| float.is_finite() && float.fract() == 0.0)
 }
 
-/// Escape one reference token of a JSON pointer: `~` → `~0`, `/` → `~1`.
-pub fn escape_token(token: &str) -> String {
-    if token.contains(['~', '/']) { token.replace('~', "~0").replace('/', "~1") } else { token.to_owned() }
-}
-
 /// `parent` + `/` + escaped `token`.
 pub fn pointer_child(parent: &str, token: &str) -> String {
     let mut pointer = String::with_capacity(parent.len() + token.len() + 1);

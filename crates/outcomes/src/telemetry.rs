@@ -55,18 +55,25 @@ pub const PROSE_KEYS: &[&str] = &[
 /// The reference's re-ask window: 180 seconds.
 pub const DEFAULT_CORRECTION_WINDOW_MS: u64 = 180_000;
 
-/// One observational flag.
+/// One observational flag (see the module documentation for exactly when each is raised).
+/// Flags never change an outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum WeakSuccessFlag {
+    /// `weak_status`: the value's `status` is one of [`WEAK_STATUSES`].
     WeakStatus,
+    /// `empty_array_success`: an empty array where a success claims to deliver.
     EmptyArraySuccess,
+    /// `success_nothing_parsed`: the value carries nothing but prose or status.
     SuccessNothingParsed,
 }
 
 impl WeakSuccessFlag {
+    /// Every flag, in the fixed order flags are recorded and reported.
     pub const ALL: [WeakSuccessFlag; 3] =
         [WeakSuccessFlag::WeakStatus, WeakSuccessFlag::EmptyArraySuccess, WeakSuccessFlag::SuccessNothingParsed];
 
+    /// The snake-case name recorded in outcome events (e.g. `empty_array_success`).
     pub fn as_str(self) -> &'static str {
         match self {
             WeakSuccessFlag::WeakStatus => "weak_status",
@@ -75,6 +82,7 @@ impl WeakSuccessFlag {
         }
     }
 
+    /// The flag of a recorded name (exact match); `None` for any other string.
     pub fn from_name(name: &str) -> Option<WeakSuccessFlag> {
         WeakSuccessFlag::ALL.into_iter().find(|flag| flag.as_str() == name)
     }
@@ -92,6 +100,7 @@ pub struct WeakSuccess {
 }
 
 impl WeakSuccess {
+    /// Whether any flag was raised.
     pub fn is_weak(&self) -> bool {
         !self.flags.is_empty()
     }
@@ -111,7 +120,7 @@ pub fn observe(outcome: &Outcome) -> WeakSuccess {
 }
 
 /// Observe the ok value of an outcome from its summary.
-pub fn observe_summary(summary: &ValueSummary<'_>) -> WeakSuccess {
+pub(crate) fn observe_summary(summary: &ValueSummary<'_>) -> WeakSuccess {
     let observed = Observed::of(summary);
     let mut empty_arrays = Vec::new();
     observed.for_each_empty_array(&mut String::new(), |pointer| empty_arrays.push(pointer.to_owned()));
@@ -192,7 +201,7 @@ impl<'s> Observed<'s> {
 /// strings are borrowed where they can be. Reading text gives up (so callers fall back to a
 /// [`Value`]) for an object with a repeated key or more than [`SUMMARY_MEMBER_LIMIT`] members.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ValueSummary<'a> {
+pub(crate) enum ValueSummary<'a> {
     Null,
     Text {
         blank: bool,
@@ -210,7 +219,7 @@ pub enum ValueSummary<'a> {
 }
 
 /// The most members an object may have to be summarised straight from text.
-pub const SUMMARY_MEMBER_LIMIT: usize = 16;
+pub(crate) const SUMMARY_MEMBER_LIMIT: usize = 16;
 
 impl<'a> ValueSummary<'a> {
     pub fn of(value: &'a Value) -> ValueSummary<'a> {
@@ -279,20 +288,26 @@ impl Default for CorrectionLinker {
 /// One call as the linker sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct CallSighting<'a> {
+    /// The call's trace; a call without one (or with an empty one) is never linked.
     pub trace_id: Option<&'a str>,
+    /// The tool called.
     pub tool: &'a str,
+    /// The method called.
     pub method: &'a str,
-    /// Milliseconds since the epoch.
+    /// Milliseconds since the epoch; a call without a time is never linked.
     pub at_ms: Option<u64>,
     /// Nesting depth; `None` counts as top level.
     pub depth: Option<u64>,
 }
 
 impl CorrectionLinker {
+    /// A linker with no calls seen; a later call corrects an earlier one when it comes at most
+    /// `window_ms` milliseconds after it.
     pub fn new(window_ms: u64) -> CorrectionLinker {
         CorrectionLinker { window_ms, last: HashMap::default(), scratch: Vec::new() }
     }
 
+    /// The correction window, in milliseconds.
     pub fn window_ms(&self) -> u64 {
         self.window_ms
     }

@@ -18,30 +18,55 @@ pub mod error_type {
     pub const LOW_UTILITY: &str = "low_utility";
     /// Tool-authored: the request crosses capability boundaries the tool should not own.
     pub const WRONG_TOOL_BOUNDARY: &str = "wrong_tool_boundary";
+    /// Runtime-authored: a guardrail kept refusing the call until its retries ran out (adaptive).
     pub const GUARDRAIL_RETRY_EXHAUSTED: &str = "guardrail_retry_exhausted";
+    /// Runtime-authored: repairs of a failing outcome ran out of retries (adaptive).
     pub const OUTCOME_REPAIR_RETRY_EXHAUSTED: &str = "outcome_repair_retry_exhausted";
+    /// The default for a runtime exception of no more specific type (intrinsic).
     pub const EXECUTION: &str = "execution";
+    /// The call ran out of time (extrinsic; retriable by default).
     pub const TIMEOUT: &str = "timeout";
+    /// An upstream provider failed (extrinsic; retriable by default).
     pub const PROVIDER: &str = "provider";
+    /// Generated code could not be run as written (intrinsic; retriable by default).
     pub const INVALID_CODE: &str = "invalid_code";
+    /// The call exceeded its budget (intrinsic).
     pub const BUDGET_EXCEEDED: &str = "budget_exceeded";
+    /// A declared dependency manifest is malformed (intrinsic).
     pub const INVALID_DEPENDENCY_MANIFEST: &str = "invalid_dependency_manifest";
+    /// A dependency manifest conflicts with the environment (intrinsic).
     pub const DEPENDENCY_MANIFEST_INCOMPATIBLE: &str = "dependency_manifest_incompatible";
+    /// A dependency is not allowed by policy (intrinsic).
     pub const DEPENDENCY_POLICY_VIOLATION: &str = "dependency_policy_violation";
+    /// Dependencies could not be resolved (extrinsic).
     pub const DEPENDENCY_RESOLUTION_FAILED: &str = "dependency_resolution_failed";
+    /// Dependencies could not be installed (extrinsic; retriable by default).
     pub const DEPENDENCY_INSTALL_FAILED: &str = "dependency_install_failed";
+    /// Installed dependencies could not be activated (extrinsic; retriable by default).
     pub const DEPENDENCY_ACTIVATION_FAILED: &str = "dependency_activation_failed";
+    /// The execution environment is still being prepared (extrinsic; retriable by default).
     pub const ENVIRONMENT_PREPARING: &str = "environment_preparing";
+    /// The call broke the tool registry's rules (intrinsic).
     pub const TOOL_REGISTRY_VIOLATION: &str = "tool_registry_violation";
+    /// The worker running the call crashed (extrinsic; retriable by default).
     pub const WORKER_CRASH: &str = "worker_crash";
+    /// The result could not be serialised (intrinsic).
     pub const NON_SERIALIZABLE_RESULT: &str = "non_serializable_result";
+    /// A network failure (extrinsic).
     pub const NETWORK_ERROR: &str = "network_error";
+    /// Refused by a rate limit (extrinsic); one of two spellings the reference classifies alike.
     pub const RATE_LIMIT: &str = "rate_limit";
+    /// Refused by a rate limit (extrinsic); see [`RATE_LIMIT`].
     pub const RATE_LIMITED: &str = "rate_limited";
+    /// The tool could not parse what it received (adaptive).
     pub const PARSE_ERROR: &str = "parse_error";
+    /// The tool could not parse what it received (adaptive); the reference's other spelling of [`PARSE_ERROR`].
     pub const PARSE_FAILED: &str = "parse_failed";
+    /// The call lacked an input it needs (adaptive).
     pub const MISSING_INPUT: &str = "missing_input";
+    /// An input or output was not in the expected format (adaptive).
     pub const INVALID_FORMAT: &str = "invalid_format";
+    /// A value did not match the schema the tool expected (adaptive).
     pub const SCHEMA_MISMATCH: &str = "schema_mismatch";
 }
 
@@ -84,6 +109,7 @@ const ADAPTIVE: &[&str] = &[
 
 /// Why a call failed, as used by repair, metrics and promotion (outcomes.md §B2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum FailureClass {
     /// The world failed the tool: timeouts, providers, networks, environments.
     Extrinsic,
@@ -105,6 +131,7 @@ impl FailureClass {
         }
     }
 
+    /// The lowercase name used in reports (`extrinsic`, `adaptive`, `intrinsic`).
     pub fn as_str(self) -> &'static str {
         match self {
             FailureClass::Extrinsic => "extrinsic",
@@ -117,13 +144,20 @@ impl FailureClass {
 /// A failed call, as the tool (or the contract check) authored it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolError {
+    /// The error's type: one of [`error_type`]'s well-known strings or any other non-empty
+    /// string a tool authors. Compared exactly (no case folding).
     pub error_type: String,
+    /// The human explanation (`error_message`); empty when the document had none.
     pub message: String,
+    /// Whether calling again may succeed; `false` unless the document says literally `true`.
     pub retriable: bool,
+    /// Structured detail, as authored (for `contract_violation`, [`Violation::metadata`](crate::Violation::metadata));
+    /// empty when there is none. Never validated or normalised.
     pub metadata: Map<String, Value>,
 }
 
 impl ToolError {
+    /// The failure class of this error's type.
     pub fn failure_class(&self) -> FailureClass {
         FailureClass::of(&self.error_type)
     }
@@ -132,15 +166,20 @@ impl ToolError {
 /// Success or failure of one call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OutcomeResult {
+    /// The call succeeded with this value (any JSON, `null` included).
     Ok(Value),
+    /// The call failed.
     Error(ToolError),
 }
 
 /// One call's outcome with the identity of the tool and method that produced it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
+    /// The tool that produced it; `None` when the document does not say.
     pub tool: Option<String>,
+    /// The tool's method; `None` when the document does not say.
     pub method: Option<String>,
+    /// Success with a value, or a typed failure.
     pub result: OutcomeResult,
 }
 
@@ -150,6 +189,7 @@ pub struct Outcome {
 pub struct OutcomeFormatError {
     /// JSON pointer of the offending member inside the outcome document.
     pub pointer: String,
+    /// What is wrong with the document, in one sentence.
     pub message: String,
 }
 
@@ -158,20 +198,24 @@ fn format_error(pointer: &str, message: impl Into<String>) -> OutcomeFormatError
 }
 
 impl Outcome {
+    /// A success with no tool or method.
     pub fn ok(value: Value) -> Outcome {
         Outcome { tool: None, method: None, result: OutcomeResult::Ok(value) }
     }
 
+    /// A failure with no tool or method.
     pub fn error(error: ToolError) -> Outcome {
         Outcome { tool: None, method: None, result: OutcomeResult::Error(error) }
     }
 
+    /// The same outcome, attributed to `tool` and `method`.
     pub fn with_identity(mut self, tool: impl Into<String>, method: impl Into<String>) -> Outcome {
         self.tool = Some(tool.into());
         self.method = Some(method.into());
         self
     }
 
+    /// Whether this is a success.
     pub fn is_ok(&self) -> bool {
         matches!(self.result, OutcomeResult::Ok(_))
     }

@@ -12,24 +12,28 @@ use super::types::{Outcome, OutcomeResult, ToolError, error_type};
 
 /// What validation decided.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+pub enum ValidationVerdict {
     /// The outcome is an error: tool-authored failures are never validated.
     ErrorNotValidated,
     /// No contract, or a contract without a deliverable: nothing to check.
     NoDeliverable,
     /// The value meets its deliverable; any declared aliases used are listed.
-    Held { aliases_used: Vec<AliasUse> },
+    Held {
+        /// Each declared alias the value used in place of a canonical key, in checking order;
+        /// empty when the value used canonical keys only.
+        aliases_used: Vec<AliasUse>,
+    },
     /// The value does not meet its deliverable.
     Violated(Box<Violation>),
 }
 
-impl Verdict {
+impl ValidationVerdict {
     /// The short name recorded in outcome events (`held`, `violated`, `not_applied`).
     pub fn as_str(&self) -> &'static str {
         match self {
-            Verdict::Held { .. } => "held",
-            Verdict::Violated(_) => "violated",
-            Verdict::ErrorNotValidated | Verdict::NoDeliverable => "not_applied",
+            ValidationVerdict::Held { .. } => "held",
+            ValidationVerdict::Violated(_) => "violated",
+            ValidationVerdict::ErrorNotValidated | ValidationVerdict::NoDeliverable => "not_applied",
         }
     }
 }
@@ -37,26 +41,29 @@ impl Verdict {
 /// An outcome after validation, with the verdict that produced it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Validated {
+    /// The outcome to use from here on: the original one, unchanged, unless the verdict is
+    /// `Violated`, in which case it is the `contract_violation` error outcome.
     pub outcome: Outcome,
-    pub verdict: Verdict,
+    /// What validation decided.
+    pub verdict: ValidationVerdict,
 }
 
 impl ToolContract {
     /// Validate one outcome of this contract's tool and method.
     pub fn validate(&self, outcome: Outcome) -> Validated {
         let checked = match (&outcome.result, &self.deliverable) {
-            (OutcomeResult::Error(_), _) => Err(Verdict::ErrorNotValidated),
-            (OutcomeResult::Ok(_), None) => Err(Verdict::NoDeliverable),
+            (OutcomeResult::Error(_), _) => Err(ValidationVerdict::ErrorNotValidated),
+            (OutcomeResult::Ok(_), None) => Err(ValidationVerdict::NoDeliverable),
             (OutcomeResult::Ok(value), Some(deliverable)) => Ok(deliverable.check(value)),
         };
         match checked {
             Err(verdict) => Validated { outcome, verdict },
-            Ok(Ok(aliases_used)) => Validated { outcome, verdict: Verdict::Held { aliases_used } },
+            Ok(Ok(aliases_used)) => Validated { outcome, verdict: ValidationVerdict::Held { aliases_used } },
             Ok(Err(violation)) => {
                 let tool = outcome.tool.clone().unwrap_or_else(|| self.tool.clone());
                 let method = outcome.method.clone().unwrap_or_else(|| self.method.clone());
                 let violated = violation_outcome(&violation, tool, method);
-                Validated { outcome: violated, verdict: Verdict::Violated(violation) }
+                Validated { outcome: violated, verdict: ValidationVerdict::Violated(violation) }
             }
         }
     }
@@ -68,8 +75,8 @@ impl ContractSet {
     pub fn validate(&self, tool: &str, method: &str, outcome: Outcome) -> Validated {
         match self.get(tool, method) {
             Some(contract) => contract.validate(outcome),
-            None if outcome.is_ok() => Validated { outcome, verdict: Verdict::NoDeliverable },
-            None => Validated { outcome, verdict: Verdict::ErrorNotValidated },
+            None if outcome.is_ok() => Validated { outcome, verdict: ValidationVerdict::NoDeliverable },
+            None => Validated { outcome, verdict: ValidationVerdict::ErrorNotValidated },
         }
     }
 }

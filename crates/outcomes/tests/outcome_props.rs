@@ -2,7 +2,7 @@
 //! any other ok value becomes exactly one typed `contract_violation`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_outcomes::{Mismatch, Outcome, Verdict, load_contracts};
+use decision_outcomes::{Mismatch, Outcome, ValidationVerdict, load_contracts};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -118,8 +118,8 @@ proptest! {
             let outcome = Outcome::ok(value);
             let validated = set.get("t", "m").unwrap().validate(outcome.clone());
             match validated.verdict {
-                Verdict::Held { .. } => prop_assert_eq!(validated.outcome, outcome),
-                Verdict::Violated(violation) => {
+                ValidationVerdict::Held { .. } => prop_assert_eq!(validated.outcome, outcome),
+                ValidationVerdict::Violated(violation) => {
                     prop_assert!(Mismatch::ALL.contains(&violation.mismatch));
                     let error = validated.outcome.tool_error().unwrap();
                     prop_assert_eq!(error.error_type.as_str(), "contract_violation");
@@ -142,7 +142,7 @@ proptest! {
         let set = load_contracts(&file_with(&deliverable)).unwrap_or_else(|e| panic!("{deliverable}: {e:?}"));
         let outcome = Outcome::ok(value).with_identity("t", "m");
         let validated = set.get("t", "m").unwrap().validate(outcome.clone());
-        prop_assert_eq!(validated.verdict, Verdict::Held { aliases_used: vec![] });
+        prop_assert_eq!(validated.verdict, ValidationVerdict::Held { aliases_used: vec![] });
         prop_assert_eq!(validated.outcome, outcome);
     }
 

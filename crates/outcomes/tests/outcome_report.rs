@@ -2,19 +2,20 @@
 //! form is read; telemetry never alters an outcome; malformed input is a located error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_outcomes::report::{ReportBuilder, Thresholds};
+use decision_outcomes::report::{OutcomesReportBuilder, Thresholds};
 use decision_outcomes::{
-    EventContext, Outcome, RecommendationKind, Report, ReportError, load_contracts, observe, outcome_event, report,
+    EventContext, Outcome, OutcomesReport, OutcomesReportError, RecommendationKind, load_contracts, observe,
+    outcome_event, report,
 };
 use serde_json::{Value, json};
 
 const FIXTURE: &str = include_str!("../../../examples/outcomes/outcome-log.jsonl");
 
-fn run(log: &str) -> Report {
+fn run(log: &str) -> OutcomesReport {
     report(log.as_bytes()).unwrap()
 }
 
-fn kinds(report: &Report, tool: &str, method: &str) -> Vec<RecommendationKind> {
+fn kinds(report: &OutcomesReport, tool: &str, method: &str) -> Vec<RecommendationKind> {
     let entry = report.tools.iter().find(|t| t.tool == tool && t.method == method).unwrap();
     entry.recommendations.iter().map(|r| r.kind).collect()
 }
@@ -154,7 +155,8 @@ fn thresholds_decide_each_recommendation() {
     let log = [boundary.clone(), boundary].join("\n");
     assert_eq!(kinds(&run(&log), "t", "m"), [RecommendationKind::SplitBoundary]);
     // Custom thresholds are honoured.
-    let mut builder = ReportBuilder::new(Thresholds { boundary_referrals_min: 3, ..Thresholds::default() }, 1_000);
+    let mut builder =
+        OutcomesReportBuilder::new(Thresholds { boundary_referrals_min: 3, ..Thresholds::default() }, 1_000);
     builder.read(log.as_bytes()).unwrap();
     assert!(builder.finish().tools[0].recommendations.is_empty());
 }
@@ -206,7 +208,7 @@ fn malformed_lines_are_located_errors_but_a_torn_tail_is_tolerated() {
     ];
     for (log, line, message) in cases {
         match report(log.as_bytes()) {
-            Err(ReportError::Line { line: at, message: text }) => {
+            Err(OutcomesReportError::Line { line: at, message: text }) => {
                 assert_eq!(at, line, "{log}");
                 assert!(text.contains(message), "{text} should mention {message}");
             }

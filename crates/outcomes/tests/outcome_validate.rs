@@ -2,7 +2,7 @@
 //! coercion of success; error outcomes untouched; exact violation metadata.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_outcomes::{Outcome, ToolContract, Verdict, load_contracts};
+use decision_outcomes::{Outcome, ToolContract, ValidationVerdict, load_contracts};
 use serde_json::{Value, json};
 
 fn contract(deliverable: Value) -> ToolContract {
@@ -16,11 +16,11 @@ fn check(deliverable: Value, value: Value) -> Result<(), Value> {
     let outcome = Outcome::ok(value.clone());
     let validated = contract(deliverable).validate(outcome.clone());
     match validated.verdict {
-        Verdict::Held { .. } => {
+        ValidationVerdict::Held { .. } => {
             assert_eq!(validated.outcome, outcome, "a value that holds is returned unchanged");
             Ok(())
         }
-        Verdict::Violated(_) => {
+        ValidationVerdict::Violated(_) => {
             let error = validated.outcome.tool_error().expect("a violation is an error outcome");
             assert_eq!(error.error_type, "contract_violation");
             assert!(!error.retriable);
@@ -100,7 +100,7 @@ fn declared_aliases_satisfy_keys_and_are_recorded() {
     let outcome = Outcome::ok(json!({"titles": [1], "remark": "r"}));
     let validated = contract.validate(outcome.clone());
     assert_eq!(validated.outcome, outcome, "aliases are recorded, the value is not rewritten");
-    let Verdict::Held { aliases_used } = validated.verdict else { panic!("should hold") };
+    let ValidationVerdict::Held { aliases_used } = validated.verdict else { panic!("should hold") };
     let used: Vec<(&str, &str)> = aliases_used.iter().map(|u| (u.key.as_str(), u.alias.as_str())).collect();
     assert_eq!(used, [("movies", "titles"), ("note", "remark")]);
     // Constraints follow the alias, and the path names the key actually present.
@@ -110,7 +110,7 @@ fn declared_aliases_satisfy_keys_and_are_recorded() {
     assert_eq!(error.metadata["mismatch"], "min_items_violation");
     // The exact key wins over an alias.
     let exact = contract.validate(Outcome::ok(json!({"movies": [1], "films": []})));
-    assert_eq!(exact.verdict, Verdict::Held { aliases_used: vec![] });
+    assert_eq!(exact.verdict, ValidationVerdict::Held { aliases_used: vec![] });
     // An undeclared alternative is not folded in.
     assert!(contract.validate(Outcome::ok(json!({"Movies": [1]}))).outcome.tool_error().is_some());
 }
@@ -269,13 +269,13 @@ fn success_is_never_coerced_by_status_strings() {
         let outcome = Outcome::ok(json!({"status": status, "movies": []}));
         let validated = contract.validate(outcome.clone());
         assert_eq!(validated.outcome, outcome, "status {status} must not rewrite the outcome");
-        assert!(matches!(validated.verdict, Verdict::Held { .. }));
+        assert!(matches!(validated.verdict, ValidationVerdict::Held { .. }));
     }
     // Without a deliverable nothing is checked at all.
     let bare = load_contracts(r#"{"contracts":[{"tool":"t","method":"m"}]}"#).unwrap();
     let outcome = Outcome::ok(json!({"status": "low_utility"}));
     let validated = bare.get("t", "m").unwrap().validate(outcome.clone());
-    assert_eq!((validated.outcome, validated.verdict), (outcome, Verdict::NoDeliverable));
+    assert_eq!((validated.outcome, validated.verdict), (outcome, ValidationVerdict::NoDeliverable));
 }
 
 #[test]
@@ -290,7 +290,7 @@ fn error_outcomes_are_not_validated() {
         let outcome = Outcome::from_json(&document).unwrap();
         let validated = contract.validate(outcome.clone());
         assert_eq!(validated.outcome, outcome);
-        assert_eq!(validated.verdict, Verdict::ErrorNotValidated);
+        assert_eq!(validated.verdict, ValidationVerdict::ErrorNotValidated);
         assert_eq!(validated.verdict.as_str(), "not_applied");
     }
 }

@@ -227,7 +227,7 @@ pub fn outcomes_check(contracts: &str, options_json: &str) -> Result<Value, Fail
 /// where `outcome` is exactly what `decision outcomes validate --format json` prints and
 /// `verdict` is `held`, `violated`, `no_deliverable` or `not_validated` (an error outcome).
 pub fn outcomes_validate(contracts: &str, options_json: &str) -> Result<Value, Failure> {
-    use decision_outcomes::{self as outcome, Verdict};
+    use decision_outcomes::{self as outcome, ValidationVerdict};
     let args: OutcomeArgs = options("outcomes.validate", options_json)?;
     let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACTS_PATH);
     let required = |field: &str| Failure::new(codes::USAGE, format!("outcomes.validate: `{field}` is required"));
@@ -254,9 +254,9 @@ pub fn outcomes_validate(contracts: &str, options_json: &str) -> Result<Value, F
     let validation = api::outcomes::validate(contract, &tool, &method, "outcome", &document)
         .map_err(|m| Failure::new(codes::OUTCOME, m))?;
     let verdict = match validation.verdict {
-        Verdict::Held { .. } => "held",
-        Verdict::Violated(_) => "violated",
-        Verdict::NoDeliverable => "no_deliverable",
+        ValidationVerdict::Held { .. } => "held",
+        ValidationVerdict::Violated(_) => "violated",
+        ValidationVerdict::NoDeliverable => "no_deliverable",
         _ => "not_validated",
     };
     Ok(json!({"outcome": validation.document, "verdict": verdict}))

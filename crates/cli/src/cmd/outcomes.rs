@@ -9,7 +9,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use decision_outcomes::{self as outcome, ContractSet, LintError, Verdict};
+use decision_outcomes::{self as outcome, ContractSet, LintError, ValidationVerdict};
 use decision_runtime::api;
 use serde_json::Value;
 
@@ -149,7 +149,7 @@ fn validate(contracts: &Path, tool: &str, method: &str, outcome_path: &Path, for
     };
     let human = format == Format::Human;
     match &validated.verdict {
-        Verdict::Violated(violation) => {
+        ValidationVerdict::Violated(violation) => {
             print_document(&validated.document, format);
             if human {
                 eprintln!(
@@ -165,14 +165,16 @@ fn validate(contracts: &Path, tool: &str, method: &str, outcome_path: &Path, for
             print_document(&validated.document, format);
             if human {
                 match verdict {
-                    Verdict::Held { aliases_used } => {
+                    ValidationVerdict::Held { aliases_used } => {
                         eprintln!("{tool}.{method}: holds its deliverable contract");
                         for used in aliases_used {
                             let place = if used.object_path.is_empty() { "the value" } else { &used.object_path };
                             eprintln!("  declared alias used: `{}` for `{}` in {place}", used.alias, used.key);
                         }
                     }
-                    Verdict::NoDeliverable => eprintln!("{tool}.{method}: the contract declares no deliverable"),
+                    ValidationVerdict::NoDeliverable => {
+                        eprintln!("{tool}.{method}: the contract declares no deliverable")
+                    }
                     _ => eprintln!("{tool}.{method}: error outcomes are not validated"),
                 }
             }

@@ -19,10 +19,14 @@ pub struct Capabilities {
     pub actions: Vec<String>,
     /// State cells; `None` skips state-cell checks.
     pub state_cells: Option<Vec<String>>,
+    /// Projections the host implements (names as written in frame fields).
     pub projections: Vec<String>,
     /// The cell each projection reads, where known (used to find a field's source cell).
     pub projection_reads: BTreeMap<String, String>,
+    /// Dynamic providers the host has registered.
     pub dynamic_providers: Vec<String>,
+    /// The state cells each provider reads, where the host declares them; a `dynamic:` line
+    /// must name exactly these.
     pub dynamic_provider_reads: BTreeMap<String, Vec<String>>,
     /// Blocks the host requires, in order.
     pub required_blocks: Vec<String>,
@@ -34,13 +38,31 @@ pub struct Capabilities {
 
 /// Why a capability file could not be read.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum CapabilitiesError {
+    /// The text is not JSON, or a key has a value of the wrong shape.
     #[error("invalid capability JSON at line {line}, column {column}: {message}")]
-    Json { line: usize, column: usize, message: String },
+    Json {
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// The JSON reader's explanation.
+        message: String,
+    },
     /// A top-level key the format does not have: a misspelt key would otherwise be ignored
     /// and the host's capability silently missing.
     #[error("unknown key `{key}` at line {line}, column {column}{}", help.as_ref().map(|h| format!("; {h}")).unwrap_or_default())]
-    UnknownKey { key: String, line: usize, column: usize, help: Option<String> },
+    UnknownKey {
+        /// The key as written.
+        key: String,
+        /// 1-based line of the key.
+        line: usize,
+        /// 1-based column of the key.
+        column: usize,
+        /// A "did you mean" suggestion, when a known key is close.
+        help: Option<String>,
+    },
 }
 
 impl CapabilitiesError {
@@ -56,7 +78,7 @@ impl CapabilitiesError {
 
 /// Every top-level key of the capability report format: those the check reads, and those that
 /// describe the host (its graph, its conformance commands) and are accepted but not read.
-pub const REPORT_KEYS: [&str; 16] = [
+pub(crate) const REPORT_KEYS: [&str; 16] = [
     "positions",
     "hostPositions",
     "projections",

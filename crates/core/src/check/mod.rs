@@ -30,16 +30,22 @@ pub struct CheckOptions<'a> {
 /// layer (parse, schema, policy, adapter) and, within a layer, as found.
 #[derive(Debug, Clone)]
 pub struct Report {
+    /// The parsed contract, as far as it could be read (present even when there are errors).
     pub contract: Contract,
+    /// One compiled policy per block, in block order; a rule that did not compile is kept
+    /// with a predicate that never holds.
     pub policies: Vec<CompiledPolicy>,
+    /// Every problem found, errors and warnings, in layer order.
     pub diagnostics: Vec<Diagnostic>,
 }
 
 impl Report {
+    /// Whether any diagnostic is an error: a host must refuse to run the contract.
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
 
+    /// The contract's headline counts (blocks, questions, gates, options).
     pub fn summary(&self) -> Summary {
         Summary::of(&self.contract)
     }
@@ -50,7 +56,9 @@ impl Report {
     }
 }
 
-/// Parse and run every layer.
+/// Parse and run every layer: parse (with the frame lints), schema, policy and, when
+/// `options.capabilities` is given, adapter. Never fails and never panics; what is wrong is in
+/// [`Report::diagnostics`].
 pub fn check(source: &[u8], options: CheckOptions<'_>) -> Report {
     let Parsed { contract, mut diagnostics } = syntax::parse(source);
     diagnostics.extend(missing_frames(&contract));
@@ -69,7 +77,7 @@ pub fn check(source: &[u8], options: CheckOptions<'_>) -> Report {
 /// Every block asked of a decision model (any kind but `rule`) must declare `frame:`: without
 /// one, the host would send the whole state, unbounded and unreasoned. A `rule` block is
 /// decided by code and sends nothing.
-pub fn missing_frames(contract: &Contract) -> Vec<Diagnostic> {
+fn missing_frames(contract: &Contract) -> Vec<Diagnostic> {
     contract
         .blocks
         .iter()

@@ -4,17 +4,25 @@ use serde::Serialize;
 
 use crate::contract::{Contract, Kind};
 
+/// Counts over a contract's blocks, as shown by `decision check` and recorded in logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Summary {
+    /// Decision blocks (`##` sections, generator sections excluded).
     pub blocks: usize,
+    /// Questions over all blocks.
     pub questions: usize,
+    /// Blocks whose kind is not `rule`: answered by the decision model.
     pub model_decisions: usize,
+    /// Blocks of kind `rule`: decided by code from the policy alone.
     pub code_decisions: usize,
+    /// Authorisation gates: blocks with a rule whose action is `ask_human`.
     pub gates: usize,
+    /// Options over all questions.
     pub options: usize,
 }
 
 impl Summary {
+    /// Count a contract's blocks, questions, gates and options.
     pub fn of(contract: &Contract) -> Summary {
         let blocks = contract.blocks.len();
         let code_decisions = contract.blocks.iter().filter(|b| b.kind == Kind::Rule).count();

@@ -1,5 +1,5 @@
 //! The grammar of single clauses: key lines, options, `when:`, `dynamic:`. Pure functions
-//! over already-trimmed text, shared by the scanner and by hosts that need the same reading.
+//! over already-trimmed text, used by the scanner and the block reader.
 
 use super::text::{find_str, is_identifier, is_js_whitespace, js_trim, js_trim_end, js_trim_start, split_once_str};
 
@@ -15,7 +15,7 @@ pub(crate) fn has_line_terminator(s: &str) -> bool {
 }
 
 /// A key line: `[A-Za-z_][A-Za-z0-9_-]*`, optional whitespace, `:`, the value (trimmed).
-pub fn split_key_line(trimmed: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_key_line(trimmed: &str) -> Option<(&str, &str)> {
     // Bytes, not chars: the key is ASCII, so a line is dismissed on its first byte or the
     // first byte after the key, without decoding anything.
     let first = *trimmed.as_bytes().first()?;
@@ -47,7 +47,7 @@ pub(crate) fn list_item(trimmed: &str) -> Option<&str> {
 
 /// Split `name SEP criterion` at the leftmost separator surrounded by whitespace on both
 /// sides (`—` first, then `--`). `None` means the option is unnamed.
-pub fn split_option(body: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_option(body: &str) -> Option<(&str, &str)> {
     ["—", "--"].into_iter().find_map(|sep| {
         let mut from = 0;
         while let Some(found) = body.get(from..).and_then(|rest| find_str(rest, sep)) {
@@ -75,14 +75,14 @@ pub(crate) fn split_reason(text: &str) -> (&str, Option<&str>) {
 
 /// `when: position [leftover] —— purpose`
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct When<'a> {
+pub(crate) struct When<'a> {
     pub position: &'a str,
     /// Text after the position that is not introduced by `——` (an error when non-empty).
     pub leftover: &'a str,
     pub purpose: &'a str,
 }
 
-pub fn split_when(value: &str) -> When<'_> {
+pub(crate) fn split_when(value: &str) -> When<'_> {
     let (head, purpose) = split_reason(value);
     let end = head.find(|c: char| is_js_whitespace(c) || c == '（' || c == '(').unwrap_or(head.len());
     let (position, leftover) = head.split_at(end);
@@ -91,7 +91,7 @@ pub fn split_when(value: &str) -> When<'_> {
 
 /// What can be wrong with a `dynamic:` value (all are collected).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DynamicProblem {
+pub(crate) enum DynamicProblem {
     NoWhy,
     NoArrow,
     MultiArrow(usize),
@@ -104,7 +104,7 @@ pub enum DynamicProblem {
 
 /// A `dynamic:` value as read, with every problem found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct DynamicParts {
+pub(crate) struct DynamicParts {
     pub provider: String,
     pub reads: Vec<String>,
     pub output: String,
@@ -113,7 +113,7 @@ pub struct DynamicParts {
 }
 
 /// `provider(ctx: cell, …) → candidates —— why`
-pub fn parse_dynamic(value: &str) -> DynamicParts {
+pub(crate) fn parse_dynamic(value: &str) -> DynamicParts {
     let mut parts = DynamicParts::default();
     let (head, why) = split_reason(js_trim(value));
     parts.why = why.unwrap_or_default().to_string();

@@ -5,6 +5,7 @@
 
 mod block;
 mod clauses;
+#[doc(hidden)]
 pub mod text;
 
 use std::collections::HashMap;
@@ -15,12 +16,16 @@ use crate::diag::{Diagnostic, Layer, Severity, Span};
 use crate::vocab::GENERATOR_HEADINGS;
 use text::{is_js_whitespace, join_lines_trimmed, js_trim, js_trim_end};
 
-pub use clauses::{DynamicProblem, When, parse_dynamic, split_key_line, split_option, split_when};
+use clauses::split_key_line;
 
 /// The result of parsing: the contract and every parse-layer diagnostic.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
+    /// The contract as far as it could be read; always present, even for an empty or
+    /// malformed input.
     pub contract: Contract,
+    /// The parse-layer diagnostics in order of discovery (invalid UTF-8 first); the schema,
+    /// policy and adapter layers are [`crate::check::check`]'s.
     pub diagnostics: Vec<Diagnostic>,
 }
 

@@ -1,9 +1,12 @@
 //! JavaScript-compatible text classes: `String.prototype.trim` and the `\s` class, which
 //! differ from Rust's (`\u{FEFF}` is JS whitespace; `\u{0085}` is not).
+//!
+//! Public only for [`utf16_prefix`], which `decision-protocol` uses to clip frame values as
+//! the reference does; not a stable interface and not for host authors.
 
 /// JavaScript `\s`: ASCII whitespace, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029,
 /// U+202F, U+205F, U+3000 and U+FEFF.
-pub fn is_js_whitespace(c: char) -> bool {
+pub(crate) fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
@@ -13,7 +16,7 @@ pub fn is_js_whitespace(c: char) -> bool {
 
 /// JavaScript `String.prototype.trim`.
 #[inline]
-pub fn js_trim(s: &str) -> &str {
+pub(crate) fn js_trim(s: &str) -> &str {
     js_trim_end(js_trim_start(s))
 }
 
@@ -142,7 +145,7 @@ fn may_end_whitespace(b: u8) -> bool {
 
 /// JavaScript `trimStart`.
 #[inline(always)]
-pub fn js_trim_start(s: &str) -> &str {
+pub(crate) fn js_trim_start(s: &str) -> &str {
     // The trims run several times per line and most text starts and ends with something
     // else than whitespace: a one-byte test inline, the exact loop only when it may be.
     match s.as_bytes().first() {
@@ -159,7 +162,7 @@ pub fn js_trim_start(s: &str) -> &str {
 
 /// JavaScript `trimEnd`.
 #[inline(always)]
-pub fn js_trim_end(s: &str) -> &str {
+pub(crate) fn js_trim_end(s: &str) -> &str {
     match s.as_bytes().last() {
         // The exact test too: CJK punctuation (`。` is E3 80 82) ends in the same bytes.
         Some(&b) if may_end_whitespace(b) && whitespace_len_at_end(s.as_bytes()) > 0 => {
@@ -175,7 +178,7 @@ pub fn js_trim_end(s: &str) -> &str {
 
 /// The words of `s` separated by runs of JavaScript whitespace (like
 /// `s.split(/\s+/).filter(Boolean)`).
-pub fn js_words(s: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn js_words(s: &str) -> impl Iterator<Item = &str> {
     let mut rest = s;
     std::iter::from_fn(move || {
         rest = js_trim_start(rest);
@@ -230,7 +233,7 @@ pub(crate) fn join_lines_trimmed(lines: &[&str]) -> String {
 
 /// The byte offset of the first `needle` in `haystack`. Searches for the needle's first byte
 /// (for `—` and `→`, 0xE2, which CJK text rarely contains) and checks the rest there.
-pub fn find_str(haystack: &str, needle: &str) -> Option<usize> {
+pub(crate) fn find_str(haystack: &str, needle: &str) -> Option<usize> {
     let bytes = haystack.as_bytes();
     let first = *needle.as_bytes().first()?;
     let mut from = 0;
@@ -245,13 +248,13 @@ pub fn find_str(haystack: &str, needle: &str) -> Option<usize> {
 }
 
 /// Split at the first `needle`: the text before and after it.
-pub fn split_once_str<'a>(haystack: &'a str, needle: &str) -> Option<(&'a str, &'a str)> {
+pub(crate) fn split_once_str<'a>(haystack: &'a str, needle: &str) -> Option<(&'a str, &'a str)> {
     let at = find_str(haystack, needle)?;
     Some((haystack.get(..at)?, haystack.get(at + needle.len()..)?))
 }
 
 /// An ASCII identifier: `[A-Za-z_][A-Za-z0-9_]*`.
-pub fn is_identifier(s: &str) -> bool {
+pub(crate) fn is_identifier(s: &str) -> bool {
     let mut bytes = s.bytes();
     bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
@@ -259,6 +262,9 @@ pub fn is_identifier(s: &str) -> bool {
 
 /// The first `n` UTF-16 code units of `s` (JavaScript `slice(0, n)`), never splitting a
 /// character: a surrogate pair that would be cut is left out whole.
+///
+/// Used by `decision-protocol` to clip frame strings to their bound exactly as the reference
+/// does; not a stable interface.
 pub fn utf16_prefix(s: &str, n: usize) -> &str {
     let mut units = 0;
     for (index, c) in s.char_indices() {

@@ -3,7 +3,8 @@
 use serde_json::{Value, json};
 
 use decision_outcomes::{
-    self as outcome, ContractSet, LintError, Outcome, Report, ReportError, ToolContract, Validated, Verdict,
+    self as outcome, ContractSet, LintError, Outcome, OutcomesReport, OutcomesReportError, ToolContract, Validated,
+    ValidationVerdict,
 };
 
 /// One lint error: `line`, `column`, `pointer`, `message`.
@@ -29,13 +30,13 @@ pub struct Validation {
     /// is not validated), the typed `contract_violation` outcome when it does not.
     pub document: Value,
     /// Whether the outcome held its contract, breached it, or had nothing to check.
-    pub verdict: Verdict,
+    pub verdict: ValidationVerdict,
 }
 
 impl Validation {
     /// Whether the outcome breaches its deliverable contract.
     pub fn violated(&self) -> bool {
-        matches!(self.verdict, Verdict::Violated(_))
+        matches!(self.verdict, ValidationVerdict::Violated(_))
     }
 }
 
@@ -72,7 +73,7 @@ pub fn validate(
     }
     let Validated { outcome, verdict } = contract.validate(parsed);
     let document = match &verdict {
-        Verdict::Violated(_) => outcome.to_json(),
+        ValidationVerdict::Violated(_) => outcome.to_json(),
         // The outcome is printed exactly as given: validation never rewrites it.
         _ => document.clone(),
     };
@@ -80,11 +81,11 @@ pub fn validate(
 }
 
 /// The advisory report over a log of outcome events given as text.
-pub fn report(text: &[u8]) -> Result<Value, ReportError> {
+pub fn report(text: &[u8]) -> Result<Value, OutcomesReportError> {
     outcome::report(text).map(|report| report_json(&report))
 }
 
 /// A report as `decision outcomes report --format json` prints it.
-pub fn report_json(report: &Report) -> Value {
+pub fn report_json(report: &OutcomesReport) -> Value {
     report.to_json()
 }
