@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod provider;
 
 /// The parser and the runtime allocate many small strings; mimalloc makes that markedly
 /// cheaper than the system allocator (about a third faster on `decision check`).

@@ -30,7 +30,7 @@ pub const AWAITING_APPROVAL: &str = "awaiting_approval";
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
 
 /// The id of a pending approval: run, step and the start of the fingerprint.
-pub fn approval_id(run: u64, step: u64, fingerprint: &str) -> String {
+pub(crate) fn approval_id(run: u64, step: u64, fingerprint: &str) -> String {
     format!("ap-{run}-{step}-{}", fingerprint.get(..12).unwrap_or(fingerprint))
 }
 
@@ -53,12 +53,15 @@ impl Human for QueueApprovals {
 /// only for the call whose fingerprint it was given for. Any other gated call is queued again.
 #[derive(Debug, Clone)]
 pub struct RecordedAnswers {
-    answer: Option<Approval>,
+    /// The answered approval, until a gated call uses it.
+    approval: Option<Approval>,
 }
 
 impl RecordedAnswers {
+    /// A gate that answers with `approval`'s recorded answer (from [`approval_to_resume`]);
+    /// an approval with no answer yet leaves every gated call pending.
     pub fn new(approval: Approval) -> Self {
-        RecordedAnswers { answer: Some(approval) }
+        RecordedAnswers { approval: Some(approval) }
     }
 }
 
@@ -68,13 +71,13 @@ impl Human for RecordedAnswers {
     }
 
     fn gate(&mut self, call: &GatedCall) -> GateAnswer {
-        let fits = self.answer.as_ref().and_then(|a| a.answer.as_ref().map(|answer| (a, answer))).is_some_and(
+        let fits = self.approval.as_ref().and_then(|a| a.answer.as_ref().map(|answer| (a, answer))).is_some_and(
             |(approval, answer)| answer.fingerprint == call.fingerprint() || approval.fingerprint == call.fingerprint(),
         );
-        let Some(approval) = self.answer.take().filter(|_| fits) else { return GateAnswer::Pending };
+        let Some(approval) = self.approval.take().filter(|_| fits) else { return GateAnswer::Pending };
         match approval.answer {
-            Some(Answer { approved: true, .. }) => GateAnswer::Approve { approval: Some(approval.id) },
-            Some(Answer { reason, .. }) => GateAnswer::Deny {
+            Some(ApprovalAnswer { approved: true, .. }) => GateAnswer::Approve { approval: Some(approval.id) },
+            Some(ApprovalAnswer { reason, .. }) => GateAnswer::Deny {
                 reason: reason.unwrap_or_else(|| "denied by a person".into()),
                 approval: Some(approval.id),
             },
@@ -83,10 +86,13 @@ impl Human for RecordedAnswers {
     }
 }
 
-/// An answer to a pending approval.
+/// A person's answer to a pending approval, as its `approval:answer` event records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Answer {
+pub struct ApprovalAnswer {
+    /// Whether the call may run (`approved` of the event).
     pub approved: bool,
+    /// Why it was denied, when the person said (`None` for an approval, and for a denial
+    /// given without words: the resumed run then reports "denied by a person").
     pub reason: Option<String>,
     /// The approved modified input, when the person changed it.
     pub input: Option<String>,
@@ -97,16 +103,29 @@ pub struct Answer {
 /// A pending approval as the log records it, with its answer and use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Approval {
+    /// `ap-RUN-STEP-` and the first 12 hex digits of the fingerprint; what `decision approve`
+    /// names.
     pub id: String,
+    /// The index of the run (in its session log) that asked.
     pub run: u64,
+    /// The step of that run whose call waits.
     pub step: u64,
+    /// The gated tool.
     pub tool: String,
+    /// The tool input as the run proposed it.
     pub input: String,
+    /// SHA-256 (hex) of `JSON.stringify({"tool", "input"})` of the recorded call; a recorded
+    /// call that no longer matches it was changed after the fact.
     pub fingerprint: String,
+    /// The request digest of the `grade_risk` decision that asked for a person.
     pub request_digest: String,
+    /// The policy rule that fired (`predicate → action`).
     pub rule: String,
+    /// The gate's reason as the person is shown it.
     pub reason: String,
-    pub answer: Option<Answer>,
+    /// The first answer recorded for it; `None` while it is pending.
+    pub answer: Option<ApprovalAnswer>,
+    /// Whether a resumed run has used it (an `approval:used` event names it).
     pub used: bool,
 }
 
@@ -117,22 +136,51 @@ impl Approval {
     }
 }
 
+/// Why approvals could not be read, answered or resumed from. The `Display` text is what
+/// `decision approve` and `decision resume` print.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ApprovalError {
+    /// The session log could not be opened or read.
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        /// The log's path.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// No `approval:pending` event has this id.
     #[error("no approval `{0}` in the log")]
     Unknown(String),
+    /// The approval has an answer already.
     #[error("approval `{0}` was already answered; an approval is answered once")]
     AlreadyAnswered(String),
+    /// A resumed run has used the approval already.
     #[error("approval `{0}` was already used by a resumed run")]
     AlreadyUsed(String),
+    /// A resume found the approval it would continue from unanswered.
     #[error("approval `{id}` is still pending: answer it with `decision approve LOG {id}` (or `--deny`)")]
-    StillPending { id: String },
+    StillPending {
+        /// The pending approval.
+        id: String,
+    },
+    /// The recorded call, or its approved modified input, does not match the fingerprint the
+    /// log holds for it.
     #[error("approval `{id}`: the recorded call does not match its fingerprint (the log was changed)")]
-    Tampered { id: String },
+    Tampered {
+        /// The approval whose record was changed.
+        id: String,
+    },
+    /// A modified input that the tool could never take (too long, a NUL, a path with a line
+    /// break, a missing content or destination, an empty path).
     #[error("the modified input for `{tool}` is refused: {why}")]
-    BadInput { tool: String, why: String },
+    BadInput {
+        /// The approval's tool.
+        tool: String,
+        /// What is wrong with the input, in words.
+        why: String,
+    },
+    /// A denial that also carried a modified input.
     #[error("--input is only for approving; a denial runs nothing")]
     InputOnDeny,
 }
@@ -184,7 +232,7 @@ fn scan(path: &Path) -> Result<Scan, ApprovalError> {
             Some(ANSWER_EVENT) => {
                 let id = text("id");
                 if let Some(approval) = out.approvals.iter_mut().find(|a| a.id == id && a.answer.is_none()) {
-                    approval.answer = Some(Answer {
+                    approval.answer = Some(ApprovalAnswer {
                         approved: e.get("approved").and_then(Value::as_bool) == Some(true),
                         reason: e.get("reason").and_then(Value::as_str).map(str::to_owned),
                         input: e.get("input").and_then(Value::as_str).map(str::to_owned),
@@ -291,9 +339,13 @@ pub fn approval_to_resume(path: &Path) -> Result<Option<Approval>, ApprovalError
 /// What [`verify_approvals`] found.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ApprovalAudit {
+    /// `approval:pending` events in the log.
     pub approvals: usize,
+    /// Of those, how many have an answer.
     pub answered: usize,
+    /// `approval:used` events in the log (a reuse counts twice).
     pub used: usize,
+    /// Each broken rule, in words, in log order; empty when the log keeps them all.
     pub problems: Vec<String>,
 }
 
@@ -339,7 +391,7 @@ pub fn verify_approvals(path: &Path) -> Result<ApprovalAudit, ApprovalError> {
 mod tests {
     use super::*;
 
-    fn approval(answer: Option<Answer>) -> Approval {
+    fn approval(answer: Option<ApprovalAnswer>) -> Approval {
         let fingerprint = fingerprint("delete_file", "notes.md");
         Approval {
             id: approval_id(0, 2, &fingerprint),
@@ -376,7 +428,8 @@ mod tests {
 
     #[test]
     fn a_recorded_answer_is_used_once_and_only_for_its_call() {
-        let answer = Answer { approved: true, reason: None, input: None, fingerprint: approval(None).fingerprint };
+        let answer =
+            ApprovalAnswer { approved: true, reason: None, input: None, fingerprint: approval(None).fingerprint };
         let mut gate = RecordedAnswers::new(approval(Some(answer.clone())));
         assert_eq!(gate.gate(&call("other.md")), GateAnswer::Pending);
         let mut gate = RecordedAnswers::new(approval(Some(answer)));
@@ -391,7 +444,7 @@ mod tests {
         assert!(answer_event(std::slice::from_ref(&pending), &id, None, None).is_ok());
         assert!(matches!(answer_event(&[], &id, None, None), Err(ApprovalError::Unknown(_))));
         let answered =
-            approval(Some(Answer { approved: false, reason: None, input: None, fingerprint: String::new() }));
+            approval(Some(ApprovalAnswer { approved: false, reason: None, input: None, fingerprint: String::new() }));
         assert!(matches!(answer_event(&[answered], &id, None, None), Err(ApprovalError::AlreadyAnswered(_))));
         let mut tampered = approval(None);
         tampered.input = "secrets.md".into();
@@ -448,6 +501,7 @@ pub fn pending_json(approvals: &[Approval]) -> Value {
 
 /// Why a person's answer could not be recorded.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum RecordAnswerError {
     /// The answer is not one the approval accepts.
     #[error(transparent)]

@@ -7,17 +7,17 @@ use serde_json::Value;
 use decision_protocol::ask::{CandidateProvider, Candidates, ReadCells};
 
 /// At most this many files are offered to `pick_input`.
-pub const MAX_FILE_OPTIONS: usize = 20;
+pub(crate) const MAX_FILE_OPTIONS: usize = 20;
 
 /// The base instruction of `pick_input`.
-pub const PICK_INPUT_INSTRUCTIONS: &str = "Which file should this tool call target?";
+pub(crate) const PICK_INPUT_INSTRUCTIONS: &str = "Which file should this tool call target?";
 
 fn strings<'a>(cells: ReadCells<'a>, cell: &str) -> Vec<&'a str> {
     cells.get(cell).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
 }
 
 /// `files` minus `readFiles`, in the order of `files`.
-pub fn unread_files(cells: ReadCells<'_>) -> Vec<&str> {
+pub(crate) fn unread_files(cells: ReadCells<'_>) -> Vec<&str> {
     let read = strings(cells, "readFiles");
     strings(cells, "files").into_iter().filter(|f| !read.contains(f)).collect()
 }
@@ -36,6 +36,7 @@ fn used_tools(cells: ReadCells<'_>) -> Vec<&str> {
 pub struct ToolsFor;
 
 impl ToolsFor {
+    /// The cells `toolsFor` declares, and the only ones it is shown.
     pub const READS: [&'static str; 5] = ["history", "files", "readFiles", "canWrite", "canDelete"];
 }
 
@@ -115,6 +116,7 @@ impl CandidateProvider for ToolsFor {
 pub struct FileOptions;
 
 impl FileOptions {
+    /// The cells `fileOptions` declares, and the only ones it is shown.
     pub const READS: [&'static str; 2] = ["files", "readFiles"];
 }
 

@@ -16,30 +16,30 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use regex::Regex;
 
-use super::sandbox::{EntryKind, ReadRange, WorkDir};
+use super::sandbox::{EntryKind, WorkDir};
 use decision_protocol::frame::clip;
 
 /// At most this many files are listed.
-pub const MAX_LISTED_FILES: usize = 2000;
+pub(crate) const MAX_LISTED_FILES: usize = 2000;
 /// Directories deeper than this are not entered.
-pub const MAX_DEPTH: usize = 24;
+pub(crate) const MAX_DEPTH: usize = 24;
 /// Files larger than this are not searched (and said to be skipped).
-pub const MAX_SEARCH_FILE_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_SEARCH_FILE_BYTES: u64 = 1024 * 1024;
 /// The search stops after this many matching lines.
-pub const MAX_MATCHES: usize = 200;
+pub(crate) const MAX_MATCHES: usize = 200;
 /// A shown line is clipped to this many characters.
-pub const MAX_LINE_CHARS: usize = 200;
+pub(crate) const MAX_LINE_CHARS: usize = 200;
 /// A range read returns at most this many lines.
-pub const MAX_RANGE_LINES: usize = 200;
+pub(crate) const MAX_RANGE_LINES: usize = 200;
 /// The lines of context shown before and after a match.
-pub const CONTEXT_BEFORE: usize = 1;
-pub const CONTEXT_AFTER: usize = 2;
+pub(crate) const CONTEXT_BEFORE: usize = 1;
+pub(crate) const CONTEXT_AFTER: usize = 2;
 /// A regular expression longer than this is refused.
-pub const MAX_PATTERN_CHARS: usize = 1000;
+pub(crate) const MAX_PATTERN_CHARS: usize = 1000;
 
 /// What an entry of a directory is, seen without following links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     File,
     Dir,
     /// A symbolic link or anything else: never entered, listed or searched.
@@ -70,7 +70,7 @@ fn entries(dir: &WorkDir, rel: &str) -> Result<Vec<(String, Kind)>, String> {
 /// refuses FIFOs, devices, sockets and hard-linked files without blocking.
 fn read_capped(dir: &WorkDir, rel: &str, max: u64) -> Result<(Vec<u8>, bool), String> {
     let path = dir.path(rel).map_err(|e| e.to_string())?;
-    let out = dir.read(&path, ReadRange::Bytes { start: 0 }, max).map_err(|e| e.to_string())?;
+    let out = dir.read(&path, 0, max).map_err(|e| e.to_string())?;
     Ok((out.bytes, !out.at_end))
 }
 
@@ -120,22 +120,22 @@ fn ignored(matchers: &[Gitignore], path: &str, is_dir: bool) -> bool {
 
 /// The text files of the tree and what was left out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Tree {
+pub(crate) struct Tree {
     /// Every entry that is not a directory, as relative `/`-separated paths in walk order
     /// (each directory's entries sorted by name): regular files, links and special files.
-    pub listed: Vec<String>,
+    pub(crate) listed: Vec<String>,
     /// The regular files among them: the ones a search reads.
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// Entries left out by a `.gitignore`.
-    pub ignored: usize,
+    pub(crate) ignored: usize,
     /// Links and special files: listed, never followed or searched.
-    pub links: usize,
+    pub(crate) links: usize,
     /// Whether the listing stopped at [`MAX_LISTED_FILES`] or [`MAX_DEPTH`].
-    pub cut: bool,
+    pub(crate) cut: bool,
 }
 
 /// Walk the tree under `start` (`""`: the root).
-pub fn walk(workdir: &WorkDir, start: &str) -> Result<Tree, String> {
+pub(crate) fn walk(workdir: &WorkDir, start: &str) -> Result<Tree, String> {
     let mut tree = Tree::default();
     // A walk that starts in a subdirectory still obeys the `.gitignore` files above it.
     let mut above = Vec::new();
@@ -184,7 +184,7 @@ pub fn walk(workdir: &WorkDir, start: &str) -> Result<Tree, String> {
 
 /// `list_files [DIR]`: every file under DIR (default: the whole work directory), one path per
 /// line, then one line in brackets saying what was left out.
-pub fn list_files(workdir: &WorkDir, input: &str) -> Result<String, String> {
+pub(crate) fn list_files(workdir: &WorkDir, input: &str) -> Result<String, String> {
     let start = start_dir(workdir, input)?;
     let tree = walk(workdir, &start)?;
     let mut out = tree.listed.join("\n");
@@ -223,15 +223,15 @@ fn start_dir(workdir: &WorkDir, input: &str) -> Result<String, String> {
 
 /// What a search looks for.
 #[derive(Debug, Clone)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     /// As the user wrote it, for the summary line.
-    pub shown: String,
+    pub(crate) shown: String,
     regex: Regex,
 }
 
 impl Pattern {
     /// `re:PATTERN` is a regular expression; anything else is a literal.
-    pub fn parse(text: &str) -> Result<Pattern, String> {
+    pub(crate) fn parse(text: &str) -> Result<Pattern, String> {
         let text = text.trim_end_matches(['\r', '\n']);
         if text.trim().is_empty() {
             return Err("search needs a pattern".into());
@@ -250,34 +250,34 @@ impl Pattern {
         Ok(Pattern { shown, regex })
     }
 
-    pub fn is_match(&self, line: &str) -> bool {
+    pub(crate) fn is_match(&self, line: &str) -> bool {
         self.regex.is_match(line)
     }
 }
 
 /// A search's findings, before they are written out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Findings {
+pub(crate) struct Findings {
     /// `(file, line number, text)` of each matching line, in walk order.
-    pub hits: Vec<(String, usize, String)>,
+    pub(crate) hits: Vec<(String, usize, String)>,
     /// The text of each block of matches with context, `file:N: text` for a match and
     /// `file-N- text` for context, blocks separated by `--`.
-    pub blocks: Vec<String>,
-    pub files_searched: usize,
-    pub binary: Vec<String>,
-    pub too_large: Vec<String>,
-    pub unreadable: Vec<String>,
+    pub(crate) blocks: Vec<String>,
+    pub(crate) files_searched: usize,
+    pub(crate) binary: Vec<String>,
+    pub(crate) too_large: Vec<String>,
+    pub(crate) unreadable: Vec<String>,
     /// The search stopped at [`MAX_MATCHES`].
-    pub stopped: bool,
+    pub(crate) stopped: bool,
     /// The listing of the tree was cut.
-    pub tree_cut: bool,
+    pub(crate) tree_cut: bool,
     /// The search covered only a subdirectory.
-    pub under: Option<String>,
+    pub(crate) under: Option<String>,
 }
 
 impl Findings {
     /// Every text file of the whole tree was searched to its end.
-    pub fn whole_tree(&self) -> bool {
+    pub(crate) fn whole_tree(&self) -> bool {
         self.under.is_none()
             && !self.stopped
             && !self.tree_cut
@@ -292,7 +292,7 @@ impl Findings {
     }
 
     /// The first line: what was searched, how much was found, and whether that was everything.
-    pub fn summary(&self, pattern: &str) -> String {
+    pub(crate) fn summary(&self, pattern: &str) -> String {
         let scope = if self.whole_tree() {
             "whole tree searched".to_owned()
         } else if let Some(under) = &self.under {
@@ -321,7 +321,7 @@ impl Findings {
 }
 
 /// Search the tree under `under` (`""`: the root) for `pattern`.
-pub fn find(workdir: &WorkDir, pattern: &Pattern, under: &str) -> Result<Findings, String> {
+pub(crate) fn find(workdir: &WorkDir, pattern: &Pattern, under: &str) -> Result<Findings, String> {
     let tree = walk(workdir, under)?;
     let mut found =
         Findings { tree_cut: tree.cut, under: (!under.is_empty()).then(|| under.to_owned()), ..Findings::default() };
@@ -351,7 +351,7 @@ pub fn find(workdir: &WorkDir, pattern: &Pattern, under: &str) -> Result<Finding
 }
 
 /// The text of a file, or `None` when it is binary.
-pub fn text_of(bytes: &[u8]) -> Option<String> {
+pub(crate) fn text_of(bytes: &[u8]) -> Option<String> {
     let head = bytes.get(..bytes.len().min(8192)).unwrap_or(bytes);
     if memchr::memchr(0, head).is_some() {
         return None;
@@ -397,7 +397,7 @@ fn search_text(file: &str, text: &str, pattern: &Pattern, found: &mut Findings) 
 
 /// `search PATTERN[\nDIR]`: the summary line, then each block of matches with context, then
 /// the files that were skipped.
-pub fn search(workdir: &WorkDir, input: &str) -> Result<String, String> {
+pub(crate) fn search(workdir: &WorkDir, input: &str) -> Result<String, String> {
     let (pattern_text, under) = input.split_once('\n').unwrap_or((input, ""));
     let pattern = Pattern::parse(pattern_text)?;
     let start = start_dir(workdir, under)?;
@@ -406,7 +406,7 @@ pub fn search(workdir: &WorkDir, input: &str) -> Result<String, String> {
 }
 
 /// The text of a search's findings.
-pub fn render_findings(found: &Findings, pattern: &str) -> String {
+pub(crate) fn render_findings(found: &Findings, pattern: &str) -> String {
     let mut out = vec![found.summary(pattern)];
     out.push(found.blocks.join("\n--\n"));
     for (what, files) in
@@ -424,7 +424,7 @@ pub fn render_findings(found: &Findings, pattern: &str) -> String {
 // --- line ranges --------------------------------------------------------------------------
 
 /// `path:START-END` or `path:START-`: a path and a 1-based inclusive line range.
-pub fn parse_range(input: &str) -> Option<(&str, usize, Option<usize>)> {
+pub(crate) fn parse_range(input: &str) -> Option<(&str, usize, Option<usize>)> {
     let (path, range) = input.trim().rsplit_once(':')?;
     let (start, end) = range.split_once('-')?;
     let start: usize = start.parse().ok().filter(|s| *s >= 1)?;
@@ -434,7 +434,7 @@ pub fn parse_range(input: &str) -> Option<(&str, usize, Option<usize>)> {
 
 /// Lines `start..=end` of the file (at most [`MAX_RANGE_LINES`]), each as `N: text`, after a
 /// header `[path lines A-B of N]`.
-pub fn read_range(workdir: &WorkDir, path: &str, start: usize, end: Option<usize>) -> Result<String, String> {
+pub(crate) fn read_range(workdir: &WorkDir, path: &str, start: usize, end: Option<usize>) -> Result<String, String> {
     if is_dir(workdir, path) {
         return Ok("(this is a directory; use list_files)".into());
     }

@@ -19,32 +19,32 @@ use super::tools::ToolSpec;
 use decision_runtime::decide::NodeDecision;
 
 /// The event that records a gate's action raised by the floor.
-pub const FLOOR_EVENT: &str = "gate:floor";
+pub(crate) const FLOOR_EVENT: &str = "gate:floor";
 
 /// The question of the gate whose score the baseline floors.
-pub const RISK_QUESTION: &str = "risk";
+pub(crate) const RISK_QUESTION: &str = "risk";
 
 /// The actions of the gate that run a call without asking a person.
 const WITHOUT_A_PERSON: [&str; 2] = ["auto", "auto_audit"];
 
 /// A gate's action raised by the floor.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GateFloor {
+pub(crate) struct GateFloor {
     /// What the policy decided on the model's answers.
-    pub decided: String,
+    pub(crate) decided: String,
     /// What is done instead.
-    pub action: String,
+    pub(crate) action: String,
     /// The risk score the model gave, when it gave one.
-    pub model_risk: Option<f64>,
+    pub(crate) model_risk: Option<f64>,
     /// The risk the action was decided on (the baseline, when it was higher).
-    pub risk: f64,
+    pub(crate) risk: f64,
     /// Why, for the record and for the person who is asked.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// The floor under `decided`, the action the gate's `policy` took on `decision`'s answers for
 /// a call of `tool`; `None` when the decided action stands.
-pub fn floor_gate(
+pub(crate) fn floor_gate(
     policy: Option<&CompiledPolicy>,
     tool: &ToolSpec,
     decision: &NodeDecision,

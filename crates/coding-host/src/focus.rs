@@ -12,26 +12,26 @@
 use decision_protocol::frame::clip;
 
 /// How far a definition's body is read (lines after the definition line).
-pub const DEFINITION_BODY_LINES: usize = 40;
+pub(crate) const DEFINITION_BODY_LINES: usize = 40;
 /// Body lines kept from its start; further on, only the lines that return a value.
-pub const DEFINITION_HEAD_LINES: usize = 3;
+pub(crate) const DEFINITION_HEAD_LINES: usize = 3;
 /// Focused lines kept per term.
-pub const LINES_PER_TERM: usize = 8;
+pub(crate) const LINES_PER_TERM: usize = 8;
 /// A focused line is clipped to this many characters.
-pub const FOCUS_LINE_CHARS: usize = 100;
+pub(crate) const FOCUS_LINE_CHARS: usize = 100;
 
 /// What a read showed about the task's terms.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ReadFocus {
+pub(crate) struct ReadFocus {
     /// The result text to keep: header, focused lines, then the output.
-    pub text: String,
+    pub(crate) text: String,
     /// Terms that occur in the lines read.
-    pub found: Vec<String>,
+    pub(crate) found: Vec<String>,
     /// Where to read on when the read was clipped and a term was not found (`path:K-`).
-    pub read_on: Option<String>,
+    pub(crate) read_on: Option<String>,
     /// The last line read, and whether the file goes on past it.
-    pub last_line: usize,
-    pub clipped: bool,
+    pub(crate) last_line: usize,
+    pub(crate) clipped: bool,
 }
 
 /// The lines of a read's output with their line numbers, and how the read ended.
@@ -73,7 +73,7 @@ fn read_lines(output: &str) -> ReadLines<'_> {
 }
 
 /// Whether a line starts a definition of `term`.
-pub fn defines(line: &str, term: &str) -> bool {
+pub(crate) fn defines(line: &str, term: &str) -> bool {
     let trimmed = line.trim_start();
     let keywords = [
         "def ",
@@ -120,7 +120,7 @@ fn indent(line: &str) -> usize {
 }
 
 /// Focus a `read_file` result on the task's terms.
-pub fn focus_read(path: &str, output: &str, terms: &[String]) -> ReadFocus {
+pub(crate) fn focus_read(path: &str, output: &str, terms: &[String]) -> ReadFocus {
     let read = read_lines(output);
     let span = match read.total {
         Some(total) if !read.clipped && read.lines.first().is_some_and(|(n, _)| *n == 1) => {
@@ -239,7 +239,7 @@ pub fn focus_read(path: &str, output: &str, terms: &[String]) -> ReadFocus {
 /// Where to read on when a search found a definition of a term in `path` past the lines a
 /// read showed: `(path:N-, the header note)`. `definitions` are the line numbers of those
 /// definitions.
-pub fn read_on_to_definition(
+pub(crate) fn read_on_to_definition(
     path: &str,
     focus: &ReadFocus,
     definitions: &[(String, usize)],
@@ -256,12 +256,12 @@ pub fn read_on_to_definition(
 }
 
 /// Hit lines kept at the top of a search's result.
-pub const SEARCH_LINES: usize = 12;
+pub(crate) const SEARCH_LINES: usize = 12;
 
 /// Focus a `search` result: its summary line, then the matching lines compactly — the first
 /// of each file before the others, so that every file with a hit is seen — then `---` and
 /// the rest of the output (the matches with their context).
-pub fn focus_search(output: &str) -> String {
+pub(crate) fn focus_search(output: &str) -> String {
     let (summary, rest) = output.split_once('\n').unwrap_or((output, ""));
     let hits: Vec<&str> = cited_lines(rest).collect();
     let file_of =
@@ -291,12 +291,12 @@ pub fn focus_search(output: &str) -> String {
 }
 
 /// The `file:N: text` lines of a result (search hits and focused lines), with the term they hold.
-pub fn cited_lines(result: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn cited_lines(result: &str) -> impl Iterator<Item = &str> {
     result.lines().filter(|l| is_cited(l))
 }
 
 /// `file:N: text`: a path without spaces, a line number, then the text.
-pub fn is_cited(line: &str) -> bool {
+pub(crate) fn is_cited(line: &str) -> bool {
     let Some((head, _)) = line.split_once(": ") else { return false };
     let Some((file, number)) = head.rsplit_once(':') else { return false };
     !file.is_empty()
@@ -307,7 +307,7 @@ pub fn is_cited(line: &str) -> bool {
 }
 
 /// Whether `term` occurs in `text` as a whole word.
-pub fn contains_word(text: &str, term: &str) -> bool {
+pub(crate) fn contains_word(text: &str, term: &str) -> bool {
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
     text.match_indices(term).any(|(at, _)| {
         let before = text.get(..at).and_then(|s| s.chars().next_back());

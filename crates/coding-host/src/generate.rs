@@ -29,6 +29,7 @@ pub const WRITE_INPUT_PROMPT: &str = "Write the complete content of the file";
 /// What the generator is given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GenerateRequest<'a> {
+    /// The user's task, as given to the run.
     pub task: &'a str,
     /// The contract's generator section (the system prompt).
     pub instructions: &'a str,
@@ -49,27 +50,40 @@ pub struct GenerateRequest<'a> {
 /// A generated draft.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Generated {
+    /// The draft put to the delivery gate (and, for a write, the file's content).
     pub text: String,
+    /// How long the generator took, wall clock; the run logs it as `latencyMs`.
     pub latency: Duration,
+    /// Prompt tokens as the endpoint reported them (`usage.prompt_tokens`); `None` when it
+    /// did not say, or when no model wrote the draft.
     pub input_tokens: Option<u64>,
+    /// Completion tokens as the endpoint reported them (`usage.completion_tokens`); `None`
+    /// likewise.
     pub output_tokens: Option<u64>,
 }
 
+/// A generation that produced no draft. The run halts on it with `error` (resumable); the
+/// `Display` text is what the run reports.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("generation failed ({who}): {message}")]
 pub struct GenerateError {
+    /// The generator's [`Generator::name`].
     pub who: String,
+    /// What went wrong, with any API key already scrubbed from it.
     pub message: String,
 }
 
 /// Writes the answer.
 pub trait Generator: Send + Sync {
+    /// The name the log and error messages give this generator (`evidence-report`,
+    /// `chat@HOST`).
     fn name(&self) -> &str;
     /// Whether it can write a file's content (a language model can; a report cannot, and
     /// the host never writes a report into a file).
     fn writes_content(&self) -> bool {
         true
     }
+    /// Write a draft for `request`; a model call must end by `request.deadline`.
     fn generate(&self, request: &GenerateRequest<'_>) -> Result<Generated, GenerateError>;
 }
 
@@ -175,7 +189,7 @@ fn term_section(term: &str, history: &[Value]) -> Vec<String> {
 }
 
 /// A plain-language reading of a halt value.
-pub fn halt_text(halt: &str) -> String {
+pub(crate) fn halt_text(halt: &str) -> String {
     let (base, suffix) = halt.split_once('+').map_or((halt, None), |(b, s)| (b, Some(s)));
     let text = match base {
         "task_done" => "the task was judged done",

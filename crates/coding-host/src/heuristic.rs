@@ -5,14 +5,14 @@
 //! tasks offline and deterministically; its answers carry fixed probabilities (0.85 / 0.15
 //! for yes-no, 0.8 for the chosen option) that say "a rule fired", not a calibrated belief.
 //!
-//! What the rules read from the task ([`TaskReading`]) and the rules per question id are
+//! What the rules read from the task and the rules per question id are
 //! listed in `docs/coding-host.md`. In short: file names are words with an extension;
 //! search terms are text in backticks, double or single quotes, and identifiers written
 //! plainly (`snake_case`, `CamelCase`, `dotted.names` — their last part —, `ALL_CAPS`), and
 //! the word after "mention", "search for" and the like; the intent is search ("which files
 //! mention", "where is X used", "is there a TODO"), definition ("which file defines"), write,
 //! append, delete, move, or read-all. The rules read the tool results from their header line,
-//! which the host puts first ([`super::focus`]): `[search …]` says how much was found and
+//! which the host puts first: `[search …]` says how much was found and
 //! whether the whole tree was searched; `[FILE: …]` says which terms a read found and where
 //! to read on when it was cut before a term was found.
 
@@ -27,9 +27,9 @@ use decision_protocol::frame::{UNTRUSTED_CLOSE, UNTRUSTED_OPEN};
 use decision_runtime::provider::{DecisionProvider, ProviderError, Request, Response};
 
 /// The provider's name in records.
-pub const HEURISTIC_NAME: &str = "heuristic";
+pub(crate) const HEURISTIC_NAME: &str = "heuristic";
 /// The model name in records: says plainly what it is.
-pub const HEURISTIC_MODEL: &str = "rules (not a model)";
+pub(crate) const HEURISTIC_MODEL: &str = "rules (not a model)";
 
 const YES: f64 = 0.85;
 const NO: f64 = 0.15;
@@ -76,31 +76,31 @@ impl DecisionProvider for HeuristicProvider {
 
 /// The task as the rules read it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TaskReading {
+pub(crate) struct TaskReading {
     /// Words with an extension (`notes.md`, `src/lib.rs`).
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// What to look for: quoted text that is not a file name, and plain identifiers.
-    pub terms: Vec<String>,
+    pub(crate) terms: Vec<String>,
     /// The task's words, lower-cased.
-    pub words: Vec<String>,
-    pub write: bool,
+    pub(crate) words: Vec<String>,
+    pub(crate) write: bool,
     /// Add to the end of a file (`append`, `add … at the end`): never replaces its content.
-    pub append: bool,
+    pub(crate) append: bool,
     /// The task says an existing file may be replaced (`overwrite`, `replace`).
-    pub overwrite: bool,
-    pub delete: bool,
-    pub moves: bool,
-    pub read_all: bool,
+    pub(crate) overwrite: bool,
+    pub(crate) delete: bool,
+    pub(crate) moves: bool,
+    pub(crate) read_all: bool,
     /// "Which files mention X", "where is X used", "is there a TODO": answered by a search of
     /// the whole tree.
-    pub search: bool,
+    pub(crate) search: bool,
     /// The exact content the task gives for a write: `containing the line '…'`,
     /// `containing "…"`, `with the text `…``.
-    pub content: Option<String>,
+    pub(crate) content: Option<String>,
 }
 
 impl TaskReading {
-    pub fn of(task: &str) -> TaskReading {
+    pub(crate) fn of(task: &str) -> TaskReading {
         let lower = task.to_lowercase();
         let words: Vec<String> = lower
             .split(|c: char| !c.is_alphanumeric() && c != '_')
@@ -337,7 +337,7 @@ fn named_words(words: &[String]) -> Vec<String> {
 
 /// The exact content a write task gives: the quoted text after `containing`, `with the line`,
 /// `with the text`, `with the content`, `saying` (single, double quotes or backticks).
-pub fn verbatim_content(task: &str) -> Option<String> {
+pub(crate) fn verbatim_content(task: &str) -> Option<String> {
     let lower = task.to_lowercase();
     let markers = [
         "containing the line",
@@ -359,7 +359,7 @@ pub fn verbatim_content(task: &str) -> Option<String> {
 }
 
 /// Words with an extension: `name.ext`, possibly with `/`.
-pub fn file_names(text: &str) -> Vec<String> {
+pub(crate) fn file_names(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for raw in text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '`' | '"' | '\'')) {
         let token = raw.trim_end_matches(['.', ':', '?', '!']);
@@ -385,7 +385,7 @@ fn looks_like_file(token: &str) -> bool {
 
 /// Text inside backticks, double quotes, or single quotes that open after a space (so that
 /// an apostrophe, as in "what's", opens nothing).
-pub fn quoted(text: &str) -> Vec<String> {
+pub(crate) fn quoted(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |inside: &str| {
         let inside = inside.trim();

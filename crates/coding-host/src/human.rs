@@ -14,17 +14,22 @@ use sha2::{Digest, Sha256};
 /// A call the risk gate sends to a person.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GatedCall {
+    /// The step of the run whose call waits.
     pub step: u64,
+    /// The tool the model picked.
     pub tool: String,
+    /// Its input, exactly as it would run (untrusted: it comes from the task and the model).
     pub input: String,
     /// The rule that fired (`predicate → action`).
     pub rule: String,
+    /// The gate's reason, as the person is shown it.
     pub reason: String,
     /// The request digest of the gate's decision.
     pub request_digest: String,
 }
 
 impl GatedCall {
+    /// The call's [`fingerprint`], which binds an approval to this tool and input.
     pub fn fingerprint(&self) -> String {
         fingerprint(&self.tool, &self.input)
     }
@@ -34,9 +39,18 @@ impl GatedCall {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GateAnswer {
     /// Run the call; `approval` names the recorded approval that allowed it, if any.
-    Approve { approval: Option<String> },
+    Approve {
+        /// The id of the [`super::approvals::Approval`] used (`None`: answered at once).
+        approval: Option<String>,
+    },
     /// Do not run it.
-    Deny { reason: String, approval: Option<String> },
+    Deny {
+        /// Why, in words, for the run's answer (`denied` when answered at once).
+        reason: String,
+        /// The id of the [`super::approvals::Approval`] that denied it (`None`: answered at
+        /// once).
+        approval: Option<String>,
+    },
     /// Nobody can answer now: record the call as a pending approval and halt.
     Pending,
 }
@@ -49,6 +63,8 @@ pub fn fingerprint(tool: &str, input: &str) -> String {
 
 /// Decides whether a gated tool call may run.
 pub trait Human: Send {
+    /// Answer at once: may `tool` run on `target` (the tool's input: for `write_file` the path,
+    /// a line break and the whole content), given the gate's `reason`? `false` denies.
     fn authorize(&mut self, tool: &str, target: &str, reason: &str) -> bool;
 
     /// The human gate of an `ask_human` decision: approve, deny, or
@@ -103,6 +119,7 @@ pub struct PromptHuman<R, W> {
 }
 
 impl<R: BufRead, W: Write> PromptHuman<R, W> {
+    /// A person who reads prompts on `output` and answers on `input`.
     pub fn new(input: R, output: W) -> Self {
         PromptHuman { input, output }
     }
@@ -221,6 +238,7 @@ pub struct NoTerminal<W: Write + Send> {
 }
 
 impl<W: Write + Send> NoTerminal<W> {
+    /// Denial notices go to `out`, one line each.
     pub fn new(out: W) -> Self {
         NoTerminal { out }
     }

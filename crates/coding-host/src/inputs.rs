@@ -13,7 +13,7 @@ use decision_protocol::frame::clip;
 /// Where the input of a `write_file`, `move_file` or `delete_file` call comes from, read
 /// from the task: a file named in the task, and for writes the quoted content. `None` when
 /// the task does not say (the caller may then ask the generator for write content).
-pub fn input_from_task(tool: &str, task: &str, files: &[String]) -> Option<String> {
+pub(crate) fn input_from_task(tool: &str, task: &str, files: &[String]) -> Option<String> {
     let reading = TaskReading::of(task);
     match tool {
         // Only content the task gives word for word is written; appended text ends its line.
@@ -37,7 +37,7 @@ pub fn input_from_task(tool: &str, task: &str, files: &[String]) -> Option<Strin
 
 /// The search for the task's terms: one literal as it is; identifiers as whole words; several
 /// terms as one regular expression that matches any of them.
-pub fn search_input(terms: &[String]) -> Option<String> {
+pub(crate) fn search_input(terms: &[String]) -> Option<String> {
     let is_word = |t: &String| t.chars().all(|c| c.is_alphanumeric() || c == '_');
     match terms {
         [] => None,
@@ -55,34 +55,34 @@ pub fn search_input(terms: &[String]) -> Option<String> {
 }
 
 /// The write target named by the task, for content the generator writes.
-pub fn write_target(task: &str) -> Option<String> {
+pub(crate) fn write_target(task: &str) -> Option<String> {
     TaskReading::of(task).files.first().cloned()
 }
 
 /// An append-only audit file: one JSON object per line.
 #[derive(Debug, Clone)]
-pub struct AuditLog {
+pub(crate) struct AuditLog {
     path: PathBuf,
 }
 
 impl AuditLog {
-    pub fn new(path: &Path) -> Self {
+    pub(crate) fn new(path: &Path) -> Self {
         AuditLog { path: path.to_path_buf() }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// `{step, at, tool, target (clipped to 200 + "…"), reason, risk}`.
-    pub fn record(step: u64, at: u64, tool: &str, input: &str, reason: &str, risk: Option<f64>) -> Value {
+    pub(crate) fn record(step: u64, at: u64, tool: &str, input: &str, reason: &str, risk: Option<f64>) -> Value {
         let clipped = clip(input, 200);
         let target = if clipped == input { clipped } else { format!("{clipped}…") };
         json!({"step": step, "at": at, "tool": tool, "target": target, "reason": reason, "risk": risk})
     }
 
     /// Append one record (one whole line per write).
-    pub fn append(&self, record: &Value) -> std::io::Result<()> {
+    pub(crate) fn append(&self, record: &Value) -> std::io::Result<()> {
         let mut file = OpenOptions::new().create(true).append(true).open(&self.path)?;
         file.write_all(format!("{record}\n").as_bytes())
     }

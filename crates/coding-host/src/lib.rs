@@ -3,23 +3,25 @@
 //! or a labelled deterministic evidence report), human authorisation, audit records, and
 //! resuming an unfinished run from its session log.
 
+#![deny(missing_docs)]
+
 pub mod approvals;
 pub mod candidates;
-pub mod explore;
-pub mod floor;
-pub mod focus;
+mod explore;
+mod floor;
+mod focus;
 pub mod generate;
 pub mod heuristic;
 pub mod human;
-pub mod inputs;
-pub mod outcomes;
-pub mod rank;
+mod inputs;
+mod outcomes;
+mod rank;
 pub mod resume;
 mod run;
-pub mod sandbox;
-pub mod tools;
+mod sandbox;
+mod tools;
 
 pub use run::{
     CODING_CONTRACT, CodingRun, Collaborators, DEFAULT_MAX_STEPS, HostError, MODEL_GRACE, ResumeState, RunConfig,
-    RunSummary, coding_adapter, coding_description, coding_graph, run_task, run_task_approved, start_host,
+    RunSummary, coding_description, run_task, run_task_approved, start_host,
 };

@@ -15,17 +15,17 @@ use serde_json::{Map, Value};
 use decision_outcomes::{ContractSet, LintErrors, Outcome, ToolError, Validated, error_type, load_contracts};
 
 /// The tool role the host's file tools report under.
-pub const TOOL_ROLE: &str = "files";
+pub(crate) const TOOL_ROLE: &str = "files";
 
 /// The bundled contracts for the host's own tools (`examples/coding-agent/outcomes.json`):
 /// `list_dir` delivers at least one entry, the other tools a non-empty text.
-pub const BUNDLED_OUTCOME_CONTRACTS: &str = include_str!("../../../examples/coding-agent/outcomes.json");
+pub(crate) const BUNDLED_OUTCOME_CONTRACTS: &str = include_str!("../../../examples/coding-agent/outcomes.json");
 
 static BUNDLED: LazyLock<Result<Arc<ContractSet>, LintErrors>> =
     LazyLock::new(|| load_contracts(BUNDLED_OUTCOME_CONTRACTS).map(Arc::new));
 
 /// The bundled contracts, loaded once.
-pub fn bundled_contracts() -> Result<Arc<ContractSet>, LintErrors> {
+pub(crate) fn bundled_contracts() -> Result<Arc<ContractSet>, LintErrors> {
     BUNDLED.clone()
 }
 
@@ -33,19 +33,19 @@ pub fn bundled_contracts() -> Result<Arc<ContractSet>, LintErrors> {
 /// bundled one for every tool and method the configured set has no contract for. (A configured
 /// contract without a deliverable therefore switches the bundled check off for its method.)
 #[derive(Debug, Clone)]
-pub struct ToolContracts {
+pub(crate) struct ToolContracts {
     configured: Option<Arc<ContractSet>>,
     bundled: Arc<ContractSet>,
 }
 
 impl ToolContracts {
     /// The bundled contracts, under `configured` when given.
-    pub fn new(configured: Option<Arc<ContractSet>>) -> Result<ToolContracts, LintErrors> {
+    pub(crate) fn new(configured: Option<Arc<ContractSet>>) -> Result<ToolContracts, LintErrors> {
         Ok(ToolContracts { configured, bundled: bundled_contracts()? })
     }
 
     /// Validate the outcome of one call of `method` (a tool name).
-    pub fn validate(&self, method: &str, outcome: Outcome) -> Validated {
+    pub(crate) fn validate(&self, method: &str, outcome: Outcome) -> Validated {
         let set = match &self.configured {
             Some(configured) if configured.get(TOOL_ROLE, method).is_some() => configured,
             _ => &self.bundled,
@@ -58,7 +58,7 @@ impl ToolContracts {
 /// array of names,
 /// the other tools their output text; a failed call is an `execution` error (not retriable),
 /// which validation leaves alone.
-pub fn tool_outcome(tool: &str, result: Result<String, String>) -> Outcome {
+pub(crate) fn tool_outcome(tool: &str, result: Result<String, String>) -> Outcome {
     let outcome = match result {
         Ok(listing) if tool == "list_dir" => {
             Outcome::ok(Value::Array(listing.split('\n').filter(|l| !l.is_empty()).map(Value::from).collect()))
@@ -80,7 +80,7 @@ pub fn tool_outcome(tool: &str, result: Result<String, String>) -> Outcome {
 
 /// The step's result text when its outcome broke the contract: the violation first, then any
 /// output the tool returned.
-pub fn violation_result(message: &str, output: &str) -> String {
+pub(crate) fn violation_result(message: &str, output: &str) -> String {
     let mut text = format!("contract_violation: {message}");
     if !output.is_empty() {
         text.push('\n');

@@ -14,11 +14,11 @@ use super::focus::defines;
 use super::heuristic::TaskReading;
 
 /// A search hit: `(file, line number, text)`.
-pub type Hit = (String, usize, String);
+pub(crate) type Hit = (String, usize, String);
 
 /// Words of a path or a line: lower-cased runs of letters and digits, with `snake_case` and
 /// `CamelCase` split into their parts as well.
-pub fn tokens(text: &str) -> Vec<String> {
+pub(crate) fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for raw in text.split(|c: char| !c.is_alphanumeric() && c != '_') {
         if raw.is_empty() {
@@ -50,13 +50,13 @@ pub fn tokens(text: &str) -> Vec<String> {
 }
 
 /// Whether the task names `file` (its path, or its file name).
-pub fn named(task: &TaskReading, file: &str) -> bool {
+pub(crate) fn named(task: &TaskReading, file: &str) -> bool {
     let base = file.rsplit('/').next().unwrap_or(file);
     task.files.iter().any(|f| f == file || f == base || file.ends_with(&format!("/{f}")))
 }
 
 /// `files` ordered by relevance to the task.
-pub fn rank(files: &[String], task: &TaskReading, hits: &[Hit]) -> Vec<String> {
+pub(crate) fn rank(files: &[String], task: &TaskReading, hits: &[Hit]) -> Vec<String> {
     let mut per_file: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (file, _, line) in hits {
         per_file.entry(file.as_str()).or_default().push(line.as_str());

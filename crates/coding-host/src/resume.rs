@@ -25,10 +25,13 @@ use decision_outcomes::report::OUTCOME_EVENT_TYPE;
 /// What the log says about the run to continue.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResumePoint {
+    /// The task of the last run (`task` of its `run:start`).
     pub task: String,
-    pub cwd: String,
+    /// The work directory the last run used (`cwd` of its `run:start`), as it was written.
+    pub workdir: String,
     /// The last run's index in the log; the resumed run is the next one.
     pub run: u64,
+    /// The history and file cells rebuilt from the log, and the step to run next.
     pub state: ResumeState,
     /// `(step, tool, input)` of a call that never returned.
     pub in_flight: Option<(u64, String, String)>,
@@ -38,24 +41,42 @@ pub struct ResumePoint {
     pub halt: Option<String>,
 }
 
+/// Why a log cannot be resumed from. The `Display` text is what `decision resume` prints.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ResumeError {
+    /// The session log could not be opened or read.
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        /// The log's path.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The log at this path has no `run:start` event to rebuild a run from.
     #[error("{0}: the log has no usable run:start")]
     NoStart(PathBuf),
+    /// The last run ended with a halt that is not resumable (see the module documentation).
     #[error(
         "{path}: run {run} already ended (halt `{halt}`); only a run stopped by its step limit, its time budget or an error can be resumed — start a new run with `decision run`"
     )]
-    Ended { path: PathBuf, run: u64, halt: String },
+    Ended {
+        /// The log's path.
+        path: PathBuf,
+        /// The run's index in the log.
+        run: u64,
+        /// The halt it ended with.
+        halt: String,
+    },
 }
 
 /// Halts after which a run may be continued (the part before any `+…` suffix counts); a run
 /// awaiting an approval continues once the approval is answered.
-pub const RESUMABLE_HALTS: [&str; 4] = ["max_steps", "time_budget", "error", super::approvals::AWAITING_APPROVAL];
+pub(crate) const RESUMABLE_HALTS: [&str; 4] =
+    ["max_steps", "time_budget", "error", super::approvals::AWAITING_APPROVAL];
 
 /// Whether a run that ended with `halt` may be resumed.
-pub fn is_resumable_halt(halt: &str) -> bool {
+pub(crate) fn is_resumable_halt(halt: &str) -> bool {
     let base = halt.split('+').next().unwrap_or_default();
     RESUMABLE_HALTS.contains(&base)
 }
@@ -150,7 +171,7 @@ pub fn rebuild_point(path: &Path) -> Result<ResumePoint, ResumeError> {
     };
     Ok(ResumePoint {
         task: start.get("task").and_then(Value::as_str).unwrap_or_default().to_owned(),
-        cwd: start.get("cwd").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        workdir: start.get("cwd").and_then(Value::as_str).unwrap_or_default().to_owned(),
         run,
         state: ResumeState { history, files, read_files, next_step },
         in_flight,

@@ -45,7 +45,7 @@ use super::human::{GateAnswer, GatedCall, Human, fingerprint};
 use super::inputs::{AuditLog, input_from_task, write_target};
 use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
 use super::rank::{Hit, rank};
-use super::tools::{Sandbox, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
+use super::tools::{FileTools, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
 use decision_outcomes::report::OUTCOME_EVENT_TYPE;
 use decision_outcomes::{ContractSet, EventContext, LintErrors, ValidationVerdict, outcome_event};
 use decision_protocol::ask::ReadCells;
@@ -86,8 +86,12 @@ pub const MODEL_GRACE: Duration = Duration::from_secs(1);
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
+    /// The user's task, in words (untrusted: it reaches the model and the tools).
     pub task: String,
+    /// The work directory: every tool is confined to it, and it must exist.
     pub workdir: PathBuf,
+    /// The step limit; `is_done` halts `max_steps` when it is reached (the answer is still
+    /// generated and gated).
     pub max_steps: u64,
     /// A wall-clock budget for the run, measured from the start of [`run_task`] (a resumed
     /// run gets its own clock). It is checked only at a step boundary — when `is_done` would
@@ -101,7 +105,10 @@ pub struct RunConfig {
     /// `budget_wall:<n>ms` and skips generation; this host writes an honest report instead.
     /// `None`: no limit.
     pub time_budget: Option<Duration>,
+    /// Whether `write_file` and `append_file` are offered and may run (the `canWrite` cell);
+    /// `move_file` needs this and `allow_delete` both.
     pub allow_write: bool,
+    /// Whether `delete_file` is offered and may run (the `canDelete` cell).
     pub allow_delete: bool,
     /// Earlier turns of the conversation, if any.
     pub earlier: Option<String>,
@@ -109,8 +116,8 @@ pub struct RunConfig {
     pub audit_path: PathBuf,
     /// A label for the contract in `run:start` (e.g. its path).
     pub contract_label: String,
-    /// Deliverable contracts for the tools' outcomes, checked before the bundled ones
-    /// ([`super::outcomes::ToolContracts`]).
+    /// Deliverable contracts for the tools' outcomes, checked before the bundled ones (the
+    /// contracts of `examples/coding-agent/outcomes.json`); `None`: the bundled ones only.
     pub outcome_contracts: Option<Arc<ContractSet>>,
 }
 
@@ -136,26 +143,35 @@ impl RunConfig {
 
 /// Who the host works with.
 pub struct Collaborators {
+    /// Answers the contract's questions at every decision node.
     pub provider: Arc<dyn DecisionProvider>,
+    /// Writes the answer (and a file's content, when it can).
     pub generator: Box<dyn Generator>,
+    /// Authorises what the `grade_risk` gate sends to a person.
     pub human: Box<dyn Human>,
+    /// Receives every event of the run (normally the session log).
     pub sink: Box<dyn EventSink>,
 }
 
 /// Where a resumed run picks up (runtime.md §4.7).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResumeState {
+    /// The `history` cell: one `{step, tool, input, result}` record per finished step.
     pub history: Vec<Value>,
+    /// The `files` cell: the paths the listings found.
     pub files: Vec<String>,
+    /// The `readFiles` cell: the paths `read_file` read.
     pub read_files: Vec<String>,
     /// The step to run next (an in-flight step runs again).
     pub next_step: u64,
 }
 
-/// The run's state: the reference cells plus what the handlers need.
+/// The run's state: the reference cells plus what the handlers need. Host authors meet it
+/// only as the type parameter of the [`GraphHost`] that [`start_host`] returns; it is built
+/// by [`run_task`].
 pub struct CodingRun {
     cells: HostState,
-    sandbox: Sandbox,
+    tools: FileTools,
     /// The policy of `grade_risk`, for the code floor under it.
     gate_policy: Option<CompiledPolicy>,
     max_steps: u64,
@@ -206,17 +222,30 @@ impl GraphContext for CodingRun {
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSummary {
+    /// Why the run stopped (`task_done`, `max_steps`, `time_budget`, `denied`,
+    /// `awaiting_approval`, `error`, …), as `run:end` records it.
     pub halt: String,
+    /// The last step that ran.
     pub steps: u64,
+    /// The last draft (empty when none was generated).
     pub answer: String,
+    /// Whether the delivery gate let the answer out and the halt counts as done.
     pub delivered: bool,
+    /// Decisions the provider's answers were asked for.
     pub decisions: u64,
+    /// Requests sent to the provider (one request may hold several decisions).
     pub requests: u64,
+    /// Time spent in those requests, in milliseconds.
     pub decision_ms: u64,
+    /// Generator calls.
     pub model_calls: u64,
+    /// Time spent in them, in milliseconds.
     pub model_ms: u64,
+    /// Records `auto_audit` appended to the audit file.
     pub audits: u64,
+    /// Graph transitions taken (0 when the run stopped with an error).
     pub transitions: u64,
+    /// Wall-clock time of the whole run, in milliseconds.
     pub wall_ms: u64,
     /// Time spent inside tools, in microseconds.
     pub tool_us: u64,
@@ -233,16 +262,29 @@ pub struct RunSummary {
     pub halt_detail: Option<String>,
 }
 
+/// Why a run could not start or stopped early. A halt (denied, step limit, …) is not an
+/// error: it is a [`RunSummary`].
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum HostError {
+    /// The contract does not fit the host's registrations or graph; nothing ran.
     #[error(transparent)]
     Refused(#[from] StartRefusal),
+    /// The work directory could not be opened (missing, not a directory, no permission).
     #[error("work directory {path}: {source}")]
-    Workdir { path: PathBuf, source: std::io::Error },
+    Workdir {
+        /// The directory as configured.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The graph could not go on (a handler failed, an outcome no transition consumes).
     #[error("the run stopped: {0}")]
     Run(#[from] RunError),
+    /// The event sink (the session log) refused an event.
     #[error(transparent)]
     Sink(#[from] decision_runtime::graph::SinkError),
+    /// The contracts bundled with this host are broken (a build defect, never the user's).
     #[error("the bundled outcome contracts do not load: {0}")]
     OutcomeContracts(#[from] LintErrors),
 }
@@ -250,7 +292,7 @@ pub enum HostError {
 /// The adapter: the reference cells, the 14 projections (risk baselines from the tool
 /// table), `toolsFor` and `fileOptions`, the six positions, a handler for each of the 14
 /// actions, the `writeEvidence` evidence provider, and the sink.
-pub fn coding_adapter(sink: Option<Box<dyn EventSink>>) -> HostAdapter<CodingRun> {
+pub(crate) fn coding_adapter(sink: Option<Box<dyn EventSink>>) -> HostAdapter<CodingRun> {
     let risks = TOOLS.iter().map(|t| (t.name.to_owned(), t.base_risk)).collect();
     let mut adapter = HostAdapter::new("crates/runtime/src/host/run.rs")
         .projections(Projections::standard_with_tools(risks))
@@ -282,7 +324,7 @@ pub fn coding_adapter(sink: Option<Box<dyn EventSink>>) -> HostAdapter<CodingRun
 }
 
 /// The loop as a graph.
-pub fn coding_graph() -> Graph<CodingRun> {
+pub(crate) fn coding_graph() -> Graph<CodingRun> {
     Graph::new("step")
         .decide("step", &["needs_tool", "pick_tool"])
         .starts_step("step")
@@ -379,8 +421,8 @@ fn run_task_at(
     approval: Option<&Approval>,
 ) -> Result<RunSummary, HostError> {
     let started = Instant::now();
-    let sandbox =
-        Sandbox::new(&config.workdir).map_err(|source| HostError::Workdir { path: config.workdir.clone(), source })?;
+    let tools = FileTools::new(&config.workdir)
+        .map_err(|source| HostError::Workdir { path: config.workdir.clone(), source })?;
     let contracts = ToolContracts::new(config.outcome_contracts.clone())?;
     // A budget too large to add to the clock is no limit at all.
     let deadline = config.time_budget.and_then(|budget| started.checked_add(budget));
@@ -391,7 +433,7 @@ fn run_task_at(
     };
     let mut host = start_host(contract, provider, with.sink)?;
     let instructions = host.contract().generator.clone().unwrap_or_default();
-    let mut run = CodingRun::new(config, sandbox, with.human, with.generator, instructions, contracts);
+    let mut run = CodingRun::new(config, tools, with.human, with.generator, instructions, contracts);
     run.gate_policy = host.policy("grade_risk").cloned();
     run.deadline = deadline;
     run.model_deadline = model_deadline;
@@ -419,7 +461,7 @@ fn run_task_at(
     }
     let mut start = Map::new();
     start.insert("task".into(), json!(config.task));
-    start.insert("cwd".into(), json!(run.sandbox.root().display().to_string()));
+    start.insert("cwd".into(), json!(run.tools.root().display().to_string()));
     start.insert("at".into(), json!(now_ms()));
     start.insert("maxSteps".into(), json!(config.max_steps));
     if let Some(budget) = config.time_budget {
@@ -495,7 +537,7 @@ fn run_task_at(
 impl CodingRun {
     fn new(
         config: &RunConfig,
-        sandbox: Sandbox,
+        tools: FileTools,
         human: Box<dyn Human>,
         generator: Box<dyn Generator>,
         instructions: String,
@@ -503,7 +545,7 @@ impl CodingRun {
     ) -> Self {
         let mut cells = Map::new();
         cells.insert("task".into(), json!(config.task));
-        cells.insert("cwd".into(), json!(sandbox.root().display().to_string()));
+        cells.insert("cwd".into(), json!(tools.root().display().to_string()));
         cells.insert("files".into(), json!([]));
         cells.insert("readFiles".into(), json!([]));
         cells.insert("history".into(), json!([]));
@@ -514,7 +556,7 @@ impl CodingRun {
         }
         CodingRun {
             cells,
-            sandbox,
+            tools,
             gate_policy: None,
             max_steps: config.max_steps,
             deadline: None,
@@ -621,7 +663,7 @@ impl CodingRun {
     }
 
     /// Each step as `tool(input) → result`; a write keeps 600 characters of its input.
-    pub fn evidence_lines(&self) -> Vec<String> {
+    pub(crate) fn evidence_lines(&self) -> Vec<String> {
         self.history()
             .iter()
             .map(|h| {
@@ -812,7 +854,7 @@ impl CodingRun {
         }
         let (path, content) = input.split_once('\n').unwrap_or((input, ""));
         let path = path.trim();
-        let dir = self.sandbox.workdir();
+        let dir = self.tools.workdir();
         let exists = dir.path(path).is_ok_and(|p| dir.kind(&p).is_ok());
         if name == "write_file" && exists && !TaskReading::of(&self.task()).overwrite {
             return Some(format!(
@@ -870,7 +912,7 @@ impl CodingRun {
         // The decision that led to this call, and the call itself, are on disk before it runs.
         d.commit()?;
         let started = Instant::now();
-        let result = self.sandbox.run(&name, &input);
+        let result = self.tools.run(&name, &input);
         let elapsed = started.elapsed();
         self.tool_us += u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         let ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
@@ -1161,9 +1203,9 @@ impl CodingRun {
         )
     }
 
-    /// The sandbox root.
+    /// The work directory's canonical path, as opened for the run.
     pub fn workdir(&self) -> &Path {
-        self.sandbox.root()
+        self.tools.root()
     }
 }
 

@@ -23,7 +23,7 @@
 //! model's path text into one (or says why not).
 
 use std::ffi::OsString;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -33,16 +33,13 @@ use cap_std::fs::{Dir, File, Metadata, OpenOptions};
 
 /// The longest name, and the longest path, that the operations pass to the system: longer
 /// ones are refused before anything is touched.
-pub const NAME_MAX: usize = 255;
-pub const PATH_MAX: usize = 4095;
-
-/// How far [`ReadRange::Lines`] scans for its first line before giving up.
-pub const MAX_LINE_SCAN_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const NAME_MAX: usize = 255;
+pub(crate) const PATH_MAX: usize = 4095;
 
 /// Why a sandboxed operation was refused or failed. The `Display` text is the message the
 /// tools show (without their `error: ` prefix); `path` is the text as the caller gave it.
 #[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
+pub(crate) enum SandboxError {
     #[error("empty path")]
     EmptyPath,
     #[error("path escapes the working directory: {path}")]
@@ -61,8 +58,6 @@ pub enum SandboxError {
     WorkDirItself { action: &'static str },
     #[error("{path} is longer than the system allows ({NAME_MAX} bytes a name, {PATH_MAX} a path)")]
     TooLong { path: String },
-    #[error("line {line} of {path} is not within the first {MAX_LINE_SCAN_BYTES} bytes")]
-    BeyondScan { path: String, line: u64 },
     #[error("cannot {action} {path}: {source}")]
     Io {
         action: &'static str,
@@ -74,7 +69,7 @@ pub enum SandboxError {
 
 /// What a directory entry is, seen without following it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
+pub(crate) enum EntryKind {
     File,
     Dir,
     Symlink,
@@ -98,56 +93,46 @@ impl EntryKind {
 
 /// One entry of [`WorkDir::entries`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The entry's name (not a path).
-    pub name: OsString,
+    pub(crate) name: OsString,
     /// What the entry itself is (a link is [`EntryKind::Symlink`]).
-    pub kind: EntryKind,
+    pub(crate) kind: EntryKind,
     /// For a symbolic link: what it leads to, when that is inside the work directory;
     /// `None` for a link that leads outside or nowhere. For anything else: `Some(kind)`.
-    pub target: Option<EntryKind>,
+    pub(crate) target: Option<EntryKind>,
 }
 
 impl Entry {
     /// The name for display (not for opening: invalid UTF-8 is replaced).
-    pub fn name_lossy(&self) -> String {
+    pub(crate) fn name_lossy(&self) -> String {
         self.name.to_string_lossy().into_owned()
     }
 }
 
-/// Which part of a file [`WorkDir::read`] returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadRange {
-    /// Bytes from this offset on.
-    Bytes { start: u64 },
-    /// `count` lines from line `first` (1-based) on; the line is looked for only within the
-    /// first [`MAX_LINE_SCAN_BYTES`] bytes.
-    Lines { first: u64, count: u64 },
-}
-
 /// What [`WorkDir::read`] read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReadOut {
+pub(crate) struct ReadOut {
     /// The bytes read (at most the `max_bytes` asked for).
-    pub bytes: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
     /// The offset of the first byte of `bytes` in the file.
-    pub start: u64,
+    pub(crate) start: u64,
     /// The file's length when it was opened.
-    pub file_len: u64,
+    pub(crate) file_len: u64,
     /// Whether `bytes` reach the end of the file (nothing after them was left unread).
-    pub at_end: bool,
+    pub(crate) at_end: bool,
 }
 
 /// What [`WorkDir::remove`] removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Removed {
+pub(crate) enum Removed {
     File { bytes: u64 },
     EmptyDir,
 }
 
 /// The work directory, held open for the run. All paths are relative to it.
 #[derive(Debug)]
-pub struct WorkDir {
+pub(crate) struct WorkDir {
     dir: Dir,
     root: PathBuf,
 }
@@ -158,7 +143,7 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 impl WorkDir {
     /// Open `root` (which must be a directory; symlinks in `root` itself are followed, once,
     /// here) and hold it for the rest of the run.
-    pub fn open(root: &Path) -> io::Result<WorkDir> {
+    pub(crate) fn open(root: &Path) -> io::Result<WorkDir> {
         let root = std::fs::canonicalize(root)?;
         let dir = Dir::open_ambient_dir(&root, ambient_authority())?;
         Ok(WorkDir { dir, root })
@@ -166,7 +151,7 @@ impl WorkDir {
 
     /// The canonical path the directory had when it was opened (for messages and the log;
     /// operations never go through it).
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
@@ -174,7 +159,7 @@ impl WorkDir {
     /// surrounding whitespace is trimmed; an absolute path must lie under [`WorkDir::root`];
     /// `.` and `..` are resolved on the names, and a `..` that would climb above the work
     /// directory is refused. The empty result (`.`) stands for the work directory itself.
-    pub fn path(&self, input: &str) -> Result<PathBuf, SandboxError> {
+    pub(crate) fn path(&self, input: &str) -> Result<PathBuf, SandboxError> {
         let text = input.trim();
         if text.is_empty() {
             return Err(SandboxError::EmptyPath);
@@ -199,7 +184,7 @@ impl WorkDir {
     }
 
     /// The kind of `path` itself (a link is not followed).
-    pub fn kind(&self, path: &Path) -> Result<EntryKind, SandboxError> {
+    pub(crate) fn kind(&self, path: &Path) -> Result<EntryKind, SandboxError> {
         check_len(path)?;
         if is_root(path) {
             return Ok(EntryKind::Dir);
@@ -209,7 +194,7 @@ impl WorkDir {
     }
 
     /// What `path` leads to, following links that stay inside.
-    pub fn target_kind(&self, path: &Path) -> Result<EntryKind, SandboxError> {
+    pub(crate) fn target_kind(&self, path: &Path) -> Result<EntryKind, SandboxError> {
         check_len(path)?;
         if is_root(path) {
             return Ok(EntryKind::Dir);
@@ -221,7 +206,7 @@ impl WorkDir {
     /// The entries of the directory `path` (`""` for the work directory), in the order the
     /// file system gives them, `.` and `..` left out. A recursive walk should descend only
     /// into entries whose `kind` is [`EntryKind::Dir`], so that links cannot make it loop.
-    pub fn entries(&self, path: &Path) -> Result<Vec<Entry>, SandboxError> {
+    pub(crate) fn entries(&self, path: &Path) -> Result<Vec<Entry>, SandboxError> {
         check_len(path)?;
         let sub;
         let dir = if is_root(path) {
@@ -250,74 +235,24 @@ impl WorkDir {
     /// Read part of the regular file `path` (links that stay inside are followed): at most
     /// `max_bytes` bytes are read, whatever the file's size. A FIFO, device or socket is
     /// refused without blocking; so is a file with more than one hard link.
-    pub fn read(&self, path: &Path, range: ReadRange, max_bytes: u64) -> Result<ReadOut, SandboxError> {
+    pub(crate) fn read(&self, path: &Path, start: u64, max_bytes: u64) -> Result<ReadOut, SandboxError> {
         check_len(path)?;
-        let (file, file_len) = self.open_regular(path)?;
+        let (mut file, file_len) = self.open_regular(path)?;
         let reading = |e| classify(e, "read", path);
-        match range {
-            ReadRange::Bytes { start } => {
-                let mut file = file;
-                file.seek(SeekFrom::Start(start)).map_err(reading)?;
-                // One byte more than asked tells whether anything was left unread.
-                let mut bytes = Vec::new();
-                file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(reading)?;
-                let at_end = u64::try_from(bytes.len()).unwrap_or(u64::MAX) <= max_bytes;
-                bytes.truncate(usize::try_from(max_bytes).unwrap_or(usize::MAX));
-                Ok(ReadOut { bytes, start, file_len, at_end })
-            }
-            ReadRange::Lines { first, count } => {
-                let mut reader = BufReader::with_capacity(64 * 1024, file.take(MAX_LINE_SCAN_BYTES));
-                let mut start = 0u64;
-                let mut line = 1u64;
-                while line < first {
-                    let buf = reader.fill_buf().map_err(reading)?;
-                    if buf.is_empty() {
-                        if start < file_len {
-                            return Err(SandboxError::BeyondScan { path: shown(path), line: first });
-                        }
-                        // The file ends before the line: nothing to return.
-                        return Ok(ReadOut { bytes: Vec::new(), start: file_len, file_len, at_end: true });
-                    }
-                    let used = match memchr::memchr(b'\n', buf) {
-                        Some(i) => {
-                            line += 1;
-                            i + 1
-                        }
-                        None => buf.len(),
-                    };
-                    reader.consume(used);
-                    start = start.saturating_add(used as u64);
-                }
-                // Past the scan window, the lines come from the file itself, still bounded.
-                let mut file = reader.into_inner().into_inner();
-                file.seek(SeekFrom::Start(start)).map_err(reading)?;
-                let mut reader = BufReader::new(file.take(max_bytes.saturating_add(1)));
-                let mut bytes = Vec::new();
-                let mut taken = 0u64;
-                while taken < count {
-                    let n = reader.read_until(b'\n', &mut bytes).map_err(reading)?;
-                    if n == 0 {
-                        break;
-                    }
-                    taken += 1;
-                }
-                let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-                let more = if bytes.len() > limit {
-                    bytes.truncate(limit);
-                    true
-                } else {
-                    !reader.fill_buf().map_err(reading)?.is_empty()
-                };
-                Ok(ReadOut { bytes, start, file_len, at_end: !more })
-            }
-        }
+        file.seek(SeekFrom::Start(start)).map_err(reading)?;
+        // One byte more than asked tells whether anything was left unread.
+        let mut bytes = Vec::new();
+        file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(reading)?;
+        let at_end = u64::try_from(bytes.len()).unwrap_or(u64::MAX) <= max_bytes;
+        bytes.truncate(usize::try_from(max_bytes).unwrap_or(usize::MAX));
+        Ok(ReadOut { bytes, start, file_len, at_end })
     }
 
     /// Write `content` to `path`, creating missing parent directories. The content goes to a
     /// new file in the target's directory, which is renamed over the name: an existing file is
     /// replaced, never written in place (its permissions are kept). A directory, a symbolic
     /// link, a non-regular file or a file with more than one hard link is not replaced.
-    pub fn write(&self, path: &Path, content: &[u8]) -> Result<(), SandboxError> {
+    pub(crate) fn write(&self, path: &Path, content: &[u8]) -> Result<(), SandboxError> {
         check_len(path)?;
         let (parent, name) = split(path).ok_or(SandboxError::WorkDirItself { action: "overwrite" })?;
         self.create_parents(parent)?;
@@ -345,7 +280,7 @@ impl WorkDir {
     }
 
     /// Rename `from` to `to` (a regular file or a directory), never replacing anything at `to`.
-    pub fn rename(&self, from: &Path, to: &Path) -> Result<(), SandboxError> {
+    pub(crate) fn rename(&self, from: &Path, to: &Path) -> Result<(), SandboxError> {
         check_len(from)?;
         check_len(to)?;
         let (from_parent, from_name) = split(from).ok_or(SandboxError::WorkDirItself { action: "move" })?;
@@ -366,7 +301,7 @@ impl WorkDir {
     }
 
     /// Delete the regular file or the empty directory `path`.
-    pub fn remove(&self, path: &Path) -> Result<Removed, SandboxError> {
+    pub(crate) fn remove(&self, path: &Path) -> Result<Removed, SandboxError> {
         check_len(path)?;
         let (parent, name) = split(path).ok_or(SandboxError::WorkDirItself { action: "delete" })?;
         let dir = self.open_parent(parent)?;
@@ -508,7 +443,7 @@ fn classify(e: io::Error, action: &'static str, path: &Path) -> SandboxError {
 
 impl SandboxError {
     /// The system's error kind, for an [`SandboxError::Io`].
-    pub fn io_kind(&self) -> Option<io::ErrorKind> {
+    pub(crate) fn io_kind(&self) -> Option<io::ErrorKind> {
         match self {
             SandboxError::Io { source, .. } => Some(source.kind()),
             _ => None,
@@ -516,7 +451,7 @@ impl SandboxError {
     }
 
     /// Whether the path (or one of its directories) does not exist.
-    pub fn is_not_found(&self) -> bool {
+    pub(crate) fn is_not_found(&self) -> bool {
         self.io_kind() == Some(io::ErrorKind::NotFound)
     }
 }

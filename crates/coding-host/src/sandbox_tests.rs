@@ -25,7 +25,7 @@ fn cleanup(work: &Path) {
 }
 
 fn head(wd: &WorkDir, path: &str) -> Result<Vec<u8>, SandboxError> {
-    wd.read(Path::new(path), ReadRange::Bytes { start: 0 }, 1 << 16).map(|out| out.bytes)
+    wd.read(Path::new(path), 0, 1 << 16).map(|out| out.bytes)
 }
 
 const SECRET: &str = "OUTSIDE-SECRET";
@@ -276,7 +276,6 @@ fn fifos_and_sockets_are_refused_without_blocking() {
         let results = [
             head(&wd, "pipe").err().map(|e| e.to_string()),
             head(&wd, "sock").err().map(|e| e.to_string()),
-            wd.read(Path::new("pipe"), ReadRange::Lines { first: 1, count: 1 }, 10).err().map(|e| e.to_string()),
             wd.write(Path::new("pipe"), b"x").err().map(|e| e.to_string()),
             wd.remove(Path::new("pipe")).err().map(|e| e.to_string()),
         ];
@@ -298,32 +297,11 @@ fn a_sparse_gigabyte_is_read_in_a_bounded_window() {
     drop(big);
     let wd = WorkDir::open(&work).unwrap();
     let started = Instant::now();
-    let out = wd.read(Path::new("big"), ReadRange::Bytes { start: 0 }, 16 * 1024).unwrap();
+    let out = wd.read(Path::new("big"), 0, 16 * 1024).unwrap();
     assert_eq!((out.bytes.len(), out.file_len, out.at_end), (16 * 1024, 1 << 30, false));
-    let tail = wd.read(Path::new("big"), ReadRange::Bytes { start: (1 << 30) - 10 }, 16 * 1024).unwrap();
+    let tail = wd.read(Path::new("big"), (1 << 30) - 10, 16 * 1024).unwrap();
     assert_eq!((tail.bytes.len(), tail.start, tail.at_end), (10, (1 << 30) - 10, true));
-    // No newline in the whole file: the line is looked for in the scan window only.
-    let far = wd.read(Path::new("big"), ReadRange::Lines { first: 2, count: 1 }, 100);
-    assert!(matches!(far, Err(SandboxError::BeyondScan { line: 2, .. })), "{far:?}");
     assert!(started.elapsed() < Duration::from_secs(5), "bounded work, not the whole gigabyte");
-    cleanup(&work);
-}
-
-#[test]
-fn line_ranges() {
-    let (work, _outside) = dirs("lines");
-    fs::write(work.join("t.txt"), "one\ntwo\nthree\nfour").unwrap();
-    let wd = WorkDir::open(&work).unwrap();
-    let lines = |first, count, max| {
-        let out = wd.read(Path::new("t.txt"), ReadRange::Lines { first, count }, max).unwrap();
-        (String::from_utf8(out.bytes).unwrap(), out.start, out.at_end)
-    };
-    assert_eq!(lines(1, 1, 100), ("one\n".into(), 0, false));
-    assert_eq!(lines(2, 2, 100), ("two\nthree\n".into(), 4, false));
-    assert_eq!(lines(3, 9, 100), ("three\nfour".into(), 8, true));
-    assert_eq!(lines(0, 1, 100), ("one\n".into(), 0, false), "line 0 is line 1");
-    assert_eq!(lines(2, 9, 5), ("two\nt".into(), 4, false), "the byte cap holds inside a line");
-    assert_eq!(lines(7, 1, 100), (String::new(), 18, true), "past the end");
     cleanup(&work);
 }
 

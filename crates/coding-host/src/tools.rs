@@ -10,38 +10,33 @@
 
 use std::path::Path;
 
-use super::sandbox::{EntryKind, ReadRange, Removed, SandboxError, WorkDir};
+use super::sandbox::{EntryKind, Removed, SandboxError, WorkDir};
 
 /// Every tool error starts with this.
-pub const TOOL_ERROR_PREFIX: &str = "error: ";
+pub(crate) const TOOL_ERROR_PREFIX: &str = "error: ";
 /// Output longer than this is cut by the tool layer.
-pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 8000;
+pub(crate) const DEFAULT_MAX_OUTPUT_CHARS: usize = 8000;
 /// `read_file` keeps this many characters of a file.
-pub const READ_FILE_MAX_CHARS: usize = 4000;
+pub(crate) const READ_FILE_MAX_CHARS: usize = 4000;
 /// `read_file` reads at most this many bytes of a file: enough for [`READ_FILE_MAX_CHARS`]
 /// characters of any UTF-8 text, and never the whole of a large file.
-pub const READ_FILE_MAX_BYTES: u64 = READ_FILE_MAX_CHARS as u64 * 4;
+pub(crate) const READ_FILE_MAX_BYTES: u64 = READ_FILE_MAX_CHARS as u64 * 4;
 
 /// `append_file` rewrites a file of at most this many bytes.
-pub const APPEND_MAX_BYTES: u64 = 4 * 1024 * 1024;
-
-/// The reference's six tools in its order, then the three this host adds ([`super::explore`]
-/// and `append_file`).
-pub const TOOL_NAMES: [&str; 9] =
-    ["list_dir", "read_file", "write_file", "move_file", "delete_file", "done", "list_files", "search", "append_file"];
+pub(crate) const APPEND_MAX_BYTES: u64 = 4 * 1024 * 1024;
 
 /// A tool's static description.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ToolSpec {
-    pub name: &'static str,
+pub(crate) struct ToolSpec {
+    pub(crate) name: &'static str,
     /// 0 read-only, 1 reversible write, 2 irreversible, 3 destructive.
-    pub base_risk: u64,
+    pub(crate) base_risk: u64,
     /// Inputs longer than this (in characters) are refused before anything runs.
-    pub max_input_chars: Option<usize>,
+    pub(crate) max_input_chars: Option<usize>,
 }
 
 /// The tool table: the reference's six, then `list_files`, `search` and `append_file`.
-pub const TOOLS: [ToolSpec; 9] = [
+pub(crate) const TOOLS: [ToolSpec; 9] = [
     ToolSpec { name: "list_dir", base_risk: 0, max_input_chars: Some(4096) },
     ToolSpec { name: "read_file", base_risk: 0, max_input_chars: Some(4096) },
     ToolSpec { name: "write_file", base_risk: 1, max_input_chars: Some(64_000) },
@@ -56,41 +51,43 @@ pub const TOOLS: [ToolSpec; 9] = [
 impl ToolSpec {
     /// Whether the tool changes files (write, move, delete: any baseline above read-only). Such
     /// a tool never runs on the model's word alone (see [`super::floor`]).
-    pub fn changes_files(&self) -> bool {
+    pub(crate) fn changes_files(&self) -> bool {
         self.base_risk >= 1
     }
 }
 
 /// The spec of a tool name returned by a model (untrusted): exact match only.
-pub fn tool(name: &str) -> Option<&'static ToolSpec> {
+pub(crate) fn tool(name: &str) -> Option<&'static ToolSpec> {
     TOOLS.iter().find(|t| t.name == name)
 }
 
 /// The file tools of one run, on the work directory's handle.
 #[derive(Debug)]
-pub struct Sandbox {
+pub(crate) struct FileTools {
     dir: WorkDir,
 }
 
-impl Sandbox {
+impl FileTools {
     /// Open the work directory (it must exist and be a directory) and hold it for the run.
-    pub fn new(root: &Path) -> std::io::Result<Sandbox> {
-        Ok(Sandbox { dir: WorkDir::open(root)? })
+    pub(crate) fn new(root: &Path) -> std::io::Result<FileTools> {
+        Ok(FileTools { dir: WorkDir::open(root)? })
     }
 
     /// The work directory's canonical path when it was opened (for messages and the log).
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.dir.root()
     }
 
     /// The handle every tool goes through, for tools built on top of these.
-    pub fn workdir(&self) -> &WorkDir {
+    pub(crate) fn workdir(&self) -> &WorkDir {
         &self.dir
     }
 
     /// Run `name` on `input`. Input and output caps apply; errors are output text starting with
-    /// [`TOOL_ERROR_PREFIX`].
-    pub fn call(&self, name: &str, input: &str) -> String {
+    /// [`TOOL_ERROR_PREFIX`]. The run itself keeps output and failure apart ([`FileTools::run`]);
+    /// the tests read tools the way a model sees them.
+    #[cfg(test)]
+    pub(crate) fn call(&self, name: &str, input: &str) -> String {
         match self.run(name, input) {
             Ok(out) => out,
             Err(e) => cap_output(format!("{TOOL_ERROR_PREFIX}{e}")),
@@ -99,7 +96,7 @@ impl Sandbox {
 
     /// Run `name` on `input`: the output (capped), or why the tool failed. The two stay apart
     /// here, so that a tool outcome never has to be guessed back from the text.
-    pub fn run(&self, name: &str, input: &str) -> Result<String, String> {
+    pub(crate) fn run(&self, name: &str, input: &str) -> Result<String, String> {
         let Some(spec) = tool(name) else { return Err(format!("unknown tool {name}")) };
         let chars = input.chars().count();
         if let Some(max) = spec.max_input_chars
@@ -152,7 +149,7 @@ impl Sandbox {
         if self.dir.target_kind(&path).is_ok_and(|kind| kind == EntryKind::Dir) {
             return Ok("(this is a directory; use list_dir)".into());
         }
-        let out = self.dir.read(&path, ReadRange::Bytes { start: 0 }, READ_FILE_MAX_BYTES).map_err(message)?;
+        let out = self.dir.read(&path, 0, READ_FILE_MAX_BYTES).map_err(message)?;
         let not_text = || format!("{} is not UTF-8 text", input.trim());
         let text = match std::str::from_utf8(&out.bytes) {
             Ok(text) => text,
@@ -194,7 +191,7 @@ impl Sandbox {
     fn append_file(&self, input: &str) -> Result<String, String> {
         let (path, content) = input.split_once('\n').ok_or("append_file takes `path\\ncontent`")?;
         let target = self.dir.path(path).map_err(message)?;
-        let existing = match self.dir.read(&target, ReadRange::Bytes { start: 0 }, APPEND_MAX_BYTES) {
+        let existing = match self.dir.read(&target, 0, APPEND_MAX_BYTES) {
             Ok(out) if !out.at_end => {
                 return Err(format!("{} is larger than {APPEND_MAX_BYTES} bytes; nothing was appended", path.trim()));
             }
@@ -247,7 +244,7 @@ fn message(e: SandboxError) -> String {
 }
 
 /// Output beyond [`DEFAULT_MAX_OUTPUT_CHARS`] is cut, saying how much was dropped.
-pub fn cap_output(out: String) -> String {
+pub(crate) fn cap_output(out: String) -> String {
     let total = out.chars().count();
     if total <= DEFAULT_MAX_OUTPUT_CHARS {
         return out;
@@ -274,7 +271,7 @@ mod tests {
         let dir = temp("paths");
         fs::write(dir.join("a.txt"), "hello").unwrap();
         fs::write(dir.join("..notes"), "dots").unwrap();
-        let sb = Sandbox::new(&dir).unwrap();
+        let sb = FileTools::new(&dir).unwrap();
         let wd = sb.workdir();
         assert!(wd.path("a.txt").is_ok());
         assert!(wd.path("..notes").is_ok(), "a name that starts with .. is a name");
@@ -293,7 +290,7 @@ mod tests {
     #[test]
     fn tools_behave_as_specified() {
         let dir = temp("tools");
-        let sb = Sandbox::new(&dir).unwrap();
+        let sb = FileTools::new(&dir).unwrap();
         assert_eq!(sb.call("list_dir", "."), "", "an empty directory lists as nothing");
         assert_eq!(sb.call("write_file", "sub/b.txt\nbody"), "written sub/b.txt (4 chars)");
         fs::write(dir.join("a.txt"), "x".repeat(4100)).unwrap();
@@ -332,7 +329,7 @@ mod tests {
         let dir = temp("inside");
         std::os::unix::fs::symlink(outside.join("secret.txt"), dir.join("link.txt")).unwrap();
         std::os::unix::fs::symlink(&outside, dir.join("linkdir")).unwrap();
-        let sb = Sandbox::new(&dir).unwrap();
+        let sb = FileTools::new(&dir).unwrap();
         assert!(sb.call("read_file", "link.txt").contains("escapes"));
         assert!(sb.call("write_file", "linkdir/new.txt\nx").contains("escapes"));
         assert!(!outside.join("new.txt").exists());
@@ -349,7 +346,7 @@ mod tests {
         let outside = temp("hardlink-out");
         fs::write(outside.join("s.txt"), "outside").unwrap();
         fs::hard_link(outside.join("s.txt"), dir.join("s.txt")).unwrap();
-        let sb = Sandbox::new(&dir).unwrap();
+        let sb = FileTools::new(&dir).unwrap();
         assert_eq!(
             sb.call("write_file", "s.txt\nPWNED"),
             "error: s.txt has 2 hard links; a file with more than one name is not touched"
@@ -375,7 +372,7 @@ mod tests {
         cut.extend("€€".as_bytes());
         fs::write(dir.join("cut.txt"), &cut).unwrap();
         assert!(std::process::Command::new("mkfifo").arg(dir.join("pipe")).status().unwrap().success());
-        let sb = Sandbox::new(&dir).unwrap();
+        let sb = FileTools::new(&dir).unwrap();
         let started = std::time::Instant::now();
         let out = sb.call("read_file", "big.txt");
         assert_eq!(out, format!("{}\n…[+{} bytes]", "\0".repeat(4000), (1u64 << 30) - 4000));

@@ -10,18 +10,18 @@ use std::time::Duration;
 use decision_runtime::api;
 use decision_runtime::decide::{Decider, NodeDecision, NodeSpec};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog, now_ms};
-use decision_runtime::provider::{
-    ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
-    SystemOneProvider,
-};
+use decision_runtime::provider::{DecisionProvider, OpenAiMode};
 use decision_runtime::terminal;
 use serde_json::{Map, Value};
 
 use super::contract_input::Format;
 use super::eval::{block_questions, find_block, gated_policy, load_contract};
+use crate::provider::{Endpoint, ProviderSpec, ProviderSpecError};
 
-/// Where `--provider openai` looks when no `--url` is given (llama.cpp's server default).
-const OPENAI_DEFAULT_URL: &str = "http://127.0.0.1:8080/v1";
+/// What an unknown provider's message lists for `ask`. The heuristic's rules answer only the
+/// reference coding host's questions, so `ask` does not offer it; `replay:LOG` is accepted
+/// but has never been listed here, and the message is kept as it reads.
+const ASK_SPELLINGS: [&str; 4] = ["mock", "script:FILE", "systemone", "openai"];
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OpenAiApi {
@@ -143,41 +143,22 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     Ok(decision)
 }
 
+/// `--provider` with `--url`, `--model` and `--openai-api`.
 fn build_provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, String> {
-    if let Some(log) = args.provider.strip_prefix("replay:") {
-        return super::run::replay_provider(log).map(|p| p as Arc<dyn DecisionProvider>);
-    }
-    let retry = RetryPolicy::default();
-    match args.provider.as_str() {
-        "mock" => Ok(Arc::new(MockProvider::default())),
-        "systemone" => {
-            let url = args.url.clone().unwrap_or_else(|| SystemOneProvider::OFFICIAL_URL.to_string());
-            let key = ApiKey::from_env(SystemOneProvider::KEY_VARIABLE);
-            if key.is_none() && url.trim_end_matches('/') == SystemOneProvider::OFFICIAL_URL {
-                return Err(format!("the official System One endpoint needs {}", SystemOneProvider::KEY_VARIABLE));
-            }
-            let model = args.model.clone().unwrap_or_else(|| SystemOneProvider::PINNED_MODEL.to_string());
-            let provider = SystemOneProvider::new(&url).with_key(key).with_default_model(Some(model));
-            Ok(Arc::new(Retrying::new(provider, retry)))
+    let spec = match args.provider.parse::<ProviderSpec>() {
+        Ok(ProviderSpec::Heuristic) | Err(ProviderSpecError::Unknown(_)) => {
+            let listed = crate::provider::listed(&ASK_SPELLINGS);
+            return Err(format!("unknown provider `{}`: expected {listed}", args.provider));
         }
-        "openai" => {
-            let url = args.url.clone().unwrap_or_else(|| OPENAI_DEFAULT_URL.to_string());
-            let model = args.model.clone().unwrap_or_else(|| "default".to_string());
-            let mode = match args.openai_api {
-                OpenAiApi::Chat => OpenAiMode::Chat,
-                OpenAiApi::Completions => OpenAiMode::Completions,
-            };
-            let provider =
-                OpenAiProvider::new(&url, &model, mode).with_key(ApiKey::from_env(OpenAiProvider::KEY_VARIABLE));
-            Ok(Arc::new(Retrying::new(provider, retry)))
-        }
-        other => match other.strip_prefix("script:") {
-            Some(file) if !file.is_empty() => ScriptProvider::from_file(std::path::Path::new(file))
-                .map(|p| Arc::new(p) as Arc<dyn DecisionProvider>)
-                .map_err(|e| e.to_string()),
-            _ => Err(format!("unknown provider `{other}`: expected mock, script:FILE, systemone or openai")),
-        },
-    }
+        Ok(spec) => spec,
+        Err(e) => return Err(e.to_string()),
+    };
+    let openai_mode = match args.openai_api {
+        OpenAiApi::Chat => OpenAiMode::Chat,
+        OpenAiApi::Completions => OpenAiMode::Completions,
+    };
+    let endpoint = Endpoint { url: args.url.as_deref(), model: args.model.as_deref(), openai_mode };
+    Ok(spec.build(&endpoint)?.provider)
 }
 
 fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>, gates: &[String]) -> Result<(), String> {

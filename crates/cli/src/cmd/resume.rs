@@ -68,7 +68,7 @@ pub fn run(args: Args) -> ExitCode {
     };
     let config = RunConfig {
         task: point.task.clone(),
-        workdir: PathBuf::from(&point.cwd),
+        workdir: PathBuf::from(&point.workdir),
         max_steps: args
             .max_steps
             .or_else(|| point.start.get("maxSteps").and_then(Value::as_u64))

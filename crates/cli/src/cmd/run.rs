@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use decision_coding_host::approvals::{AWAITING_APPROVAL, Approval, QueueApprovals, RecordedAnswers, read_approvals};
 use decision_coding_host::generate::{ChatGenerator, EvidenceReport, Generator};
-use decision_coding_host::heuristic::HeuristicProvider;
 use decision_coding_host::human::{Human, NoTerminal, TerminalHuman};
 use decision_coding_host::{
     CODING_CONTRACT, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary, run_task,
@@ -20,15 +19,11 @@ use decision_coding_host::{
 use decision_outcomes::{ContractSet, load_contracts};
 use decision_runtime::graph::{EventSink, FnSink, Tee};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SealKey, SessionLog, now_ms, read_head};
-use decision_runtime::provider::{
-    ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, ReplayProvider, RetryPolicy, Retrying,
-    ScriptProvider, SystemOneProvider,
-};
+use decision_runtime::provider::{ApiKey, OpenAiMode, OpenAiProvider};
 use decision_runtime::terminal;
 use serde_json::{Map, Value, json};
 
-/// Where `--provider openai` looks when no `--url` is given.
-const OPENAI_DEFAULT_URL: &str = "http://127.0.0.1:8080/v1";
+use crate::provider::{Built, Endpoint, ProviderSpec};
 
 /// Options shared by `run` and `resume`.
 #[derive(clap::Args, Clone)]
@@ -268,14 +263,9 @@ pub fn execute_approved(
     resume: Option<&ResumeState>,
     approval: Option<&Approval>,
 ) -> ExitCode {
-    let replay = match common.provider.strip_prefix("replay:").map(replay_provider).transpose() {
-        Ok(replay) => replay,
+    let Built { provider, replay } = match build_provider(common) {
+        Ok(built) => built,
         Err(message) => return super::usage_error(&message),
-    };
-    let provider = match (&replay, build_provider(common)) {
-        (Some(replay), _) => Arc::clone(replay) as Arc<dyn DecisionProvider>,
-        (None, Ok(p)) => p,
-        (None, Err(message)) => return super::usage_error(&message),
     };
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let generator: Box<dyn Generator> = match common.generator_url.clone().or_else(|| env("DECISION_GENERATOR_URL")) {
@@ -349,50 +339,11 @@ pub fn execute_approved(
     }
 }
 
-fn build_provider(common: &Common) -> Result<Arc<dyn DecisionProvider>, String> {
-    if let Some(log) = common.provider.strip_prefix("replay:") {
-        return replay_provider(log).map(|p| p as Arc<dyn DecisionProvider>);
-    }
-    let retry = RetryPolicy::default();
-    let provider: Arc<dyn DecisionProvider> = match common.provider.as_str() {
-        "heuristic" => Arc::new(HeuristicProvider),
-        "mock" => Arc::new(MockProvider::default()),
-        "systemone" => {
-            let url = common.url.clone().unwrap_or_else(|| SystemOneProvider::OFFICIAL_URL.to_string());
-            let key = ApiKey::from_env(SystemOneProvider::KEY_VARIABLE);
-            if key.is_none() && url.trim_end_matches('/') == SystemOneProvider::OFFICIAL_URL {
-                return Err(format!("the official System One endpoint needs {}", SystemOneProvider::KEY_VARIABLE));
-            }
-            let model = common.model.clone().unwrap_or_else(|| SystemOneProvider::PINNED_MODEL.to_string());
-            Arc::new(Retrying::new(SystemOneProvider::new(&url).with_key(key).with_default_model(Some(model)), retry))
-        }
-        "openai" => {
-            let url = common.url.clone().unwrap_or_else(|| OPENAI_DEFAULT_URL.to_string());
-            let model = common.model.clone().unwrap_or_else(|| "default".to_string());
-            let provider = OpenAiProvider::new(&url, &model, OpenAiMode::Chat)
-                .with_key(ApiKey::from_env(OpenAiProvider::KEY_VARIABLE));
-            Arc::new(Retrying::new(provider, retry))
-        }
-        other => match other.strip_prefix("script:") {
-            Some(file) if !file.is_empty() => {
-                Arc::new(ScriptProvider::from_file(Path::new(file)).map_err(|e| e.to_string())?)
-            }
-            _ => {
-                return Err(format!(
-                    "unknown provider `{other}`: expected heuristic, mock, script:FILE, replay:LOG, systemone or openai"
-                ));
-            }
-        },
-    };
-    Ok(provider)
-}
-
-/// `replay:LOG`: the answers recorded in a session log, by request; a miss is an error.
-pub fn replay_provider(log: &str) -> Result<Arc<ReplayProvider>, String> {
-    if log.is_empty() {
-        return Err("provider `replay:` needs a session log: replay:LOG".into());
-    }
-    Ok(Arc::new(ReplayProvider::from_file(Path::new(log)).map_err(|e| e.to_string())?))
+/// `--provider` with `--url` and `--model`; the host speaks to OpenAI-compatible servers
+/// through their chat endpoint.
+fn build_provider(common: &Common) -> Result<Built, String> {
+    let spec: ProviderSpec = common.provider.parse().map_err(|e: crate::provider::ProviderSpecError| e.to_string())?;
+    spec.build(&Endpoint { url: common.url.as_deref(), model: common.model.as_deref(), openai_mode: OpenAiMode::Chat })
 }
 
 /// One line per decision (node, action, each answer's top probability, margin), and per
