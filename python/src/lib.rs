@@ -10,6 +10,7 @@ mod errors;
 mod log;
 mod outcomes;
 mod provider;
+mod template;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -28,6 +29,13 @@ use serde_json::{Map, Value};
 
 use convert::{from_py, object_from_py, to_py};
 use errors::{contract_error, usage_error};
+use template::Template;
+
+/// The engine's allocations go to mimalloc, as in the `decision` binary: a frame or a replay
+/// allocates many small strings, which the system allocator makes markedly slower (Python's
+/// own objects keep Python's allocator).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The name contracts are given in messages when they came from no file.
 const UNNAMED: &str = "DECISION.md";
@@ -104,19 +112,26 @@ struct Contract {
     contract: ParsedContract,
     /// Compiled policies and offered questions per block, without gates or candidates.
     plain: Mutex<HashMap<String, Arc<(Gated, Questions)>>>,
-    /// Frames prepared for the reference profile, per block and marking.
-    prepared: Mutex<HashMap<(String, bool), Arc<PreparedFrame>>>,
+    /// Frames prepared for the reference profile, per block (its index) and marking.
+    prepared: Mutex<HashMap<(usize, bool), Arc<PreparedFrame>>>,
+    /// The first frame document made for each block, host and marking, with its Python
+    /// objects: the later ones copy the parts they share with it.
+    templates: Mutex<HashMap<FrameKind, Arc<Template>>>,
 }
+
+/// A block (its index), whether it is framed for the reference profile, and whether with the
+/// reference marking.
+type FrameKind = (usize, bool, bool);
 
 impl Contract {
     /// The block's frame for the reference profile, prepared once per marking.
     fn prepared(
         &self,
         py: Python<'_>,
-        block: &decision_core::contract::Block,
+        (index, block): (usize, &decision_core::contract::Block),
         mode: Mode,
     ) -> PyResult<Arc<PreparedFrame>> {
-        let key = (block.id.clone(), mode == Mode::Reference);
+        let key = (index, mode == Mode::Reference);
         if let Some(found) = self.prepared.lock().ok().and_then(|cache| cache.get(&key).cloned()) {
             return Ok(found);
         }
@@ -125,6 +140,28 @@ impl Contract {
             cache.insert(key, Arc::clone(&prepared));
         }
         Ok(prepared)
+    }
+
+    /// The block to frame and its index, or the usage error `decision frame` gives.
+    fn frame_block(&self, py: Python<'_>, id: &str) -> PyResult<(usize, &decision_core::contract::Block)> {
+        let found = self.contract.blocks.iter().enumerate().find(|(_, b)| b.id == id);
+        found.ok_or_else(|| match api::frame::find_block(&self.path, &self.contract, id) {
+            Err(e) => frame_error(py, e),
+            // Not reached: both look for the same id.
+            Ok(_) => usage_error(py, &format!("no block `{id}`"), None),
+        })
+    }
+
+    /// The template for frame documents of `kind`: the first one made, or `document`.
+    fn template(&self, py: Python<'_>, kind: FrameKind, document: &Value) -> PyResult<Arc<Template>> {
+        if let Some(found) = self.templates.lock().ok().and_then(|cache| cache.get(&kind).cloned()) {
+            return Ok(found);
+        }
+        let made = Arc::new(Template::new(py, document.clone())?);
+        if let Ok(mut cache) = self.templates.lock() {
+            return Ok(Arc::clone(cache.entry(kind).or_insert(made)));
+        }
+        Ok(made)
     }
 
     fn block(&self, py: Python<'_>, id: &str) -> PyResult<&decision_core::contract::Block> {
@@ -199,6 +236,7 @@ impl Contract {
             contract: parsed.contract,
             plain: Mutex::new(HashMap::new()),
             prepared: Mutex::new(HashMap::new()),
+            templates: Mutex::new(HashMap::new()),
         })
     }
 
@@ -238,7 +276,7 @@ impl Contract {
         untrusted: Option<Vec<String>>,
         marking: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let found = api::frame::find_block(&self.path, &self.contract, block).map_err(|e| frame_error(py, e))?;
+        let (index, found) = self.frame_block(py, block)?;
         let mode = match marking {
             "provenance" => Mode::Provenance,
             "reference" => Mode::Reference,
@@ -261,12 +299,13 @@ impl Contract {
         }
         let state = object_from_py(state, "state")?;
         let document = if profile.is_some() {
-            self.prepared(py, found, mode)?.document(&state)
+            self.prepared(py, (index, found), mode)?.document(&state)
         } else {
             let options = FrameOptions { reference_profile: false, untrusted: untrusted.unwrap_or_default(), mode };
             api::frame::document(found, &state, &options).map_err(|e| frame_error(py, e))?
         };
-        to_py(py, &document)
+        let kind = (index, profile.is_some(), mode == Mode::Reference);
+        self.template(py, kind, &document)?.to_py(py, &document)
     }
 
     /// `decision eval --format json`: validate `answers` and evaluate the block's policy.
@@ -418,11 +457,12 @@ fn _rust_timing(
             }
         }
         "frame-out" => {
-            let options = FrameOptions { reference_profile: true, ..FrameOptions::default() };
-            let document = api::frame::document(found, &input, &options).map_err(|e| frame_error(py, e))?;
+            let (index, found) = contract.frame_block(py, block)?;
+            let document = contract.prepared(py, (index, found), Mode::Provenance)?.document(&input);
+            let template = contract.template(py, (index, true, false), &document)?;
             let started = std::time::Instant::now();
             for _ in 0..runs {
-                std::hint::black_box(to_py(py, &document)?);
+                std::hint::black_box(template.to_py(py, &document)?);
             }
             return Ok(started.elapsed().as_nanos() as f64 / f64::from(runs));
         }
