@@ -8,6 +8,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
+use crate::read;
+
 /// A JSON value as Python: dicts (in key order), lists, str, int, float, bool, None.
 pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
@@ -96,7 +98,7 @@ pub fn from_py(object: &Bound<'_, PyAny>) -> PyResult<Value> {
     // of the type (the checks below also take subclasses, at the cost of a look at the
     // type's flags or bases).
     if let Ok(s) = object.cast_exact::<PyString>() {
-        return Ok(Value::String(s.to_cow()?.into_owned()));
+        return Ok(Value::String(read::text_of(s)?));
     }
     if let Ok(dict) = object.cast_exact::<PyDict>() {
         return Ok(Value::Object(dict_to_map(dict)?));
@@ -155,35 +157,12 @@ fn dict_to_map(dict: &Bound<'_, PyDict>) -> PyResult<Map<String, Value>> {
     Ok(map)
 }
 
-/// Keys read from Python, by the identity of their `str` objects: a host's keys are mostly
-/// the same objects from call to call (literals, interned names), and with the ABI of
-/// Python 3.9 reading a str's text means encoding it into a new bytes object first.
-type ReadKeys = RefCell<HashMap<usize, (Py<PyString>, String), foldhash::fast::RandomState>>;
-
-thread_local! {
-    /// Each key's object is held here, so its identity cannot pass to another object while
-    /// it is kept (and a str never changes).
-    static READ_KEYS: ReadKeys = RefCell::default();
-}
-
 /// A dict key's text.
 fn read_key(key: &Bound<'_, PyAny>) -> PyResult<String> {
-    let Ok(exact) = key.cast_exact::<PyString>() else {
-        let key = key.cast::<PyString>().map_err(|_| PyTypeError::new_err("JSON object keys must be str"))?;
-        return Ok(key.to_cow()?.into_owned());
-    };
-    let identity = exact.as_ptr() as usize;
-    READ_KEYS.with(|read| {
-        let Ok(mut read) = read.try_borrow_mut() else { return Ok(exact.to_cow()?.into_owned()) };
-        if let Some((_, text)) = read.get(&identity) {
-            return Ok(text.clone());
-        }
-        let text = exact.to_cow()?.into_owned();
-        if text.len() <= KEPT_KEY_BYTES && read.len() < KEPT_KEYS {
-            read.insert(identity, (exact.clone().unbind(), text.clone()));
-        }
-        Ok(text)
-    })
+    match key.cast::<PyString>() {
+        Ok(key) => read::text_of(key),
+        Err(_) => Err(PyTypeError::new_err("JSON object keys must be str")),
+    }
 }
 
 /// A dict as a JSON object; `what` names it in the error.

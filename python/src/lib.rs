@@ -9,8 +9,11 @@ mod convert;
 mod errors;
 mod log;
 mod outcomes;
+mod prepared;
 mod provider;
+mod read;
 mod template;
+mod timing;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,6 +32,7 @@ use serde_json::{Map, Value};
 
 use convert::{from_py, object_from_py, to_py};
 use errors::{contract_error, usage_error};
+use prepared::Prepared;
 use template::Template;
 
 /// The engine's allocations go to mimalloc, as in the `decision` binary: a frame or a replay
@@ -113,15 +117,15 @@ struct Contract {
     /// Compiled policies and offered questions per block, without gates or candidates.
     plain: Mutex<HashMap<String, Arc<(Gated, Questions)>>>,
     /// Frames prepared for the reference profile, per block (its index) and marking.
-    prepared: Mutex<HashMap<(usize, bool), Arc<PreparedFrame>>>,
-    /// The first frame document made for each block, host and marking, with its Python
-    /// objects: the later ones copy the parts they share with it.
+    prepared: Mutex<HashMap<FrameKind, Arc<Prepared>>>,
+    /// The first frame document made for each block and marking for a host whose cells are
+    /// the state's keys, with its Python objects: the later ones copy the parts they share
+    /// with it.
     templates: Mutex<HashMap<FrameKind, Arc<Template>>>,
 }
 
-/// A block (its index), whether it is framed for the reference profile, and whether with the
-/// reference marking.
-type FrameKind = (usize, bool, bool);
+/// A block (its index), and whether it is framed with the reference marking.
+type FrameKind = (usize, bool);
 
 impl Contract {
     /// The block's frame for the reference profile, prepared once per marking.
@@ -130,12 +134,13 @@ impl Contract {
         py: Python<'_>,
         (index, block): (usize, &decision_core::contract::Block),
         mode: Mode,
-    ) -> PyResult<Arc<PreparedFrame>> {
+    ) -> PyResult<Arc<Prepared>> {
         let key = (index, mode == Mode::Reference);
         if let Some(found) = self.prepared.lock().ok().and_then(|cache| cache.get(&key).cloned()) {
             return Ok(found);
         }
-        let prepared = Arc::new(PreparedFrame::reference(block, mode).map_err(|e| frame_error(py, e))?);
+        let frame = PreparedFrame::reference(block, mode).map_err(|e| frame_error(py, e))?;
+        let prepared = Arc::new(Prepared::new(py, frame)?);
         if let Ok(mut cache) = self.prepared.lock() {
             cache.insert(key, Arc::clone(&prepared));
         }
@@ -298,14 +303,12 @@ impl Contract {
             }
         }
         let state = object_from_py(state, "state")?;
-        let document = if profile.is_some() {
-            self.prepared(py, (index, found), mode)?.document(&state)
-        } else {
-            let options = FrameOptions { reference_profile: false, untrusted: untrusted.unwrap_or_default(), mode };
-            api::frame::document(found, &state, &options).map_err(|e| frame_error(py, e))?
-        };
-        let kind = (index, profile.is_some(), mode == Mode::Reference);
-        self.template(py, kind, &document)?.to_py(py, &document)
+        if profile.is_some() {
+            return self.prepared(py, (index, found), mode)?.document(py, &state);
+        }
+        let options = FrameOptions { reference_profile: false, untrusted: untrusted.unwrap_or_default(), mode };
+        let document = api::frame::document(found, &state, &options).map_err(|e| frame_error(py, e))?;
+        self.template(py, (index, mode == Mode::Reference), &document)?.to_py(py, &document)
     }
 
     /// `decision eval --format json`: validate `answers` and evaluate the block's policy.
@@ -415,62 +418,6 @@ fn frame_error(py: Python<'_>, error: FrameError) -> PyErr {
     }
 }
 
-/// The benchmark's baseline: nanoseconds per call of the Rust function behind
-/// `Contract.frame` (`kind="frame"`, with the reference profile) or `Contract.evaluate`
-/// (`kind="evaluate"`), run `n` times in Rust on the same inputs, with nothing converted.
-#[pyfunction]
-fn _rust_timing(
-    py: Python<'_>,
-    contract: &Contract,
-    kind: &str,
-    block: &str,
-    input: &Bound<'_, PyAny>,
-    n: u32,
-) -> PyResult<f64> {
-    let found = contract.block(py, block)?;
-    let input_object = Some(input.clone());
-    let input = object_from_py(input, "input")?;
-    let runs = n.max(1);
-    let started = std::time::Instant::now();
-    match kind {
-        "frame" => {
-            let prepared = PreparedFrame::reference(found, Mode::Provenance).map_err(|e| frame_error(py, e))?;
-            let started = std::time::Instant::now();
-            for _ in 0..runs {
-                std::hint::black_box(prepared.document(&input));
-            }
-            return Ok(started.elapsed().as_nanos() as f64 / f64::from(runs));
-        }
-        "evaluate" => {
-            let built = contract.policy_and_questions(py, found, &[], &api::eval::Candidates::new())?;
-            let (policy, questions) = &*built;
-            for _ in 0..runs {
-                std::hint::black_box(api::eval::evaluate(found, policy, questions, &input).to_json());
-            }
-        }
-        // The two halves of what a call from Python adds to `frame`: reading the state, and
-        // building the returned dicts.
-        "frame-in" => {
-            let given = input_object.as_ref().ok_or_else(|| usage_error(py, "no input", None))?;
-            for _ in 0..runs {
-                std::hint::black_box(object_from_py(given, "input")?);
-            }
-        }
-        "frame-out" => {
-            let (index, found) = contract.frame_block(py, block)?;
-            let document = contract.prepared(py, (index, found), Mode::Provenance)?.document(&input);
-            let template = contract.template(py, (index, true, false), &document)?;
-            let started = std::time::Instant::now();
-            for _ in 0..runs {
-                std::hint::black_box(template.to_py(py, &document)?);
-            }
-            return Ok(started.elapsed().as_nanos() as f64 / f64::from(runs));
-        }
-        other => return Err(usage_error(py, &format!("unknown kind `{other}`"), None)),
-    }
-    Ok(started.elapsed().as_nanos() as f64 / f64::from(runs))
-}
-
 /// The engine's version and the schema versions it reads and writes.
 #[pyfunction]
 fn engine<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -482,7 +429,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", api::ENGINE_VERSION)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(engine, m)?)?;
-    m.add_function(wrap_pyfunction!(_rust_timing, m)?)?;
+    m.add_function(wrap_pyfunction!(timing::_rust_timing, m)?)?;
     m.add_class::<Contract>()?;
     log::register(m)?;
     outcomes::register(m)?;

@@ -46,6 +46,11 @@ impl Template {
         Ok(Template { value, made })
     }
 
+    /// A fresh copy of the template's own value.
+    pub fn copy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.made.copy(py)
+    }
+
     /// `value` as [`to_py`] makes it, with the parts equal to the template's copied from it.
     pub fn to_py<'py>(&self, py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
         like(py, value, &self.value, &self.made)

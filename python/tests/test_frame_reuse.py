@@ -112,19 +112,43 @@ def test_a_host_that_changes_a_returned_frame_does_not_change_the_next() -> None
     assert dumped(contract.frame("pick_tool", CODING_STATE, profile="reference")) == expected
 
 
-def test_keys_made_afresh_each_call_are_read_as_their_own_text() -> None:
-    """Keys are cached by object: keys that are freed and whose memory is used again for
-    other keys must still be read as what they say."""
+def fresh(value: Any) -> Any:
+    """The value with every str a new object (not interned)."""
+    if isinstance(value, str):
+        return "".join(list(value))
+    if isinstance(value, list):
+        return [fresh(item) for item in value]
+    if isinstance(value, dict):
+        return {fresh(key): fresh(item) for key, item in value.items()}
+    return value
+
+
+def test_strings_made_afresh_each_call_are_read_as_their_own_text() -> None:
+    """Strings are read once per object: strings that are freed, and whose memory is used
+    again for other strings, must still be read as what they say."""
     text = (TRIAGE / "DECISION.md").read_bytes()
     contract = dc.Contract.parse(text)
     base = json.loads((TRIAGE / "state.json").read_text())
     names = list(base)
     for turn in range(200):
-        # The same names in a changing order, each a new str object (not interned).
+        # The same cells in a changing order, and the values of two of them swapped.
         order = names[turn % len(names):] + names[: turn % len(names)]
-        state = {"".join(list(name)): base[name] for name in order}
-        fresh = dc.Contract.parse(text).frame("route", dict(base), untrusted=["body"])
-        assert dumped(contract.frame("route", state, untrusted=["body"])) == dumped(fresh)
+        state = {name: base[name] for name in order}
+        if turn % 2:
+            state["subject"], state["body"] = state["body"], state["subject"]
+        expected = dumped(dc.Contract.parse(text).frame("route", state, untrusted=["body"]))
+        assert dumped(contract.frame("route", fresh(state), untrusted=["body"])) == expected
+
+
+def test_a_state_with_more_strings_than_are_kept_frames_as_a_fresh_contract_does() -> None:
+    text = (TRIAGE / "DECISION.md").read_bytes()
+    contract = dc.Contract.parse(text)
+    base = json.loads((TRIAGE / "state.json").read_text())
+    for turn in range(3):
+        state = dict(base, orders=[f"INV-{turn}-{n} 49.00 EUR" for n in range(5000)])
+        expected = dumped(dc.Contract.parse(text).frame("refund_risk", state))
+        assert dumped(contract.frame("refund_risk", state)) == expected
+        assert dumped(contract.frame("refund_risk", state)) == expected
 
 
 def test_a_state_of_subclasses_frames_as_the_plain_state() -> None:
