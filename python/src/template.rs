@@ -26,17 +26,11 @@ pub struct Template {
 enum Made {
     /// A string, number, boolean or None: immutable, so shared by every copy.
     Leaf(Py<PyAny>),
-    Dict {
-        dict: Py<PyDict>,
-        keys: Vec<Py<PyString>>,
-        members: Vec<Made>,
-        nested: Vec<usize>,
-    },
-    List {
-        list: Py<PyList>,
-        members: Vec<Made>,
-        nested: Vec<usize>,
-    },
+    /// A dict, its keys and its members in order, and the positions of the members that
+    /// are dicts or lists themselves (a copy makes those afresh, and shares the rest).
+    Dict { dict: Py<PyDict>, keys: Vec<Py<PyString>>, members: Vec<Made>, nested: Vec<usize> },
+    /// A list, its members, and the positions of those that are dicts or lists.
+    List { list: Py<PyList>, members: Vec<Made>, nested: Vec<usize> },
 }
 
 impl Template {

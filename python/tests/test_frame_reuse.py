@@ -13,22 +13,10 @@ import pytest
 
 import decision_contract as dc
 
-from conftest import REPO
+from conftest import CODING_STATE, REPO
 
 CODING = REPO / "examples/coding-agent/DECISION.md"
 TRIAGE = REPO / "examples/support-triage"
-
-CODING_STATE: Dict[str, Any] = {
-    "task": "Which file defines `apply_discount`?",
-    "lastResult": "pricing.py:\ndef apply_discount(price, pct):\n    return price * (1 - pct)",
-    "history": [
-        {"tool": "list_dir", "input": ".", "result": "pricing.py\ninventory.py"},
-        {"tool": "read_file", "input": "pricing.py", "result": "def apply_discount(price, pct): ..."},
-    ],
-    "evidence": ["pricing.py defines apply_discount"],
-    "steps": 2,
-}
-
 
 def coding_states() -> List[Dict[str, Any]]:
     """The state, then states that differ from it in one way each."""
