@@ -8,6 +8,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
+use crate::read;
+
 /// A JSON value as Python: dicts (in key order), lists, str, int, float, bool, None.
 pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
@@ -30,11 +32,16 @@ pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
         Value::Object(map) => {
             let dict = PyDict::new(py);
             for (key, item) in map {
-                dict.set_item(kept_string(py, &KEYS, key, KEPT_KEY_BYTES, KEPT_KEYS), to_py(py, item)?)?;
+                dict.set_item(kept_key(py, key), to_py(py, item)?)?;
             }
             dict.into_any()
         }
     })
+}
+
+/// A dict key as a Python string, kept for reuse when it is short.
+pub fn kept_key<'py>(py: Python<'py>, key: &str) -> Bound<'py, PyString> {
+    kept_string(py, &KEYS, key, KEPT_KEY_BYTES, KEPT_KEYS)
 }
 
 /// Keys longer than this are not kept (the documents' own keys are short).
@@ -87,6 +94,18 @@ fn kept_string<'py>(
 /// A Python object as a JSON value: dict (str keys), list, tuple, str, int, float (finite),
 /// bool, None. Anything else is a `TypeError`.
 pub fn from_py(object: &Bound<'_, PyAny>) -> PyResult<Value> {
+    // A host's state is mostly exact strs, dicts and lists: each is told by one comparison
+    // of the type (the checks below also take subclasses, at the cost of a look at the
+    // type's flags or bases).
+    if let Ok(s) = object.cast_exact::<PyString>() {
+        return Ok(Value::String(read::text_of(s)?));
+    }
+    if let Ok(dict) = object.cast_exact::<PyDict>() {
+        return Ok(Value::Object(dict_to_map(dict)?));
+    }
+    if let Ok(list) = object.cast_exact::<PyList>() {
+        return list_to_array(list);
+    }
     if object.is_none() {
         return Ok(Value::Null);
     }
@@ -114,7 +133,7 @@ pub fn from_py(object: &Bound<'_, PyAny>) -> PyResult<Value> {
         return Ok(Value::Object(dict_to_map(dict)?));
     }
     if let Ok(list) = object.cast::<PyList>() {
-        return list.iter().map(|item| from_py(&item)).collect::<PyResult<Vec<_>>>().map(Value::Array);
+        return list_to_array(list);
     }
     if let Ok(tuple) = object.cast::<PyTuple>() {
         return tuple.iter().map(|item| from_py(&item)).collect::<PyResult<Vec<_>>>().map(Value::Array);
@@ -122,17 +141,28 @@ pub fn from_py(object: &Bound<'_, PyAny>) -> PyResult<Value> {
     Err(PyTypeError::new_err(format!("cannot be JSON: an object of type {}", object.get_type().name()?)))
 }
 
+fn list_to_array(list: &Bound<'_, PyList>) -> PyResult<Value> {
+    let mut items = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        items.push(from_py(&item)?);
+    }
+    Ok(Value::Array(items))
+}
+
 fn dict_to_map(dict: &Bound<'_, PyDict>) -> PyResult<Map<String, Value>> {
     let mut map = Map::with_capacity(dict.len());
     for (key, item) in dict.iter() {
-        let key = key
-            .cast::<PyString>()
-            .map_err(|_| PyTypeError::new_err("JSON object keys must be str"))?
-            .to_cow()?
-            .into_owned();
-        map.insert(key, from_py(&item)?);
+        map.insert(read_key(&key)?, from_py(&item)?);
     }
     Ok(map)
+}
+
+/// A dict key's text.
+fn read_key(key: &Bound<'_, PyAny>) -> PyResult<String> {
+    match key.cast::<PyString>() {
+        Ok(key) => read::text_of(key),
+        Err(_) => Err(PyTypeError::new_err("JSON object keys must be str")),
+    }
 }
 
 /// A dict as a JSON object; `what` names it in the error.

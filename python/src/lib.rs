@@ -9,7 +9,11 @@ mod convert;
 mod errors;
 mod log;
 mod outcomes;
+mod prepared;
 mod provider;
+mod read;
+mod template;
+mod timing;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,6 +33,14 @@ use serde_json::{Map, Value};
 
 use convert::{from_py, object_from_py, to_py};
 use errors::{contract_error, usage_error};
+use prepared::Prepared;
+use template::Template;
+
+/// The engine's allocations go to mimalloc, as in the `decision` binary: a frame or a replay
+/// allocates many small strings, which the system allocator makes markedly slower (Python's
+/// own objects keep Python's allocator).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The name contracts are given in messages when they came from no file.
 const UNNAMED: &str = "DECISION.md";
@@ -105,27 +117,57 @@ struct Contract {
     contract: ParsedContract,
     /// Compiled policies and offered questions per block, without gates or candidates.
     plain: Mutex<HashMap<String, Arc<(Gated, Questions)>>>,
-    /// Frames prepared for the reference profile, per block and marking.
-    prepared: Mutex<HashMap<(String, bool), Arc<PreparedFrame>>>,
+    /// Frames prepared for the reference profile, per block (its index) and marking.
+    prepared: Mutex<HashMap<FrameKind, Arc<Prepared>>>,
+    /// The first frame document made for each block and marking for a host whose cells are
+    /// the state's keys, with its Python objects: the later ones copy the parts they share
+    /// with it.
+    templates: Mutex<HashMap<FrameKind, Arc<Template>>>,
 }
+
+/// A block (its index), and whether it is framed with the reference marking.
+type FrameKind = (usize, bool);
 
 impl Contract {
     /// The block's frame for the reference profile, prepared once per marking.
     fn prepared(
         &self,
         py: Python<'_>,
-        block: &decision_core::contract::Block,
+        (index, block): (usize, &decision_core::contract::Block),
         mode: Mode,
-    ) -> PyResult<Arc<PreparedFrame>> {
-        let key = (block.id.clone(), mode == Mode::Reference);
+    ) -> PyResult<Arc<Prepared>> {
+        let key = (index, mode == Mode::Reference);
         if let Some(found) = self.prepared.lock().ok().and_then(|cache| cache.get(&key).cloned()) {
             return Ok(found);
         }
-        let prepared = Arc::new(PreparedFrame::reference(block, mode).map_err(|e| frame_error(py, e))?);
+        let frame = PreparedFrame::reference(block, mode).map_err(|e| frame_error(py, e))?;
+        let prepared = Arc::new(Prepared::new(py, frame)?);
         if let Ok(mut cache) = self.prepared.lock() {
             cache.insert(key, Arc::clone(&prepared));
         }
         Ok(prepared)
+    }
+
+    /// The block to frame and its index, or the usage error `decision frame` gives.
+    fn frame_block(&self, py: Python<'_>, id: &str) -> PyResult<(usize, &decision_core::contract::Block)> {
+        let found = self.contract.blocks.iter().enumerate().find(|(_, b)| b.id == id);
+        found.ok_or_else(|| match api::frame::find_block(&self.path, &self.contract, id) {
+            Err(e) => frame_error(py, e),
+            // Not reached: both look for the same id.
+            Ok(_) => usage_error(py, &format!("no block `{id}`"), None),
+        })
+    }
+
+    /// The template for frame documents of `kind`: the first one made, or `document`.
+    fn template(&self, py: Python<'_>, kind: FrameKind, document: &Value) -> PyResult<Arc<Template>> {
+        if let Some(found) = self.templates.lock().ok().and_then(|cache| cache.get(&kind).cloned()) {
+            return Ok(found);
+        }
+        let made = Arc::new(Template::new(py, document.clone())?);
+        if let Ok(mut cache) = self.templates.lock() {
+            return Ok(Arc::clone(cache.entry(kind).or_insert(made)));
+        }
+        Ok(made)
     }
 
     fn block(&self, py: Python<'_>, id: &str) -> PyResult<&decision_core::contract::Block> {
@@ -200,6 +242,7 @@ impl Contract {
             contract: parsed.contract,
             plain: Mutex::new(HashMap::new()),
             prepared: Mutex::new(HashMap::new()),
+            templates: Mutex::new(HashMap::new()),
         })
     }
 
@@ -239,7 +282,7 @@ impl Contract {
         untrusted: Option<Vec<String>>,
         marking: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let found = api::frame::find_block(&self.path, &self.contract, block).map_err(|e| frame_error(py, e))?;
+        let (index, found) = self.frame_block(py, block)?;
         let mode = match marking {
             "provenance" => Mode::Provenance,
             "reference" => Mode::Reference,
@@ -261,13 +304,12 @@ impl Contract {
             }
         }
         let state = object_from_py(state, "state")?;
-        let document = if profile.is_some() {
-            self.prepared(py, found, mode)?.document(&state)
-        } else {
-            let options = FrameOptions { reference_profile: false, untrusted: untrusted.unwrap_or_default(), mode };
-            api::frame::document(found, &state, &options).map_err(|e| frame_error(py, e))?
-        };
-        to_py(py, &document)
+        if profile.is_some() {
+            return self.prepared(py, (index, found), mode)?.document(py, &state);
+        }
+        let options = FrameOptions { reference_profile: false, untrusted: untrusted.unwrap_or_default(), mode };
+        let document = api::frame::document(found, &state, &options).map_err(|e| frame_error(py, e))?;
+        self.template(py, (index, mode == Mode::Reference), &document)?.to_py(py, &document)
     }
 
     /// `decision eval --format json`: validate `answers` and evaluate the block's policy.
@@ -379,61 +421,6 @@ fn frame_error(py: Python<'_>, error: FrameError) -> PyErr {
     }
 }
 
-/// The benchmark's baseline: nanoseconds per call of the Rust function behind
-/// `Contract.frame` (`kind="frame"`, with the reference profile) or `Contract.evaluate`
-/// (`kind="evaluate"`), run `n` times in Rust on the same inputs, with nothing converted.
-#[pyfunction]
-fn _rust_timing(
-    py: Python<'_>,
-    contract: &Contract,
-    kind: &str,
-    block: &str,
-    input: &Bound<'_, PyAny>,
-    n: u32,
-) -> PyResult<f64> {
-    let found = contract.block(py, block)?;
-    let input_object = Some(input.clone());
-    let input = object_from_py(input, "input")?;
-    let runs = n.max(1);
-    let started = std::time::Instant::now();
-    match kind {
-        "frame" => {
-            let prepared = PreparedFrame::reference(found, Mode::Provenance).map_err(|e| frame_error(py, e))?;
-            let started = std::time::Instant::now();
-            for _ in 0..runs {
-                std::hint::black_box(prepared.document(&input));
-            }
-            return Ok(started.elapsed().as_nanos() as f64 / f64::from(runs));
-        }
-        "evaluate" => {
-            let built = contract.policy_and_questions(py, found, &[], &api::eval::Candidates::new())?;
-            let (policy, questions) = &*built;
-            for _ in 0..runs {
-                std::hint::black_box(api::eval::evaluate(found, policy, questions, &input).to_json());
-            }
-        }
-        // The two halves of what a call from Python adds to `frame`: reading the state, and
-        // building the returned dicts.
-        "frame-in" => {
-            let given = input_object.as_ref().ok_or_else(|| usage_error(py, "no input", None))?;
-            for _ in 0..runs {
-                std::hint::black_box(object_from_py(given, "input")?);
-            }
-        }
-        "frame-out" => {
-            let options = FrameOptions { reference_profile: true, ..FrameOptions::default() };
-            let document = api::frame::document(found, &input, &options).map_err(|e| frame_error(py, e))?;
-            let started = std::time::Instant::now();
-            for _ in 0..runs {
-                std::hint::black_box(to_py(py, &document)?);
-            }
-            return Ok(started.elapsed().as_nanos() as f64 / f64::from(runs));
-        }
-        other => return Err(usage_error(py, &format!("unknown kind `{other}`"), None)),
-    }
-    Ok(started.elapsed().as_nanos() as f64 / f64::from(runs))
-}
-
 /// The engine's version and the schema versions it reads and writes.
 #[pyfunction]
 fn engine<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -445,7 +432,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", api::ENGINE_VERSION)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(engine, m)?)?;
-    m.add_function(wrap_pyfunction!(_rust_timing, m)?)?;
+    m.add_function(wrap_pyfunction!(timing::_rust_timing, m)?)?;
     m.add_class::<Contract>()?;
     log::register(m)?;
     outcomes::register(m)?;

@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
@@ -37,6 +37,19 @@ def run_json(binary: Path, *args: str) -> Any:
     _, out, err = run(binary, *args)
     assert out, err
     return json.loads(out)
+
+
+# A coding host's state after two steps, for the reference profile's frames.
+CODING_STATE: Dict[str, Any] = {
+    "task": "Which file defines `apply_discount`?",
+    "lastResult": "pricing.py:\ndef apply_discount(price, pct):\n    return price * (1 - pct)",
+    "history": [
+        {"tool": "list_dir", "input": ".", "result": "pricing.py\ninventory.py"},
+        {"tool": "read_file", "input": "pricing.py", "result": "def apply_discount(price, pct): ..."},
+    ],
+    "evidence": ["pricing.py defines apply_discount"],
+    "steps": 2,
+}
 
 
 def without_engine(document: Any) -> Any:

@@ -11,7 +11,7 @@ import pytest
 import decision_contract as dc
 from decision_contract import outcomes
 
-from conftest import REPO, contracts, run, run_json, same
+from conftest import CODING_STATE, REPO, contracts, run, run_json, same
 
 TRIAGE = REPO / "examples/support-triage"
 CODING = REPO / "examples/coding-agent/DECISION.md"
@@ -57,18 +57,8 @@ def test_explain(decision: Path, contract: Path) -> None:
 
 
 def coding_state(tmp_path: Path) -> Path:
-    state = {
-        "task": "Which file defines `apply_discount`?",
-        "lastResult": "pricing.py:\ndef apply_discount(price, pct):\n    return price * (1 - pct)",
-        "history": [
-            {"tool": "list_dir", "input": ".", "result": "pricing.py\ninventory.py"},
-            {"tool": "read_file", "input": "pricing.py", "result": "def apply_discount(price, pct): ..."},
-        ],
-        "evidence": ["pricing.py defines apply_discount"],
-        "steps": 2,
-    }
     path = tmp_path / "state.json"
-    path.write_text(json.dumps(state))
+    path.write_text(json.dumps(CODING_STATE))
     return path
 
 

@@ -4,6 +4,7 @@
 
 use decision_protocol::digest::{frame_digest, request_digest};
 use decision_runtime::api;
+use decision_runtime::frame::Mode;
 use decision_runtime::log::DecisionEvent;
 use serde_json::{Map, Value, json};
 
@@ -55,6 +56,36 @@ fn frame_refuses_unknown_blocks_and_broken_contracts() {
     let doc = api::frame::document(block, &state, &options).unwrap();
     assert_eq!(doc["block"], json!("pick_tool"));
     assert_eq!(doc["requestDigest"].as_str().unwrap().len(), 16);
+}
+
+#[test]
+fn a_prepared_frame_document_is_its_compiled_parts_with_the_blocks_own() {
+    let contract = api::frame::parse_contract("x.md", EXAMPLE.as_bytes()).unwrap();
+    let state = api::frame::parse_state("s.json", r#"{"task": "find it", "history": [], "files": ["a.py"]}"#).unwrap();
+    let (mut plain, mut dynamic) = (0, 0);
+    for block in &contract.blocks {
+        for mode in [Mode::Provenance, Mode::Reference] {
+            let prepared = api::frame::PreparedFrame::reference(block, mode).unwrap();
+            let (frame, request) = prepared.compile(&state);
+            assert_eq!(prepared.block(), block.id);
+            let mut parts = json!({
+                "block": prepared.block(), "frame": frame, "questions": prepared.questions(), "requestDigest": request,
+            });
+            match prepared.dynamic() {
+                Some(note) => {
+                    parts["dynamic"] = note.clone();
+                    dynamic += 1;
+                }
+                None => plain += 1,
+            }
+            // The same members in the same order, as the CLI's document has them.
+            let options = api::frame::FrameOptions { reference_profile: true, mode, ..Default::default() };
+            let cli = api::frame::document(block, &state, &options).unwrap();
+            assert_eq!(prepared.document(&state).to_string(), parts.to_string());
+            assert_eq!(cli.to_string(), parts.to_string());
+        }
+    }
+    assert!(plain > 0 && dynamic > 0, "blocks with and without a `dynamic` note");
 }
 
 #[test]

@@ -162,19 +162,44 @@ impl PreparedFrame {
         })
     }
 
-    /// The frame document for one state (see [`document`]).
+    /// The frame document for one state (see [`document`]): [`PreparedFrame::compile`]'s
+    /// parts with the block's own.
     pub fn document(&self, state: &Map<String, Value>) -> Value {
+        let (frame, request) = self.compile(state);
+        // Built member by member: `json!` would copy each member again through serde.
+        let mut doc = Map::with_capacity(5);
+        doc.insert("block".to_owned(), Value::String(self.block.clone()));
+        doc.insert("frame".to_owned(), frame);
+        doc.insert("questions".to_owned(), self.questions.clone());
+        doc.insert("requestDigest".to_owned(), Value::String(request));
+        if let Some(dynamic) = &self.dynamic {
+            doc.insert("dynamic".to_owned(), dynamic.clone());
+        }
+        Value::Object(doc)
+    }
+
+    /// What a document has that depends on the state: the frame artifact (`frame`) and the
+    /// request digest (`requestDigest`). The rest is the same for every state: `block`,
+    /// `questions` and, for a `dynamic:` block, `dynamic` ([`PreparedFrame::block`],
+    /// [`PreparedFrame::questions`], [`PreparedFrame::dynamic`]).
+    pub fn compile(&self, state: &Map<String, Value>) -> (Value, String) {
         let frame = compile_frame(&self.spec, state, &self.cells, &self.projections, self.mode);
         let request = request_digest_of_text(&frame.digest, &self.questions_text);
-        let mut doc = json!({
-            "block": self.block,
-            "frame": frame.to_value(),
-            "questions": self.questions,
-            "requestDigest": request,
-        });
-        if let (Some(dynamic), Some(map)) = (&self.dynamic, doc.as_object_mut()) {
-            map.insert("dynamic".to_owned(), dynamic.clone());
-        }
-        doc
+        (frame.into_value(), request)
+    }
+
+    /// The block's id (the document's `block`).
+    pub fn block(&self) -> &str {
+        &self.block
+    }
+
+    /// The block's questions as they are sent (the document's `questions`).
+    pub fn questions(&self) -> &Value {
+        &self.questions
+    }
+
+    /// The `dynamic` note of a `dynamic:` block.
+    pub fn dynamic(&self) -> Option<&Value> {
+        self.dynamic.as_ref()
     }
 }
