@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 use decision_protocol::digest::{frame_digest, request_digest};
+use decision_protocol::frame::Mode;
 use decision_runtime::api;
-use decision_runtime::frame::Mode;
 use decision_runtime::log::DecisionEvent;
 use serde_json::{Map, Value, json};
 
