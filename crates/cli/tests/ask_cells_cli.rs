@@ -54,6 +54,15 @@ fn a_host_with_its_own_cells_asks_and_records_a_verifiable_decision() {
     assert!(!sent["subject"].as_str().unwrap().starts_with("⟨untrusted"), "cells not named stay trusted: {sent}");
     assert!(sent.get("customer").is_none(), "an excluded cell is not sent: {sent}");
     assert_eq!(decision(&["replay", &log]).status.code(), Some(0));
+
+    // Each ask is a run of its own, sealed: a second one continues the chain as run 1.
+    assert_eq!(decision(&args).status.code(), Some(0));
+    let replayed = decision(&["replay", "--require-seal", "--format", "json", &log]);
+    assert_eq!(replayed.status.code(), Some(0), "{}", String::from_utf8_lossy(&replayed.stdout));
+    let report: Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    assert_eq!((report["records"].as_u64(), report["runs"].as_u64()), (Some(2), Some(2)), "{report}");
+    assert_eq!(report["files"][0]["seal"], "sealed", "{report}");
+    assert_eq!(report["files"][0]["chain"], "intact", "{report}");
 }
 
 #[test]

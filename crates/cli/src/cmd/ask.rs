@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use decision_runtime::api;
 use decision_runtime::decide::{Decider, NodeDecision, NodeSpec};
-use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog, now_ms};
+use decision_runtime::log::{FsyncPolicy, LogHeader, SealKey, SessionLog, next_run, now_ms};
 use decision_runtime::provider::{DecisionProvider, OpenAiMode};
 use decision_runtime::terminal;
 use serde_json::{Map, Value};
@@ -162,8 +162,14 @@ fn build_provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, String> {
 }
 
 fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>, gates: &[String]) -> Result<(), String> {
+    // Each `ask` is a run of one decision: it continues the log's chain as its next run and
+    // ends it with a seal, so replay reads a finished log.
     let mut log = if path.exists() {
-        SessionLog::open(path, FsyncPolicy::EveryLine)
+        let run = next_run(path).map_err(|e| e.to_string())?;
+        SessionLog::open(path, FsyncPolicy::EveryLine).map(|mut log| {
+            log.set_run(run);
+            log
+        })
     } else {
         let cwd = std::env::current_dir().ok().map(|p| p.display().to_string());
         SessionLog::create(
@@ -179,5 +185,7 @@ fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>, gates:
         let parsed = decision_core::policy::parse_gates(&gates.join("\n")).map_err(|e| e.to_string())?;
         event.gates = Some(parsed.iter().map(|g| (g.key(), Value::from(g.value))).collect());
     }
-    log.append_decision(&event).map_err(|e| e.to_string())
+    log.set_seal_key(SealKey::from_env().map_err(|e| e.to_string())?);
+    log.append_decision(&event).map_err(|e| e.to_string())?;
+    log.seal().map(drop).map_err(|e| e.to_string())
 }

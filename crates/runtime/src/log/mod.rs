@@ -25,7 +25,7 @@ use thiserror::Error;
 
 pub use event::{DecisionEvent, GraphEvent, NO_CONSUMER, NodeDecisionEvent};
 pub use replay::{ChainStatus, LogReport, RecordResult, ReplayOptions, SealStatus, replay_file, replay_reader};
-pub use seal::{LogHead, SEAL_KEY_VARIABLE, SealKey, read_head};
+pub use seal::{LogHead, SEAL_KEY_VARIABLE, SealKey, next_run, read_head};
 pub use writer::{CHAIN_CLAIM, FsyncPolicy, LOG_VERSION, LogHeader, Repair, SessionLog, is_valid_session_id, now_ms};
 
 /// Why the session log could not be opened, written or continued. After a write error the

@@ -25,7 +25,7 @@ use std::str::FromStr;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use super::envelope::{hex32, parse_hex32, parse_line};
+use super::envelope::{LineKind, hex32, parse_hex32, parse_line};
 
 /// The environment variable holding the key of the keyed seal.
 pub const SEAL_KEY_VARIABLE: &str = "DECISION_LOG_KEY";
@@ -84,6 +84,26 @@ const TAIL_BYTES: u64 = 64 << 10;
 /// complete chained line (a torn tail, an unchained log, or a last line over 64 KiB).
 pub fn read_head(path: &Path) -> io::Result<Option<LogHead>> {
     use sha2::Digest;
+    let Some(line) = last_line(path)? else { return Ok(None) };
+    let seq = parse_line(&line).ok().and_then(|parsed| parsed.chain.seq);
+    Ok(seq.map(|seq| LogHead { seq, sha256: Sha256::digest(&line).into() }))
+}
+
+/// The run index a writer appending to the log at `path` stamps on its events: one more than
+/// the run of the log's last line (its seal, or an event of a run that never finished), 0 when
+/// the log has only its header or its last line cannot be read.
+pub fn next_run(path: &Path) -> io::Result<u64> {
+    let last = last_line(path)?.and_then(|line| parse_line(&line).ok());
+    Ok(match last.map(|parsed| parsed.kind) {
+        Some(LineKind::Seal(seal)) => seal.run.map_or(0, |run| run.saturating_add(1)),
+        Some(LineKind::Event { run, .. }) => run.saturating_add(1),
+        _ => 0,
+    })
+}
+
+/// The log's last complete line, without its `\n`, read from the last 64 KiB of the file:
+/// `None` for a torn tail or a last line longer than that.
+fn last_line(path: &Path) -> io::Result<Option<Vec<u8>>> {
     let mut file = File::open(path)?;
     let length = file.seek(SeekFrom::End(0))?;
     let start = length.saturating_sub(TAIL_BYTES);
@@ -96,8 +116,7 @@ pub fn read_head(path: &Path) -> io::Result<Option<LogHead>> {
         None if start == 0 => body,
         None => return Ok(None),
     };
-    let seq = parse_line(line).ok().and_then(|parsed| parsed.chain.seq);
-    Ok(seq.map(|seq| LogHead { seq, sha256: Sha256::digest(line).into() }))
+    Ok(Some(line.to_vec()))
 }
 
 /// The key of the keyed seal, held as the HMAC state it keys. Its bytes are never printed
@@ -174,6 +193,25 @@ fn update(mac: &mut Hmac<Sha256>, lines: u64, prev: &[u8; 32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_next_run_follows_the_last_lines_run() {
+        #[allow(clippy::disallowed_methods)]
+        fn run_after(text: &str) -> u64 {
+            let path = std::env::temp_dir().join(format!("decision-next-run-{}-{}", std::process::id(), text.len()));
+            std::fs::write(&path, text).unwrap();
+            let run = next_run(&path).unwrap();
+            std::fs::remove_file(&path).unwrap();
+            run
+        }
+        let header = "{\"kind\":\"header\",\"v\":2,\"id\":\"a\",\"createdAt\":0,\"seq\":0}\n";
+        let event = "{\"kind\":\"event\",\"run\":3,\"at\":0,\"e\":{\"type\":\"x\"},\"seq\":1,\"prev\":\"00\"}\n";
+        let seal = "{\"kind\":\"seal\",\"run\":1,\"lines\":2,\"seq\":2,\"prev\":\"00\"}\n";
+        assert_eq!(run_after(header), 0, "a log with only its header starts run 0");
+        assert_eq!(run_after(&format!("{header}{seal}")), 2, "after the seal of run 1 comes run 2");
+        assert_eq!(run_after(&format!("{header}{event}")), 4, "an unfinished run 3 is followed by run 4");
+        assert_eq!(run_after(&format!("{header}{{\"kind\":\"seal\",\"ru")), 0, "a torn last line names no run");
+    }
 
     #[test]
     fn heads_are_read_back_as_written() {
