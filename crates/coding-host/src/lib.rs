@@ -7,6 +7,7 @@
 
 pub mod approvals;
 pub mod candidates;
+mod events;
 mod explore;
 mod floor;
 mod focus;

@@ -35,6 +35,7 @@ use thiserror::Error;
 
 use super::approvals::{AWAITING_APPROVAL, Approval, PENDING_EVENT, USED_EVENT, approval_id};
 use super::candidates::{FileOptions, ToolsFor, unread_files};
+use super::events::{RunEnd, RunStart, RunStats, members};
 use super::explore::parse_range;
 use super::floor::{FLOOR_EVENT, GateFloor, floor_gate};
 use super::focus::{defines, focus_read, focus_search, read_on_to_definition};
@@ -459,25 +460,20 @@ fn run_task_at(
         run.run_index = approval.run + 1;
         cursor = Cursor { node: "grade_risk".into(), step: approval.step, state_version: 0 };
     }
-    let mut start = Map::new();
-    start.insert("task".into(), json!(config.task));
-    start.insert("cwd".into(), json!(run.tools.root().display().to_string()));
-    start.insert("at".into(), json!(now_ms()));
-    start.insert("maxSteps".into(), json!(config.max_steps));
-    if let Some(budget) = config.time_budget {
-        start.insert("timeBudgetSeconds".into(), json!(budget.as_secs_f64()));
-    }
-    start.insert("allowWrite".into(), json!(config.allow_write));
-    start.insert("allowDelete".into(), json!(config.allow_delete));
-    start.insert("provider".into(), json!(host.provider_name()));
-    start.insert("contract".into(), json!(config.contract_label));
-    if let Some(resume) = resume {
-        start.insert("resumedAtStep".into(), json!(approval.map_or(resume.next_step, |a| a.step)));
-    }
-    if let Some(approval) = approval {
-        start.insert("resumedApproval".into(), json!(approval.id));
-    }
-    host.emit("run:start", start)?;
+    let start = RunStart {
+        task: &config.task,
+        cwd: run.tools.root().display().to_string(),
+        at: now_ms(),
+        max_steps: config.max_steps,
+        time_budget_seconds: config.time_budget.map(|budget| budget.as_secs_f64()),
+        allow_write: config.allow_write,
+        allow_delete: config.allow_delete,
+        provider: host.provider_name(),
+        contract: &config.contract_label,
+        resumed_at_step: resume.map(|resume| approval.map_or(resume.next_step, |a| a.step)),
+        resumed_approval: approval.map(|approval| approval.id.as_str()),
+    };
+    host.emit("run:start", members(&start))?;
     let outcome = host.run_from(&mut run, cursor);
     let (stats, transitions, error) = match &outcome {
         Ok(o) => (o.stats, o.stats.transitions, None),
@@ -508,25 +504,25 @@ fn run_task_at(
         head: None,
         halt_detail: run.halt_detail.clone().or_else(|| error.clone()),
     };
-    let mut end = Map::new();
-    end.insert("halt".into(), json!(summary.halt));
-    end.insert("steps".into(), json!(summary.steps));
-    end.insert("answer".into(), json!(answer));
-    end.insert(
-        "stats".into(),
-        json!({
-            "decisions": summary.decisions, "requests": summary.requests, "decisionMs": summary.decision_ms,
-            "modelCalls": summary.model_calls, "modelMs": summary.model_ms, "audits": summary.audits,
-            "transitions": summary.transitions, "codeDecisions": summary.code_decisions,
-            "contractViolations": summary.contract_violations,
-        }),
-    );
-    if let Some(error) = &error {
-        end.insert("error".into(), json!(error));
-    } else if let Some(detail) = &summary.halt_detail {
-        end.insert("haltDetail".into(), json!(detail));
-    }
-    host.emit("run:end", end)?;
+    let end = RunEnd {
+        halt: &summary.halt,
+        steps: summary.steps,
+        answer: &answer,
+        stats: RunStats {
+            decisions: summary.decisions,
+            requests: summary.requests,
+            decision_ms: summary.decision_ms,
+            model_calls: summary.model_calls,
+            model_ms: summary.model_ms,
+            audits: summary.audits,
+            transitions: summary.transitions,
+            code_decisions: summary.code_decisions,
+            contract_violations: summary.contract_violations,
+        },
+        error: error.as_deref(),
+        halt_detail: if error.is_some() { None } else { summary.halt_detail.as_deref() },
+    };
+    host.emit("run:end", members(&end))?;
     // The run's last lines, and the seal that says it finished, are in the file before its
     // answer is handed over.
     let head = host.seal()?;
