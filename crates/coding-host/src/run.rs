@@ -295,7 +295,7 @@ pub enum HostError {
 /// actions, the `writeEvidence` evidence provider, and the sink.
 pub(crate) fn coding_adapter(sink: Option<Box<dyn EventSink>>) -> HostAdapter<CodingRun> {
     let risks = TOOLS.iter().map(|t| (t.name.to_owned(), t.base_risk)).collect();
-    let mut adapter = HostAdapter::new("crates/runtime/src/host/run.rs")
+    let mut adapter = HostAdapter::new("crates/coding-host/src/run.rs")
         .projections(Projections::standard_with_tools(risks))
         .candidates(Box::new(ToolsFor))
         .candidates(Box::new(FileOptions))
@@ -370,7 +370,7 @@ pub fn coding_description() -> report::HostDescription {
     d.description =
         "The reference coding host: the seven-node tool loop over sandboxed file tools, as a Level-2 graph.".into();
     d.conformance_command = "decision run --task TEXT --workdir DIR --provider heuristic".into();
-    d.negative_fixtures = "crates/runtime/tests/graph_triage.rs".into();
+    d.negative_fixtures = "crates/coding-host/tests/graph_triage.rs".into();
     d.report_check = "decision adapter-report --check FILE".into();
     d.known_limitations = vec![
         "Tool names are fixed: only their implementations could be swapped.".into(),

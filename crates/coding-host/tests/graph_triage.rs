@@ -87,7 +87,7 @@ fn on_action(t: &mut Triage, d: &mut Dispatch<'_>) -> Result<String, HandlerErro
 }
 
 fn adapter(sink: Option<MemorySink>) -> HostAdapter<Triage> {
-    let mut a = HostAdapter::new("crates/runtime/tests/graph_triage.rs")
+    let mut a = HostAdapter::new("crates/coding-host/tests/graph_triage.rs")
         .projections(Projections::standard())
         .candidates(Box::new(ToolsFor))
         .candidates(Box::new(FileOptions))

@@ -239,7 +239,7 @@ pub fn report() -> Value {
         "dynamicProviderReads": caps.dynamic_provider_reads,
         "conformance": {
             "command": "cargo run -p decision-external-host",
-            "negativeFixtures": "crates/runtime/tests/graph_triage.rs",
+            "negativeFixtures": "crates/coding-host/tests/graph_triage.rs",
             "reportCheck": "cargo test -p decision-external-host",
             "dispatchAfterCapabilityCheck": true,
         },
