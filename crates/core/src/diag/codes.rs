@@ -39,6 +39,7 @@ pub const CODES: &[(&str, &str, &str)] = &[
     (CHOICE_FEW, "P-CHOICE-FEW", "choice with fewer than two options and no `dynamic:`"),
     (BLOCK_DUP_ID, "P-BLOCK-DUP-ID", "duplicate block id"),
     (NO_FRAME, "no-frame", "a block asked of a decision model declares no `frame:`"),
+    (TOO_LARGE, "too-large", "the file has more blocks or items than are read; the rest is not read"),
     (SCHEMA_MISSING, "S-MISSING", "no `schema:` declaration"),
     (SCHEMA_UNSUPPORTED, "S-UNSUPPORTED", "unsupported schema"),
     (UNCOMPILED, "C-UNCOMPILED", "predicate does not compile"),
@@ -117,6 +118,10 @@ pub const BLOCK_DUP_ID: &str = "DC0135";
 /// A block asked of a decision model (any kind but `rule`) without `frame:` would send the
 /// whole state, unbounded.
 pub const NO_FRAME: &str = "DC0136";
+/// The file has more blocks than [`crate::syntax::MAX_BLOCKS`] or more items (questions,
+/// options, frame lines, policy rules) than [`crate::syntax::MAX_ITEMS`]; nothing after the
+/// one that is too many is read, so memory stays bounded whatever the file.
+pub const TOO_LARGE: &str = "DC0137";
 pub const SCHEMA_MISSING: &str = "DC0201";
 pub const SCHEMA_UNSUPPORTED: &str = "DC0202";
 pub const UNCOMPILED: &str = "DC0301";
