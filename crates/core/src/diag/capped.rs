@@ -65,16 +65,25 @@ impl Omitted {
         self.warnings = 0;
     }
 
-    fn count(&mut self, d: &Diagnostic, by: isize) {
-        let step = |n: usize| n.saturating_add_signed(by);
-        let n = self.by_code.entry(d.code).or_insert(0);
-        *n = step(*n);
-        if *n == 0 {
-            self.by_code.remove(d.code);
+    fn count(&mut self, d: &Diagnostic) {
+        *self.by_code.entry(d.code).or_insert(0) += 1;
+        match d.severity {
+            Severity::Error => self.errors += 1,
+            Severity::Warning => self.warnings += 1,
+        }
+    }
+
+    /// Takes back one [`Omitted::count`] of a diagnostic like `d`.
+    fn uncount(&mut self, d: &Diagnostic) {
+        if let Some(n) = self.by_code.get_mut(d.code) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.by_code.remove(d.code);
+            }
         }
         match d.severity {
-            Severity::Error => self.errors = step(self.errors),
-            Severity::Warning => self.warnings = step(self.warnings),
+            Severity::Error => self.errors = self.errors.saturating_sub(1),
+            Severity::Warning => self.warnings = self.warnings.saturating_sub(1),
         }
     }
 
@@ -96,10 +105,25 @@ pub struct Diagnostics {
     kept: Vec<Diagnostic>,
     /// The bytes the kept diagnostics hold (see [`held_bytes`]).
     bytes: usize,
-    /// Once one is left out, so is every later one: the kept ones are always the first.
-    full: bool,
+    /// What was left out: `None` until something is (the usual case, kept small because a
+    /// collector is made for every block). Once one is left out, so is every later one, so
+    /// that the kept ones are always the first.
+    left_out: Option<Box<LeftOut>>,
+}
+
+#[derive(Debug, Default)]
+struct LeftOut {
     omitted: Omitted,
-    first_omitted_error: Option<Diagnostic>,
+    first_error: Option<Diagnostic>,
+}
+
+impl LeftOut {
+    fn add(&mut self, diagnostic: Diagnostic) {
+        self.omitted.count(&diagnostic);
+        if diagnostic.is_error() && self.first_error.is_none() {
+            self.first_error = Some(diagnostic);
+        }
+    }
 }
 
 /// The bytes a diagnostic holds: itself and its text.
@@ -114,12 +138,11 @@ impl Sink for Diagnostics {
     fn push(&mut self, diagnostic: Diagnostic) {
         let bytes = held_bytes(&diagnostic);
         let fits = self.kept.is_empty() || self.bytes.saturating_add(bytes) <= MAX_DIAGNOSTIC_BYTES;
-        if !self.full && self.kept.len() < MAX_DIAGNOSTICS && fits {
+        if self.left_out.is_none() && self.kept.len() < MAX_DIAGNOSTICS && fits {
             self.bytes += bytes;
             self.kept.push(diagnostic);
         } else {
-            self.full = true;
-            self.omit(diagnostic);
+            self.left_out().add(diagnostic);
         }
     }
 }
@@ -136,12 +159,12 @@ impl Diagnostics {
         self.kept.insert(0, diagnostic);
         while self.kept.len() > 1 && (self.kept.len() > MAX_DIAGNOSTICS || self.bytes > MAX_DIAGNOSTIC_BYTES) {
             let Some(last) = self.kept.pop() else { break };
-            self.full = true;
             self.bytes -= held_bytes(&last);
-            // It comes before everything omitted so far, so it is the first error omitted.
-            self.omitted.count(&last, 1);
+            let left_out = self.left_out();
+            left_out.omitted.count(&last);
+            // It comes before everything left out so far, so it is the first error left out.
             if last.is_error() {
-                self.first_omitted_error = Some(last);
+                left_out.first_error = Some(last);
             }
         }
     }
@@ -152,40 +175,42 @@ impl Diagnostics {
             self.push(d);
         }
         // What `other` left out comes after all it kept: nothing later may be kept here.
-        self.full |= other.full;
-        self.omitted.add(other.omitted);
-        if self.first_omitted_error.is_none() {
-            self.first_omitted_error = other.first_omitted_error;
+        if let Some(theirs) = other.left_out {
+            let ours = self.left_out();
+            ours.omitted.add(theirs.omitted);
+            if ours.first_error.is_none() {
+                ours.first_error = theirs.first_error;
+            }
         }
     }
 
     /// Whether any error has been added, kept or not.
     pub fn has_errors(&self) -> bool {
-        self.omitted.errors > 0 || self.kept.iter().any(Diagnostic::is_error)
+        self.left_out.as_ref().is_some_and(|l| l.omitted.errors > 0) || self.kept.iter().any(Diagnostic::is_error)
     }
 
     /// The diagnostics kept, in order, and the count of the rest. When errors were left out
     /// and none was kept (the first [`MAX_DIAGNOSTICS`] are all warnings), the first error
     /// left out takes the last place, and that warning is counted instead: a caller that
     /// looks only at the kept diagnostics still sees that the file has an error.
-    pub fn finish(mut self) -> (Vec<Diagnostic>, Omitted) {
-        if !self.kept.iter().any(Diagnostic::is_error)
-            && let Some(error) = self.first_omitted_error.take()
+    pub fn finish(self) -> (Vec<Diagnostic>, Omitted) {
+        let Diagnostics { mut kept, left_out, .. } = self;
+        let Some(left_out) = left_out else { return (kept, Omitted::default()) };
+        let LeftOut { mut omitted, first_error } = *left_out;
+        if let Some(error) = first_error
+            && !kept.iter().any(Diagnostic::is_error)
         {
-            self.omitted.count(&error, -1);
-            if let Some(warning) = self.kept.pop() {
-                self.omitted.count(&warning, 1);
+            omitted.uncount(&error);
+            if let Some(warning) = kept.pop() {
+                omitted.count(&warning);
             }
-            self.kept.push(error);
+            kept.push(error);
         }
-        (self.kept, self.omitted)
+        (kept, omitted)
     }
 
-    fn omit(&mut self, diagnostic: Diagnostic) {
-        self.omitted.count(&diagnostic, 1);
-        if diagnostic.is_error() && self.first_omitted_error.is_none() {
-            self.first_omitted_error = Some(diagnostic);
-        }
+    fn left_out(&mut self) -> &mut LeftOut {
+        self.left_out.get_or_insert_default()
     }
 }
 
@@ -206,16 +231,22 @@ mod tests {
         }
     }
 
+    /// A collector of `n` diagnostics of one code, on lines from 0.
+    fn pushed(n: usize, code: &'static str, severity: Severity) -> Diagnostics {
+        let mut sink = Diagnostics::new();
+        for line in 0..n as u32 {
+            sink.push(diagnostic(code, severity, line));
+        }
+        sink
+    }
+
     fn lines(kept: &[Diagnostic]) -> Vec<u32> {
         kept.iter().map(|d| d.span.line).collect()
     }
 
     #[test]
     fn up_to_the_cap_everything_is_kept() {
-        let mut sink = Diagnostics::new();
-        for line in 0..MAX_DIAGNOSTICS as u32 {
-            sink.push(diagnostic("DC0112", Severity::Error, line));
-        }
+        let sink = pushed(MAX_DIAGNOSTICS, "DC0112", Severity::Error);
         let (kept, omitted) = sink.finish();
         assert_eq!(kept.len(), MAX_DIAGNOSTICS);
         assert!(omitted.is_empty());
@@ -224,10 +255,7 @@ mod tests {
 
     #[test]
     fn past_the_cap_the_rest_is_counted_per_code() {
-        let mut sink = Diagnostics::new();
-        for line in 0..MAX_DIAGNOSTICS as u32 + 3 {
-            sink.push(diagnostic("DC0112", Severity::Error, line));
-        }
+        let mut sink = pushed(MAX_DIAGNOSTICS + 3, "DC0112", Severity::Error);
         sink.push(diagnostic("DC0501", Severity::Warning, 0));
         let (kept, omitted) = sink.finish();
         assert_eq!(kept.len(), MAX_DIAGNOSTICS);
@@ -275,10 +303,7 @@ mod tests {
 
     #[test]
     fn an_error_past_a_cap_of_warnings_takes_the_last_place() {
-        let mut sink = Diagnostics::new();
-        for line in 0..MAX_DIAGNOSTICS as u32 + 5 {
-            sink.push(diagnostic("DC0501", Severity::Warning, line));
-        }
+        let mut sink = pushed(MAX_DIAGNOSTICS + 5, "DC0501", Severity::Warning);
         sink.push(diagnostic("DC0112", Severity::Error, 7_000));
         sink.push(diagnostic("DC0113", Severity::Error, 8_000));
         assert!(sink.has_errors());
@@ -291,10 +316,7 @@ mod tests {
 
     #[test]
     fn warnings_alone_stay_warnings() {
-        let mut sink = Diagnostics::new();
-        for line in 0..MAX_DIAGNOSTICS as u32 + 1 {
-            sink.push(diagnostic("DC0501", Severity::Warning, line));
-        }
+        let sink = pushed(MAX_DIAGNOSTICS + 1, "DC0501", Severity::Warning);
         assert!(!sink.has_errors());
         let (kept, omitted) = sink.finish();
         assert!(kept.iter().all(|d| !d.is_error()));
