@@ -78,7 +78,12 @@ export interface CheckResult {
   ok: boolean;
   schema: string | null;
   summary: Summary;
+  /** The first 1,000 diagnostics (at most 4 MiB of them); the rest are only counted. */
   diagnostics: Diagnostic[];
+  /** How many diagnostics were left out of `diagnostics`; absent when none was. */
+  omitted?: number;
+  /** How many of each code were left out; absent when none was. */
+  omitted_by_code?: Record<string, number>;
 }
 
 // ---- explain --------------------------------------------------------------------------

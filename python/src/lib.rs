@@ -397,11 +397,11 @@ impl Contract {
         block: &decision_core::contract::Block,
         capabilities: &Capabilities,
     ) -> PyResult<()> {
-        let report = api::check::check_source(&self.source, Some(capabilities), false);
-        let errors: Vec<&decision_core::Diagnostic> = report
-            .layer(decision_core::diag::Layer::Adapter)
-            .filter(|d| d.is_error() && d.block.as_deref().is_none_or(|b| b == block.id))
-            .collect();
+        // The adapter layer alone, every diagnostic of it: a check report keeps only the first
+        // ones of the whole file, and this block's could be past them.
+        let adapter = decision_core::check::adapter(&self.contract, capabilities);
+        let errors: Vec<&decision_core::Diagnostic> =
+            adapter.iter().filter(|d| d.is_error() && d.block.as_deref().is_none_or(|b| b == block.id)).collect();
         match errors.first() {
             Some(first) => {
                 let diagnostics: Vec<Value> = errors.iter().map(|d| api::check::diagnostic_json(d)).collect();

@@ -16,18 +16,19 @@
 
 use std::ops::Range;
 
-use decision_core::diag::{Diagnostic, Severity, Span};
+use decision_core::diag::{Diagnostic, MAX_DIAGNOSTICS, Omitted, Severity, Span};
 use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, MietteError, MietteSpanContents, SourceCode,
     SourceSpan, SpanContents,
 };
 
-/// At most this many diagnostics of one file are rendered (human or JSON); the rest are
-/// counted and reported as a number.
-pub const MAX_DIAGNOSTICS_PER_FILE: usize = 1_000;
-
 /// A source line longer than this (in bytes) is clipped around the span.
 pub const MAX_LINE_BYTES: usize = 1_000;
+
+/// A message, help line or block id longer than this (in bytes) is shown clipped, with `…`
+/// at the end: only a hostile file quotes that much of itself, and a terminal shows none of
+/// it usefully.
+pub const MAX_TEXT_BYTES: usize = 10_000;
 
 /// How much of a clipped line is shown before the point it is clipped around.
 const CLIPPED_BEFORE: usize = MAX_LINE_BYTES / 2;
@@ -59,16 +60,16 @@ impl Renderer {
         let path = visible(path);
         let window = Window::around(source, &d.span);
         let label = match &d.block {
-            Some(block) => format!("{} layer, block `{}`", d.layer.as_str(), visible(block)),
+            Some(block) => format!("{} layer, block `{}`", d.layer.as_str(), shown(block)),
             None => format!("{} layer", d.layer.as_str()),
         };
-        let message = format!("{} ({path}:{}:{})", visible(&d.message), d.span.line, d.span.column);
+        let message = format!("{} ({path}:{}:{})", shown(&d.message), d.span.line, d.span.column);
         let mut diagnostic = MietteDiagnostic::new(message)
             .with_code(d.code)
             .with_severity(severity)
             .with_label(LabeledSpan::at(window.label.clone(), label));
         if let Some(help) = &d.help {
-            diagnostic = diagnostic.with_help(visible(help));
+            diagnostic = diagnostic.with_help(shown(help));
         }
         let source = WindowSource {
             name: &path,
@@ -89,6 +90,21 @@ impl Renderer {
         }
         out
     }
+}
+
+/// The line after a file's diagnostics when the report left some out (at most
+/// [`MAX_DIAGNOSTICS`] are kept): how many, and how many of each code, most frequent first.
+/// `None` when nothing was left out.
+pub fn omitted_line(path: &str, omitted: &Omitted) -> Option<String> {
+    if omitted.is_empty() {
+        return None;
+    }
+    let codes: Vec<String> = omitted.most_frequent().iter().map(|(code, n)| format!("{code} ×{n}")).collect();
+    Some(format!(
+        "{path}: {} more not shown (at most {MAX_DIAGNOSTICS} are shown per file): {}",
+        count(omitted.total(), "diagnostic"),
+        codes.join(", ")
+    ))
 }
 
 /// `1 error`, `2 errors`, `0 warnings`.
@@ -262,6 +278,17 @@ fn push_visible(text: &mut String, bytes: &[u8]) {
 }
 
 /// `text` with every character that could act on a terminal made visible (see [`push_visible`]).
+/// `text` made [`visible`], clipped to [`MAX_TEXT_BYTES`] (at a character boundary).
+fn shown(text: &str) -> String {
+    if text.len() <= MAX_TEXT_BYTES {
+        return visible(text);
+    }
+    let end = (0..=MAX_TEXT_BYTES).rev().find(|at| text.is_char_boundary(*at)).unwrap_or(0);
+    let mut out = visible(text.get(..end).unwrap_or_default());
+    out.push(ELLIPSIS);
+    out
+}
+
 fn visible(text: &str) -> String {
     if text.chars().all(|c| is_plain(c) || c == '\n') {
         return text.to_string();
@@ -542,6 +569,45 @@ mod tests {
         assert!(out.contains("## a␛[2Jb��"), "{out}");
         assert!(out.contains("- q �␇"), "{out}");
         assert!(out.contains("block `a␛[2J`"), "{out}");
+    }
+
+    #[test]
+    fn a_long_message_help_and_block_are_shown_clipped() {
+        // `q` and `w` appear nowhere else in the rendering (miette wraps long lines, so the
+        // text is counted, not searched for).
+        let qs = |out: &str| out.chars().filter(|c| *c == 'q').count();
+        let long = format!("{}é{}", "q".repeat(MAX_TEXT_BYTES - 1), "w".repeat(MAX_TEXT_BYTES));
+        let d = Diagnostic {
+            block: Some(long.clone()),
+            message: long.clone(),
+            help: Some(long.clone()),
+            ..diagnostic_at("## a", 3, 4)
+        };
+        let out = renderer().diagnostic("f.md", b"## a\n", &d);
+        // Clipped before the `é` that would cross the limit, three times.
+        assert_eq!(qs(&out), 3 * (MAX_TEXT_BYTES - 1));
+        assert_eq!(out.matches('…').count(), 3);
+        assert!(!out.contains('w') && !out.contains('é'));
+        // Up to the limit, the text is shown whole.
+        let d = Diagnostic { message: "q".repeat(MAX_TEXT_BYTES), ..diagnostic_at("## a", 3, 4) };
+        let out = renderer().diagnostic("f.md", b"## a\n", &d);
+        assert_eq!((qs(&out), out.matches('…').count()), (MAX_TEXT_BYTES, 0));
+    }
+
+    #[test]
+    fn the_omitted_line_counts_each_code_most_frequent_first() {
+        let mut omitted = Omitted::default();
+        assert_eq!(omitted_line("f.md", &omitted), None);
+        omitted.by_code.insert("DC0113", 2);
+        omitted.by_code.insert("DC0501", 1);
+        omitted.by_code.insert("DC0112", 2);
+        (omitted.errors, omitted.warnings) = (4, 1);
+        assert_eq!(
+            omitted_line("f.md", &omitted).as_deref(),
+            Some(
+                "f.md: 5 diagnostics more not shown (at most 1000 are shown per file): DC0112 ×2, DC0113 ×2, DC0501 ×1"
+            )
+        );
     }
 
     #[test]

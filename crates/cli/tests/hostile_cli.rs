@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 use common::TempDir;
 use expect_test::expect;
 
-/// The cap of the CLI (`render::MAX_DIAGNOSTICS_PER_FILE`).
+/// The cap of the report (`decision_core::diag::MAX_DIAGNOSTICS`).
 const CAP: usize = 1_000;
 
 fn check(args: &[&str], file: &Path) -> Output {
@@ -44,7 +44,7 @@ fn human_output_renders_at_most_the_cap_and_counts_the_rest() {
     assert_eq!(rendered(&stderr), CAP);
     assert!(
         stderr.ends_with(&format!(
-            "{}: 3001 diagnostics more not shown (at most 1000 are shown per file)\n",
+            "{}: 3001 diagnostics more not shown (at most 1000 are shown per file): DC0112 ×1500, DC0113 ×1500, DC0201 ×1\n",
             file.display()
         )),
         "{}",
@@ -61,11 +61,48 @@ fn json_output_holds_at_most_the_cap_and_says_how_many_were_omitted() {
     let doc: serde_json::Value = serde_json::from_slice(&check(&["--format", "json"], &file).stdout).unwrap();
     assert_eq!(doc["files"][0]["diagnostics"].as_array().unwrap().len(), CAP);
     assert_eq!(doc["files"][0]["omitted"], 3001);
+    assert_eq!(doc["files"][0]["omitted_by_code"], serde_json::json!({"DC0112": 1500, "DC0113": 1500, "DC0201": 1}));
+    assert_eq!(doc["files"][0]["ok"], false);
     // Under the cap nothing is omitted and the document is as before: no `omitted` key.
     let few = dir.file("few.md", &headings(3));
     let doc: serde_json::Value = serde_json::from_slice(&check(&["--format", "json"], &few).stdout).unwrap();
     assert_eq!(doc["files"][0]["diagnostics"].as_array().unwrap().len(), 7);
     assert!(doc["files"][0].get("omitted").is_none(), "{doc}");
+    assert!(doc["files"][0].get("omitted_by_code").is_none(), "{doc}");
+}
+
+#[test]
+fn warnings_past_the_cap_are_counted_and_denied() {
+    let dir = TempDir::new("hostile-warnings");
+    // 1,500 `dup-kind` warnings: the file is ok, and with `--deny warnings` it fails, the
+    // omitted ones counted as errors too.
+    let text =
+        format!("schema: decision-contract/v1\n\n## b\nkind: rule\nwhen: after-tool\n{}", "kind: rule\n".repeat(1_500));
+    let file = dir.file("warnings.md", &text);
+    let out = check(&[], &file);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8(out.stdout).unwrap().contains("ok — 0 errors, 1500 warnings"));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .ends_with(": 500 diagnostics more not shown (at most 1000 are shown per file): DC0501 ×500\n")
+    );
+    let out = check(&["--deny", "warnings"], &file);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stdout).unwrap().contains("FAILED — 1500 errors, 0 warnings"));
+}
+
+#[test]
+fn a_file_past_the_block_limit_says_so_first() {
+    let dir = TempDir::new("hostile-blocks");
+    let file = dir.file("blocks.md", &"## a\n".repeat(20_000));
+    let out = check(&["--format", "json"], &file);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &doc["files"][0]["diagnostics"][0];
+    assert_eq!(first["code"], "DC0137");
+    assert_eq!(first["line"], 10_001);
+    assert_eq!(doc["files"][0]["summary"]["blocks"], 10_000);
 }
 
 #[test]

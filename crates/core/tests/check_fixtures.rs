@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use decision_core::check::{self, Capabilities, CheckOptions};
-use decision_core::diag::{Diagnostic, Severity};
+use decision_core::diag::{Diagnostic, Omitted, Severity};
 
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/check")
@@ -79,6 +79,12 @@ fn render_diagnostic(out: &mut String, gutter: usize, indent: usize, width: usiz
 /// The source with every diagnostic written under its line, then a count. Diagnostics keep
 /// the report's order within a line; one whose line is outside the text goes at the end.
 fn annotate(source: &str, diagnostics: &[Diagnostic]) -> String {
+    annotate_report(source, diagnostics, &Omitted::default())
+}
+
+/// [`annotate`], and after the count, when the report left diagnostics out, how many of
+/// each code (most frequent first).
+fn annotate_report(source: &str, diagnostics: &[Diagnostic], omitted: &Omitted) -> String {
     let lines: Vec<&str> = source.split_inclusive('\n').collect();
     let gutter = lines.len().max(1).to_string().len();
     let mut out = String::new();
@@ -103,6 +109,11 @@ fn annotate(source: &str, diagnostics: &[Diagnostic]) -> String {
     }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let _ = writeln!(out, "-- errors: {errors}, warnings: {}", diagnostics.len() - errors);
+    if !omitted.is_empty() {
+        let codes: Vec<String> = omitted.most_frequent().iter().map(|(code, n)| format!("{code} ×{n}")).collect();
+        let _ =
+            writeln!(out, "-- omitted: {} errors, {} warnings: {}", omitted.errors, omitted.warnings, codes.join(", "));
+    }
     out
 }
 
@@ -111,7 +122,11 @@ fn check_fixture(path: &Path) -> Vec<Diagnostic> {
     let capabilities = capabilities_for(path);
     let report = check::check(&bytes, CheckOptions { capabilities: capabilities.as_ref() });
     let source = String::from_utf8_lossy(&bytes);
-    expect_test::expect_file![path.with_extension("expect")].assert_eq(&annotate(&source, &report.diagnostics));
+    expect_test::expect_file![path.with_extension("expect")].assert_eq(&annotate_report(
+        &source,
+        &report.diagnostics,
+        &report.omitted,
+    ));
     report.diagnostics
 }
 

@@ -3,7 +3,8 @@
 //! really produces that code. A code added to `codes.rs` without an entry fails here.
 //!
 //! A section's example is its first ```` ```markdown ```` block (with ```` ```markdown escaped ````,
-//! `\xNN` stands for the byte NN); a ```` ```json ```` block in the section is the capabilities
+//! `\xNN` stands for the byte NN; with ```` ```markdown repeated N ````, the example is the block
+//! written N times, for the limits no short file reaches); a ```` ```json ```` block in the section is the capabilities
 //! file it is checked against, and a section that says `--profile reference` is checked
 //! against the reference host.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
@@ -66,7 +67,10 @@ fn entries() -> BTreeMap<String, Entry> {
         if let Some((code, heading_line, text)) = current {
             let blocks = fences(&text);
             let example = blocks.iter().find(|(info, _)| info.starts_with("markdown")).map(|(info, body)| {
-                if info.split_whitespace().any(|w| w == "escaped") { unescape(body) } else { body.clone().into_bytes() }
+                let words: Vec<&str> = info.split_whitespace().collect();
+                let bytes = if words.contains(&"escaped") { unescape(body) } else { body.clone().into_bytes() };
+                let times = words.iter().position(|w| *w == "repeated").map(|at| words[at + 1].parse().unwrap());
+                bytes.repeat(times.unwrap_or(1))
             });
             let capabilities = blocks.iter().find(|(info, _)| info == "json").map(|(_, body)| body.clone());
             let reference_profile = text.contains("`--profile reference`");

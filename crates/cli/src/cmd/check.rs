@@ -42,42 +42,29 @@ pub fn run(args: Args) -> ExitCode {
                 continue;
             }
         };
-        let mut report = api::check::check_source(&source, capabilities.as_ref(), deny_warnings);
+        // Past the cap the report keeps only the count of the rest: memory and output stay
+        // bounded whatever the input.
+        let report = api::check::check_source(&source, capabilities.as_ref(), deny_warnings);
         let ok = !report.has_errors();
         any_error |= !ok;
-        let errors = report.diagnostics.iter().filter(|d| d.is_error()).count();
-        let warnings = report.diagnostics.len() - errors;
-        // Past the cap, only the count is reported: output stays linear in the input.
-        let omitted = report.diagnostics.len().saturating_sub(render::MAX_DIAGNOSTICS_PER_FILE);
-        report.diagnostics.truncate(render::MAX_DIAGNOSTICS_PER_FILE);
         match args.format {
             Format::Human => {
                 let display = path.display().to_string();
                 for d in &report.diagnostics {
                     eprint!("{}", renderer.diagnostic(&display, &source, d));
                 }
-                if omitted > 0 {
-                    eprintln!(
-                        "{display}: {} more not shown (at most {} are shown per file)",
-                        render::count(omitted, "diagnostic"),
-                        render::MAX_DIAGNOSTICS_PER_FILE
-                    );
+                if let Some(line) = render::omitted_line(&display, &report.omitted) {
+                    eprintln!("{line}");
                 }
                 let verdict = if ok { "ok" } else { "FAILED" };
                 println!(
                     "{display}: {verdict} — {}, {}; {}",
-                    render::count(errors, "error"),
-                    render::count(warnings, "warning"),
+                    render::count(report.errors(), "error"),
+                    render::count(report.warnings(), "warning"),
                     report.summary().headline()
                 );
             }
-            Format::Json => {
-                let mut file = api::check::file_json(Some(&path.display().to_string()), &report);
-                if omitted > 0 {
-                    file["omitted"] = serde_json::json!(omitted);
-                }
-                files.push(file);
-            }
+            Format::Json => files.push(api::check::file_json(Some(&path.display().to_string()), &report)),
         }
     }
     if args.format == Format::Json {

@@ -7,17 +7,18 @@ use std::collections::HashMap;
 use super::Capabilities;
 use crate::contract::{Block, Contract};
 use crate::diag::codes;
-use crate::diag::{Diagnostic, Layer, Severity, Span};
+use crate::diag::{self, Diagnostic, Layer, Severity, Span};
 use crate::names::NameSet;
 use crate::suggest::did_you_mean;
 use crate::vocab::{self, ANY_POSITION_ACTION};
 
-struct Sink<'a> {
-    out: Vec<Diagnostic>,
+/// The diagnostics' destination, and the block being checked.
+struct Sink<'a, 'o> {
+    out: &'o mut dyn diag::Sink,
     block: Option<&'a str>,
 }
 
-impl Sink<'_> {
+impl Sink<'_, '_> {
     fn push(&mut self, code: &'static str, span: Span, message: String, help: Option<String>) {
         self.out.push(Diagnostic {
             code,
@@ -42,7 +43,14 @@ fn suggest_in(word: &str, names: &[String], what: &str) -> Option<String> {
 
 /// Check a contract against a host's capabilities.
 pub fn adapter(contract: &Contract, caps: &Capabilities) -> Vec<Diagnostic> {
-    let mut sink = Sink { out: Vec::new(), block: None };
+    let mut out = Vec::new();
+    adapter_into(contract, caps, &mut out);
+    out
+}
+
+/// [`adapter`], each diagnostic added to `out` as it is found.
+pub(super) fn adapter_into(contract: &Contract, caps: &Capabilities, out: &mut dyn diag::Sink) {
+    let mut sink = Sink { out, block: None };
     for required in &caps.required_blocks {
         if !contract.blocks.iter().any(|b| &b.id == required) {
             let existing = contract.blocks.iter().map(|b| b.id.as_str()).collect::<Vec<_>>().join(", ");
@@ -64,7 +72,6 @@ pub fn adapter(contract: &Contract, caps: &Capabilities) -> Vec<Diagnostic> {
         sink.block = Some(&block.id);
         check_block(&mut sink, block, caps, &projections, cells.as_ref(), &mut marks);
     }
-    sink.out
 }
 
 /// Whether two names are equal, comparing the length and the first byte before the rest.
@@ -137,7 +144,7 @@ impl<'a> CellIndex<'a> {
 }
 
 fn check_block(
-    sink: &mut Sink<'_>,
+    sink: &mut Sink<'_, '_>,
     block: &Block,
     caps: &Capabilities,
     projections: &ProjectionIndex<'_>,
@@ -340,7 +347,7 @@ const EXCLUDED: u8 = 2;
 /// Every state cell is either the source of a field or deliberately excluded, never both.
 /// `marks` is a buffer reused from block to block.
 fn coverage(
-    sink: &mut Sink<'_>,
+    sink: &mut Sink<'_, '_>,
     block: &Block,
     projections: &ProjectionIndex<'_>,
     cells: &CellIndex<'_>,

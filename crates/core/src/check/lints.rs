@@ -4,9 +4,9 @@
 use super::Capabilities;
 use crate::contract::{Block, Contract};
 use crate::diag::codes;
-use crate::diag::{Diagnostic, Layer, Severity, Span};
+use crate::diag::{Diagnostic, Layer, Severity, Sink, Span};
 use crate::names::NameSet;
-use crate::policy::{CompiledPolicy, Predicate};
+use crate::policy::{CompiledPolicy, Predicate, QuestionIndex};
 use crate::vocab;
 
 fn warning(code: &'static str, layer: Layer, span: Span, block: &Block, message: String, help: &str) -> Diagnostic {
@@ -23,8 +23,7 @@ fn warning(code: &'static str, layer: Layer, span: Span, block: &Block, message:
 
 /// Duplicate fields and exclusions, and cells both read and excluded (unless the host
 /// profile reports that as an error already).
-pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
+pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>, out: &mut dyn Sink) {
     let coverage_is_checked = caps.is_some_and(|c| c.require_coverage);
     for block in &contract.blocks {
         let Some(frame) = &block.frame else { continue };
@@ -75,21 +74,19 @@ pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>) -> V
             }
         }
     }
-    out
 }
 
 /// Unreachable rules, missing fallback, thresholds outside their probe's range, `picked`
 /// values that name no option.
-pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let lint = |out: &mut Vec<Diagnostic>, code, span, message: String, help: &str| {
+pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy, out: &mut dyn Sink) {
+    let lint = |out: &mut dyn Sink, code, span, message: String, help: &str| {
         out.push(warning(code, Layer::Policy, span, block, message, help));
     };
     if let Some(catch_all) = policy.rules.iter().position(|r| r.predicate == Predicate::Fallback) {
         let line = policy.rules.get(catch_all).map_or(0, |r| r.span.line);
         for rule in policy.rules.iter().skip(catch_all + 1) {
             lint(
-                &mut out,
+                out,
                 codes::L_UNREACHABLE_RULE,
                 rule.span,
                 format!("rule `{}` comes after the catch-all on line {line} and can never fire", rule.reason()),
@@ -98,7 +95,7 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
         }
     } else if let Some(last) = policy.rules.last() {
         lint(
-            &mut out,
+            out,
             codes::L_NO_FALLBACK,
             last.span,
             "the policy has no catch-all rule; answers that match no rule escalate".into(),
@@ -106,7 +103,7 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
         );
     } else if !block.questions.is_empty() {
         lint(
-            &mut out,
+            out,
             codes::L_NO_FALLBACK,
             block.span,
             format!("block `{}` asks questions but has no policy; every decision escalates", block.id),
@@ -114,16 +111,12 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
         );
     }
     // A map only for pathological blocks, so the lints stay linear in the file's size.
-    let by_id: Option<std::collections::HashMap<&str, &crate::contract::Question>> =
-        (block.questions.len() > 16).then(|| block.questions.iter().rev().map(|q| (q.id.as_str(), q)).collect());
-    let question_named = |id: &str| match &by_id {
-        Some(map) => map.get(id).copied(),
-        None => block.question(id),
-    };
+    let questions = QuestionIndex::new(&block.questions);
+    let question_named = |id: &str| questions.get(id);
     for rule in &policy.rules {
         // A gate no answer reaches is an error of the policy layer instead (one mistake, one report).
-        let gate_never_fires =
-            super::is_gate_action(&rule.action) && super::reach::threshold_unreachable(block, rule).is_some();
+        let gate_never_fires = super::is_gate_action(&rule.action)
+            && super::reach::threshold_unreachable(rule.predicate.question().and_then(question_named), rule).is_some();
         if let Predicate::Compare { form, question, threshold } = &rule.predicate
             && let Some(q) = question_named(question)
             && let (low, high, what) = form.probe().range(q)
@@ -131,7 +124,7 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
             && !gate_never_fires
         {
             lint(
-                &mut out,
+                out,
                 codes::L_THRESHOLD_RANGE,
                 rule.span,
                 format!(
@@ -152,7 +145,7 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
                 None => format!("options are: {}", names.join(", ")),
             };
             lint(
-                &mut out,
+                out,
                 codes::L_PICKED_NOT_OPTION,
                 rule.span,
                 format!("`{option}` is not an option of question `{question}`, so this rule never fires"),
@@ -160,5 +153,4 @@ pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy) -> Vec<Diagno
             );
         }
     }
-    out
 }

@@ -1,5 +1,6 @@
 //! The check layers — schema, policy, adapter — and the lints, run over a parsed contract.
-//! Every problem is collected; nothing stops at the first one.
+//! Every problem is found and counted; nothing stops at the first one. The first
+//! [`MAX_DIAGNOSTICS`](crate::diag::MAX_DIAGNOSTICS) are kept, so memory stays bounded whatever the file.
 
 mod adapter;
 mod capabilities;
@@ -14,9 +15,9 @@ pub use reach::{GATE_ACTIONS, is_gate_action};
 pub use summary::Summary;
 
 use crate::contract::{Contract, Kind};
-use crate::diag::{Diagnostic, Layer, Severity, Span, codes};
+use crate::diag::{Diagnostic, Layer, Omitted, Severity, Sink, Span, codes};
 use crate::policy::{CompileError, CompiledPolicy, THRESHOLD_FORMS, compile_block};
-use crate::syntax::{self, Parsed};
+use crate::syntax;
 use crate::vocab::{SCHEMA_V1, SCHEMA_VERSIONS};
 
 /// What to check against.
@@ -26,7 +27,7 @@ pub struct CheckOptions<'a> {
     pub capabilities: Option<&'a Capabilities>,
 }
 
-/// A checked contract: the contract, its compiled policies, and every diagnostic, ordered by
+/// A checked contract: the contract, its compiled policies, and its diagnostics, ordered by
 /// layer (parse, schema, policy, adapter) and, within a layer, as found.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -35,14 +36,35 @@ pub struct Report {
     /// One compiled policy per block, in block order; a rule that did not compile is kept
     /// with a predicate that never holds.
     pub policies: Vec<CompiledPolicy>,
-    /// Every problem found, errors and warnings, in layer order.
+    /// The first [`MAX_DIAGNOSTICS`](crate::diag::MAX_DIAGNOSTICS) diagnostics. When there are more and any is an error,
+    /// at least one of these is an error (the first one left out takes the last place).
     pub diagnostics: Vec<Diagnostic>,
+    /// The count of the diagnostics left out of `diagnostics`, per code and severity.
+    pub omitted: Omitted,
 }
 
 impl Report {
-    /// Whether any diagnostic is an error: a host must refuse to run the contract.
+    /// Whether any diagnostic is an error, kept or not.
     pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(Diagnostic::is_error)
+        self.omitted.errors > 0 || self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// How many errors there are, kept or not.
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count() + self.omitted.errors
+    }
+
+    /// How many warnings there are, kept or not.
+    pub fn warnings(&self) -> usize {
+        self.diagnostics.iter().filter(|d| !d.is_error()).count() + self.omitted.warnings
+    }
+
+    /// Makes every warning an error, kept or not (`--deny warnings`).
+    pub fn deny_warnings(&mut self) {
+        for d in &mut self.diagnostics {
+            d.severity = Severity::Error;
+        }
+        self.omitted.deny_warnings();
     }
 
     /// The contract's headline counts (blocks, questions, gates, options).
@@ -56,22 +78,28 @@ impl Report {
     }
 }
 
-/// Parse and run every layer: parse (with the frame lints), schema, policy and, when
-/// `options.capabilities` is given, adapter. Never fails and never panics; what is wrong is in
-/// [`Report::diagnostics`].
+/// Parse and run every layer. Memory stays bounded by the input's size times a small
+/// constant: the parser reads at most [`syntax::MAX_BLOCKS`] blocks and [`syntax::MAX_ITEMS`]
+/// items, and the report keeps at most [`MAX_DIAGNOSTICS`](crate::diag::MAX_DIAGNOSTICS) diagnostics.
 pub fn check(source: &[u8], options: CheckOptions<'_>) -> Report {
-    let Parsed { contract, mut diagnostics } = syntax::parse(source);
-    diagnostics.extend(missing_frames(&contract));
-    diagnostics.extend(lints::frame_lints(&contract, options.capabilities));
-    diagnostics.extend(schema(&contract));
-    let (policies, policy_diagnostics) = policies(&contract);
-    diagnostics.extend(policy_diagnostics);
-    if let Some(capabilities) = options.capabilities {
-        diagnostics.extend(adapter(&contract, capabilities));
+    let (contract, mut diagnostics) = syntax::parse_collecting(source);
+    // Each layer adds its diagnostics after the one before, so the first ones kept are the
+    // first in report order.
+    for d in missing_frames(&contract) {
+        diagnostics.push(d);
     }
-    // Stable: keeps the order of discovery within a layer.
+    lints::frame_lints(&contract, options.capabilities, &mut diagnostics);
+    for d in schema(&contract) {
+        diagnostics.push(d);
+    }
+    let policies = policies_into(&contract, &mut diagnostics);
+    if let Some(capabilities) = options.capabilities {
+        adapter::adapter_into(&contract, capabilities, &mut diagnostics);
+    }
+    let (mut diagnostics, omitted) = diagnostics.finish();
+    // Stable, and already in order: a guard that the layers stay grouped whatever is added.
     diagnostics.sort_by_key(|d| d.layer);
-    Report { contract, policies, diagnostics }
+    Report { contract, policies, diagnostics, omitted }
 }
 
 /// Every block asked of a decision model (any kind but `rule`) must declare `frame:`: without
@@ -133,6 +161,12 @@ pub fn schema(contract: &Contract) -> Vec<Diagnostic> {
 /// compile, at the rule's line; plus the policy lints.
 pub fn policies(contract: &Contract) -> (Vec<CompiledPolicy>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
+    let policies = policies_into(contract, &mut diagnostics);
+    (policies, diagnostics)
+}
+
+/// [`policies`], each diagnostic added to `diagnostics` as it is found.
+fn policies_into(contract: &Contract, diagnostics: &mut dyn Sink) -> Vec<CompiledPolicy> {
     let mut policies = Vec::with_capacity(contract.blocks.len());
     for block in &contract.blocks {
         let (policy, errors) = compile_block(block);
@@ -148,11 +182,11 @@ pub fn policies(contract: &Contract) -> (Vec<CompiledPolicy>, Vec<Diagnostic>) {
                 help: compile_help(&error, block),
             });
         }
-        diagnostics.extend(reach::dead_rules(block, &policy));
-        diagnostics.extend(lints::policy_lints(block, &policy));
+        reach::dead_rules(block, &policy, diagnostics);
+        lints::policy_lints(block, &policy, diagnostics);
         policies.push(policy);
     }
-    (policies, diagnostics)
+    policies
 }
 
 fn compile_help(error: &CompileError, block: &crate::contract::Block) -> Option<String> {

@@ -62,6 +62,10 @@ codes! {
     /// A block asked of a decision model (any kind but `rule`) without `frame:` would send the
     /// whole state, unbounded.
     NO_FRAME = "DC0136", "no-frame", "a block asked of a decision model declares no `frame:`";
+    /// The file has more blocks than [`crate::syntax::MAX_BLOCKS`] or more items (questions,
+    /// options, frame lines, policy rules) than [`crate::syntax::MAX_ITEMS`]; nothing after
+    /// the one that is too many is read, so memory stays bounded whatever the file.
+    TOO_LARGE = "DC0137", "too-large", "the file has more blocks or items than are read; the rest is not read";
     SCHEMA_MISSING = "DC0201", "S-MISSING", "no `schema:` declaration";
     SCHEMA_UNSUPPORTED = "DC0202", "S-UNSUPPORTED", "unsupported schema";
     UNCOMPILED = "DC0301", "C-UNCOMPILED", "predicate does not compile";

@@ -1,7 +1,10 @@
 //! Located diagnostics: a stable code, a severity, the layer that found it, a message, the
 //! primary span, the block it belongs to and, where a fix is knowable, a help line.
 
+mod capped;
 pub mod codes;
+
+pub use capped::{Diagnostics, MAX_DIAGNOSTIC_BYTES, MAX_DIAGNOSTICS, Omitted, Sink};
 
 use serde::Serialize;
 

@@ -65,13 +65,13 @@ pub fn compile_predicate(text: &str, questions: &[Question]) -> Result<Predicate
 
 /// Question lookup by id: a scan for the usual handful, a map for pathological blocks, so
 /// compiling stays linear in the size of the file.
-struct QuestionIndex<'a> {
+pub(crate) struct QuestionIndex<'a> {
     questions: &'a [Question],
     by_id: Option<std::collections::HashMap<&'a str, &'a Question>>,
 }
 
 impl<'a> QuestionIndex<'a> {
-    fn new(questions: &'a [Question]) -> QuestionIndex<'a> {
+    pub(crate) fn new(questions: &'a [Question]) -> QuestionIndex<'a> {
         let by_id = (questions.len() > 16).then(|| {
             let mut map = std::collections::HashMap::new();
             for q in questions {
@@ -82,7 +82,8 @@ impl<'a> QuestionIndex<'a> {
         QuestionIndex { questions, by_id }
     }
 
-    fn get(&self, id: &str) -> Option<&'a Question> {
+    /// The first question named `id`, as [`crate::Block::question`] finds it.
+    pub(crate) fn get(&self, id: &str) -> Option<&'a Question> {
         match &self.by_id {
             Some(map) => map.get(id).copied(),
             None => self.questions.iter().find(|q| q.id == id),

@@ -10,6 +10,7 @@ mod overrides;
 mod predicate;
 
 pub use answer::{Answer, Answers};
+pub(crate) use compile::QuestionIndex;
 pub use compile::{CompileError, compile_block, compile_predicate};
 pub use eval::{Decision, Margin, NO_MATCH_REASON, evaluate};
 pub use overrides::{Gate, GateError, apply_gates, gate_note, parse_gate, parse_gates};

@@ -142,7 +142,7 @@ impl Comparison {
 /// A threshold form of the grammar: a probe and a comparison the grammar allows together.
 /// Its fields are private, so every form is a row of [`THRESHOLD_FORMS`] and a combination
 /// the grammar refuses (`score:q < n`) cannot be built.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ThresholdForm {
     probe: Probe,
     comparison: Comparison,

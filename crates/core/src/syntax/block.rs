@@ -9,7 +9,7 @@ use super::clauses::{DynamicProblem, list_item, parse_dynamic, split_key_line, s
 use super::text::{is_js_whitespace, join_lines_trimmed, js_trim, js_words, split_once_str, utf16_prefix};
 use crate::contract::{Block, Dynamic, Exclusion, Frame, FrameField, Kind, Primitive, Question, QuestionOption, Rule};
 use crate::diag::codes;
-use crate::diag::{Diagnostic, Layer, Severity, Span};
+use crate::diag::{Diagnostic, Diagnostics, Layer, Severity, Sink, Span};
 use crate::names::NameSet;
 use crate::suggest::did_you_mean;
 use crate::vocab::{self, ACTIONS, ANY_POSITION_ACTION, BLOCK_KEYS, POSITIONS};
@@ -45,7 +45,9 @@ impl<'a> Draft<'a> {
 pub(super) struct BlockReader<'a> {
     id: &'a str,
     heading: Span,
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: Diagnostics,
+    /// Lines read as items: question headings, options, frame lines, policy rules.
+    items: usize,
     kind: Option<Kind>,
     saw_kind: bool,
     kind_span: Option<Span>,
@@ -69,7 +71,8 @@ impl<'a> BlockReader<'a> {
         BlockReader {
             id: heading,
             heading: heading_span,
-            diagnostics: Vec::new(),
+            diagnostics: Diagnostics::new(),
+            items: 0,
             kind: None,
             saw_kind: false,
             kind_span: None,
@@ -88,6 +91,11 @@ impl<'a> BlockReader<'a> {
     /// The block id: its heading text.
     pub(super) fn id(&self) -> &'a str {
         self.id
+    }
+
+    /// How many lines have been read as items (see [`super::MAX_ITEMS`]).
+    pub(super) fn items(&self) -> usize {
+        self.items
     }
 
     fn prose(&mut self, text: &'a str) {
@@ -164,6 +172,7 @@ impl<'a> BlockReader<'a> {
         if let Some(rest) = t.strip_prefix("###")
             && rest.starts_with(is_js_whitespace)
         {
+            self.items += 1;
             let id = js_trim(rest);
             let next = Draft::new(id, line.span_of(id));
             let done = std::mem::replace(&mut self.current, next);
@@ -176,9 +185,11 @@ impl<'a> BlockReader<'a> {
         // 3. Frame region.
         if self.in_frame {
             if let Some(body) = t.strip_prefix("+ ") {
+                self.items += 1;
                 return self.frame_line(line, t, span, true, body);
             }
             if let Some(body) = t.strip_prefix("- ") {
+                self.items += 1;
                 return self.frame_line(line, t, span, false, body);
             }
             self.in_frame = false;
@@ -193,6 +204,7 @@ impl<'a> BlockReader<'a> {
         }
         // 4. List item: a policy rule or an option.
         if let Some(body) = list_item(t) {
+            self.items += 1;
             if self.in_policy {
                 self.rule(line, body, span);
             } else {
@@ -501,7 +513,7 @@ impl<'a> BlockReader<'a> {
 
     /// Finish the block: run the block-level checks and move its diagnostics to `out`.
     /// Returns the block and the list of prose lines, emptied, for the next block.
-    pub(super) fn finish(mut self, out: &mut Vec<Diagnostic>) -> (Block, Vec<&'a str>) {
+    pub(super) fn finish(mut self, out: &mut Diagnostics) -> (Block, Vec<&'a str>) {
         let last = std::mem::replace(&mut self.current, Draft::new("", Span::default()));
         if last.keep() {
             self.drafts.push(last);
@@ -524,7 +536,7 @@ impl<'a> BlockReader<'a> {
         }
         let rationale = join_lines_trimmed(&self.rationale);
         self.rationale.clear();
-        out.append(&mut self.diagnostics);
+        out.append(std::mem::take(&mut self.diagnostics));
         let block = Block {
             id: self.id.to_string(),
             span: self.heading,

@@ -5,6 +5,7 @@
 
 mod block;
 mod clauses;
+mod limits;
 #[doc(hidden)]
 pub mod text;
 
@@ -12,21 +13,24 @@ use std::collections::HashMap;
 
 use crate::contract::{Contract, Located};
 use crate::diag::codes;
-use crate::diag::{Diagnostic, Layer, Severity, Span};
+use crate::diag::{Diagnostic, Diagnostics, Layer, Omitted, Severity, Sink, Span};
 use crate::vocab::GENERATOR_HEADINGS;
 use text::{is_js_whitespace, join_lines_trimmed, js_trim, js_trim_end};
 
 use clauses::split_key_line;
+pub use limits::{MAX_BLOCKS, MAX_ITEMS};
 
-/// The result of parsing: the contract and every parse-layer diagnostic.
+/// The result of parsing: the contract and the parse-layer diagnostics.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
     /// The contract as far as it could be read; always present, even for an empty or
     /// malformed input.
     pub contract: Contract,
-    /// The parse-layer diagnostics in order of discovery (invalid UTF-8 first); the schema,
-    /// policy and adapter layers are [`crate::check::check`]'s.
+    /// The first [`crate::diag::MAX_DIAGNOSTICS`], in the order found; when there are more
+    /// and one is an error, at least one of these is an error.
     pub diagnostics: Vec<Diagnostic>,
+    /// The count of those left out of `diagnostics`.
+    pub omitted: Omitted,
 }
 
 /// One line of the source (split on `\n` only; a CRLF line keeps its `\r`).
@@ -77,28 +81,43 @@ impl<'a> Line<'a> {
 /// invalid byte is then read as U+001A (SUBSTITUTE), one byte for one byte, so that every
 /// span still points at the right bytes of the original input.
 pub fn parse(source: &[u8]) -> Parsed {
-    match simdutf8::basic::from_utf8(source) {
-        Ok(text) => parse_str(text),
-        Err(_) => {
-            let (problems, repaired) = invalid_utf8(source);
-            let text = String::from_utf8(repaired).unwrap_or_default();
-            let mut parsed = parse_str(&text);
-            let mut diagnostics = problems;
-            diagnostics.append(&mut parsed.diagnostics);
-            parsed.diagnostics = diagnostics;
-            parsed
-        }
-    }
+    parsed(parse_collecting(source))
 }
 
 /// Parse a `DECISION.md` from text.
 pub fn parse_str(source: &str) -> Parsed {
+    parsed(scan(source, Diagnostics::new()))
+}
+
+fn parsed((contract, diagnostics): (Contract, Diagnostics)) -> Parsed {
+    let (diagnostics, omitted) = diagnostics.finish();
+    Parsed { contract, diagnostics, omitted }
+}
+
+/// [`parse`], with the diagnostics still collecting: the checker adds the other layers'.
+pub(crate) fn parse_collecting(source: &[u8]) -> (Contract, Diagnostics) {
+    match simdutf8::basic::from_utf8(source) {
+        Ok(text) => scan(text, Diagnostics::new()),
+        Err(_) => {
+            let (problems, repaired) = invalid_utf8(source);
+            let text = String::from_utf8(repaired).unwrap_or_default();
+            let mut diagnostics = Diagnostics::new();
+            for problem in problems {
+                diagnostics.push(problem);
+            }
+            scan(&text, diagnostics)
+        }
+    }
+}
+
+/// Scan `source`, adding its diagnostics after those in `diagnostics`.
+fn scan(source: &str, diagnostics: Diagnostics) -> (Contract, Diagnostics) {
     // A byte-order mark at the start is harmless: JavaScript's trim strips U+FEFF.
     let (body, offset) = match source.strip_prefix('\u{FEFF}') {
         Some(rest) => (rest, '\u{FEFF}'.len_utf8()),
         None => (source, 0),
     };
-    Scanner::default().run(body, offset)
+    Scanner { diagnostics, ..Scanner::default() }.run(body, offset)
 }
 
 /// Every invalid UTF-8 sequence (at most 100 reported), and the input with each invalid byte
@@ -184,16 +203,18 @@ enum Section<'a> {
 #[derive(Default)]
 struct Scanner<'a> {
     contract: Contract,
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: Diagnostics,
     /// The intro's and the generator sections' lines, joined and trimmed at the end: copied
     /// once, into the contract.
     intro: Vec<&'a str>,
     generator: Vec<&'a str>,
     saw_generator: bool,
     /// Duplicate block ids, reported after all blocks.
-    duplicates: Vec<Diagnostic>,
+    duplicates: Diagnostics,
     /// The list blocks collect their prose lines in, handed from one block to the next.
     rationale: Vec<&'a str>,
+    /// The items of the blocks finished so far (see [`MAX_ITEMS`]).
+    items: usize,
 }
 
 /// `## text` (raw line): the heading text, trailing whitespace removed.
@@ -223,7 +244,7 @@ fn title(raw: &str) -> Option<&str> {
 }
 
 impl<'a> Scanner<'a> {
-    fn run(mut self, source: &'a str, offset: usize) -> Parsed {
+    fn run(mut self, source: &'a str, offset: usize) -> (Contract, Diagnostics) {
         let mut lines = lines(source, offset).peekable();
         // The preamble, before the first section.
         while let Some(line) = lines.next_if(|l| section_heading(l.raw).is_none()) {
@@ -249,7 +270,12 @@ impl<'a> Scanner<'a> {
                 if let Some(done) = section.take() {
                     self.finish(done, &mut seen_blocks);
                 }
-                section = Some(if is_generator_heading(heading) {
+                let generator = is_generator_heading(heading);
+                if !generator && self.contract.blocks.len() == MAX_BLOCKS {
+                    self.diagnostics.push_first(limits::too_many_blocks(&line));
+                    break;
+                }
+                section = Some(if generator {
                     self.saw_generator = true;
                     Section::Generator
                 } else {
@@ -259,7 +285,13 @@ impl<'a> Scanner<'a> {
                 continue;
             }
             match section.as_mut() {
-                Some(Section::Block(reader)) => reader.line(&line),
+                Some(Section::Block(reader)) => {
+                    reader.line(&line);
+                    if self.items + reader.items() > MAX_ITEMS {
+                        self.diagnostics.push_first(limits::too_many_items(&line));
+                        break;
+                    }
+                }
                 // The preamble loop stops at a heading, so there is always a section here.
                 Some(Section::Generator) | None => self.generator.push(line.raw),
             }
@@ -268,17 +300,18 @@ impl<'a> Scanner<'a> {
             self.finish(done, &mut seen_blocks);
         }
         // Duplicate ids are a whole-document problem, reported after every block's own.
-        self.diagnostics.append(&mut self.duplicates);
+        self.diagnostics.append(std::mem::take(&mut self.duplicates));
         self.contract.intro = join_lines_trimmed(&self.intro);
         if self.saw_generator {
             self.contract.generator = Some(join_lines_trimmed(&self.generator));
         }
-        Parsed { contract: self.contract, diagnostics: self.diagnostics }
+        (self.contract, self.diagnostics)
     }
 
     fn finish(&mut self, section: Section<'a>, seen_blocks: &mut SeenBlocks<'a>) {
         let Section::Block(reader) = section else { return };
         let id = reader.id();
+        self.items += reader.items();
         let (block, rationale) = reader.finish(&mut self.diagnostics);
         self.rationale = rationale;
         if let Some(first) = seen_blocks.get(id) {

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 pub fn cli_output(path: &str, source: &[u8]) -> String {
     let report = check::check(source, CheckOptions::default());
     let mut out = text(&report.contract, &report.policies);
-    let errors = report.diagnostics.iter().filter(|d| d.is_error()).count();
+    let errors = report.errors();
     if errors > 0 {
         let noun = if errors == 1 { "error" } else { "errors" };
         let _ = writeln!(out, "\n{errors} {noun}: run `decision check {path}` for details");
@@ -36,7 +36,7 @@ pub fn document(path: &str, source: &[u8]) -> Value {
         "schema": contract.schema.as_ref().map(|s| s.value.clone()),
         "headline": summary.headline(),
         "summary": summary,
-        "errors": report.diagnostics.iter().filter(|d| d.is_error()).count(),
+        "errors": report.errors(),
         "blocks": blocks,
         "generator_chars": contract.generator.as_ref().map(|g| g.chars().count()),
         "text": cli_output(path, source),
