@@ -6,7 +6,8 @@ use std::sync::Mutex;
 
 use decision_runtime::api;
 use decision_runtime::log::{
-    DecisionEvent, FsyncPolicy, LogError, LogHeader, ReplayOptions, SessionLog as Writer, now_ms, replay_file,
+    DecisionEvent, FsyncPolicy, LogError, LogHeader, ReplayOptions, SealKey, SessionLog as Writer, next_run, now_ms,
+    replay_file,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -147,17 +148,12 @@ impl SessionLog {
                 ));
             }
         };
-        let opened = if path.exists() {
-            Writer::open(&path, policy)
-        } else {
-            let header = LogHeader {
-                id: session_id.unwrap_or_else(|| format!("py-{}", now_ms())),
-                created_at_ms: now_ms(),
-                cwd: std::env::current_dir().ok().map(|p| p.display().to_string()),
-            };
-            Writer::create(&path, &header, policy)
+        let header = LogHeader {
+            id: session_id.unwrap_or_else(|| format!("py-{}", now_ms())),
+            created_at_ms: now_ms(),
+            cwd: std::env::current_dir().ok().map(|p| p.display().to_string()),
         };
-        let mut writer = opened.map_err(|e| writer_error(py, &e))?;
+        let mut writer = open_run(py, &path, &header, policy)?;
         if group_commit {
             writer.set_group_commit(true).map_err(|e| writer_error(py, &e))?;
         }
@@ -194,13 +190,22 @@ impl SessionLog {
         self.with(py, Writer::commit)
     }
 
-    /// Commits and closes the log.
-    fn close(&self, py: Python<'_>) -> PyResult<()> {
-        self.with(py, Writer::commit)?;
-        if let Ok(mut guard) = self.writer.lock() {
-            guard.take();
-        }
-        Ok(())
+    /// Ends the run: appends the seal line (keyed when `DECISION_LOG_KEY` is set), writes
+    /// every held line, closes the log and returns its head `"SEQ:HASH"`. Closing a closed
+    /// log does nothing and returns `None`. A log that is never closed stays unfinished, as
+    /// `decision replay` reports it.
+    fn close(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let mut guard = self.writer.lock().map_err(|_| {
+            log_error(py, "the log is unusable after a failure", "io", &self.path.display().to_string(), None)
+        })?;
+        let Some(mut writer) = guard.take() else { return Ok(None) };
+        writer.seal().map(|head| Some(head.to_string())).map_err(|e| writer_error(py, &e))
+    }
+
+    /// Whether the log is closed (sealed, or left after a failed seal).
+    #[getter]
+    fn closed(&self) -> bool {
+        self.writer.lock().map_or(true, |guard| guard.is_none())
     }
 
     /// The chain's head: `{"seq": …, "sha256": …}` of the last line appended.
@@ -240,19 +245,32 @@ pub fn record(py: Python<'_>, target: &Bound<'_, PyAny>, decision: &DecisionEven
     if let Ok(log) = target.cast::<SessionLog>() {
         return log.borrow().with(py, |w| w.append_decision(decision));
     }
+    // A path: the decision is a run of one, sealed, as `decision ask --log` records it.
     let path: PathBuf = target.extract()?;
-    let opened = if path.exists() {
-        Writer::open(&path, FsyncPolicy::EveryLine)
+    let cwd = std::env::current_dir().ok().map(|p| p.display().to_string());
+    let header = LogHeader { id: format!("ask-{}", now_ms()), created_at_ms: now_ms(), cwd };
+    let mut writer = open_run(py, &path, &header, FsyncPolicy::EveryLine)?;
+    writer.append_decision(decision).map_err(|e| writer_error(py, &e))?;
+    writer.seal().map(drop).map_err(|e| writer_error(py, &e))
+}
+
+/// Opens the log at `path` for a new run — continuing its chain as the run after its last
+/// line's (after a seal, the next run), or creating it with `header` — keyed for its seal
+/// by `DECISION_LOG_KEY` when that is set.
+fn open_run(py: Python<'_>, path: &std::path::Path, header: &LogHeader, policy: FsyncPolicy) -> PyResult<Writer> {
+    let display = path.display().to_string();
+    let key = SealKey::from_env().map_err(|e| usage_error(py, &e.to_string(), None))?;
+    let mut writer = if path.exists() {
+        let run =
+            next_run(path).map_err(|e| log_error(py, &format!("cannot read {display}: {e}"), "io", &display, None))?;
+        let mut writer = Writer::open(path, policy).map_err(|e| writer_error(py, &e))?;
+        writer.set_run(run);
+        writer
     } else {
-        let cwd = std::env::current_dir().ok().map(|p| p.display().to_string());
-        Writer::create(
-            &path,
-            &LogHeader { id: format!("ask-{}", now_ms()), created_at_ms: now_ms(), cwd },
-            FsyncPolicy::EveryLine,
-        )
+        Writer::create(path, header, policy).map_err(|e| writer_error(py, &e))?
     };
-    let mut writer = opened.map_err(|e| writer_error(py, &e))?;
-    writer.append_decision(decision).map_err(|e| writer_error(py, &e))
+    writer.set_seal_key(key);
+    Ok(writer)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

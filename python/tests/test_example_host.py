@@ -27,6 +27,9 @@ def test_the_host_writes_a_log_replay_verifies(decision: Path, tmp_path: Path) -
     replayed = json.loads(out)
     assert replayed["records"] == 6 and replayed["verified"] == 6
     assert replayed["runs"] == 3 and replayed["chain"] == "intact"
+    # The desk closes its log: the seal ends it, as `--require-seal` checks.
+    status, out, err = run(decision, "replay", "--require-seal", str(log))
+    assert status == 0, out + err
 
 
 def test_the_host_refuses_to_overwrite_a_log(tmp_path: Path) -> None:

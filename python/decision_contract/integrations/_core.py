@@ -1,0 +1,392 @@
+"""What every framework integration shares: framing a tool call, deciding it by the contract,
+recording the decision, and recording a person's answer to a call that waits for one.
+
+A framework adapter turns its own tool call into a :class:`ToolCall`, asks
+:meth:`ToolGate.decide`, and acts on the :class:`Verdict`: ``run`` runs the call, ``approval``
+puts it before a person through the framework's own human-in-the-loop mechanism (the answer
+then goes through :meth:`ToolGate.answer`), ``deny`` refuses it with the verdict's reason.
+
+Approvals are recorded here and nowhere else (the ``approval:pending``, ``approval:answer``
+and ``approval:used`` events of the session log, as the coding host writes them), so that a
+change to how answers are bound to calls is made in one place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Literal, Mapping, Optional, Set, Tuple, Union
+
+from .._errors import UsageError
+from .._native import Contract, SessionLog
+
+#: The bundled contract: decides a tool call on the tool's MCP risk annotations.
+TOOL_GATE_PATH = Path(__file__).resolve().parent / "contracts" / "tool-gate.md"
+
+#: The block of the bundled contract asked before each tool call.
+TOOL_GATE_BLOCK = "tool_call"
+
+#: MCP's annotation names, with the value MCP says holds when a tool declares nothing.
+MCP_DEFAULTS: Dict[str, bool] = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+
+#: Actions after which the call runs.
+RUN_ACTIONS = frozenset({"auto", "auto_audit", "continue", "call", "use"})
+#: Actions after which the call waits for a person.
+APPROVAL_ACTIONS = frozenset({"ask_human", "escalate"})
+
+Outcome = Literal["run", "approval", "deny"]
+ApprovalMode = Literal["interrupt", "deny"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call an agent asked for, as the gate sees it."""
+
+    #: The framework's id of the call (LangChain's ``tool_call_id``, the SDK's ``call_id``).
+    call_id: str
+    #: The tool's name.
+    tool: str
+    #: The arguments the model gave.
+    arguments: Mapping[str, Any]
+    #: The tool's description, shown to a decision model.
+    description: str = ""
+    #: The MCP annotations the tool declares (only the names in :data:`MCP_DEFAULTS` count).
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+
+    def arguments_json(self) -> str:
+        """The arguments as compact JSON with sorted keys: the call's recorded input."""
+        return json.dumps(self.arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+    def fingerprint(self) -> str:
+        """SHA-256 (hex) of ``{"tool", "input"}`` as compact JSON, as the coding host
+        fingerprints a gated call."""
+        text = json.dumps({"tool": self.tool, "input": self.arguments_json()}, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def declared_hints(self) -> Dict[str, bool]:
+        """The MCP hints the tool declares, as booleans (anything else is ignored)."""
+        return {name: value for name, value in self.annotations.items() if name in MCP_DEFAULTS and isinstance(value, bool)}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the contract decided for one call."""
+
+    call: ToolCall
+    #: ``run``, ``approval`` or ``deny``.
+    outcome: Outcome
+    #: The policy's action (``auto``, ``ask_human``, …).
+    action: str
+    #: Why, as the engine says it (the rule that fired, or why the answers were refused).
+    reason: str
+    #: The request digest of the recorded decision.
+    request_digest: str
+    #: The approval's id when ``outcome`` is ``approval``.
+    approval_id: Optional[str] = None
+    #: The step of the recorded decision in the log's run (``-1``: none was recorded).
+    step: int = -1
+
+    def pending(self) -> Dict[str, Any]:
+        """What a person is shown: the approval's id, the call and why it waits."""
+        return {
+            "id": self.approval_id,
+            "call_id": self.call.call_id,
+            "tool": self.call.tool,
+            "arguments": dict(self.call.arguments),
+            "rule": self.action,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A person's answer to a pending approval."""
+
+    approved: bool
+    reason: str = ""
+
+
+def parse_answer(value: Any, verdict: Verdict) -> Answer:
+    """Reads a resume value ``{"approved": bool, "reason": str, "id": str}`` (``reason`` and
+    ``id`` optional) for the approval of ``verdict``. Refuses, with a :class:`UsageError`
+    that says why, a value of another shape and an answer given for another approval."""
+    if not isinstance(value, Mapping):
+        raise UsageError(
+            f"the answer to approval {verdict.approval_id} must be a dict "
+            f'{{"approved": bool, "reason": str}}, not {type(value).__name__}',
+            code="usage",
+            path="resume",
+        )
+    unknown = sorted(set(value) - {"approved", "reason", "id"})
+    if unknown:
+        raise UsageError(f"the answer to approval {verdict.approval_id} has unknown keys: {', '.join(map(str, unknown))}", code="usage", path="resume")
+    approved = value.get("approved")
+    if not isinstance(approved, bool):
+        raise UsageError(f"the answer to approval {verdict.approval_id} needs `approved`: true or false", code="usage", path="resume")
+    reason = value.get("reason", "")
+    if not isinstance(reason, str):
+        raise UsageError(f"the answer to approval {verdict.approval_id}: `reason` must be a string", code="usage", path="resume")
+    answered_id = value.get("id")
+    if answered_id is not None and answered_id != verdict.approval_id:
+        raise UsageError(
+            f"the answer is for approval {answered_id!r}, but the call waiting is approval {verdict.approval_id} "
+            f"({verdict.call.tool}); nothing ran",
+            code="usage",
+            path="resume",
+        )
+    return Answer(approved=approved, reason=reason)
+
+
+def heuristic_answers(call: ToolCall) -> Dict[str, Any]:
+    """The answers the bundled contract's questions get from the tool's annotations alone,
+    MCP's defaults standing in for what the tool does not declare."""
+    hints = {**MCP_DEFAULTS, **call.declared_hints()}
+    if hints["readOnlyHint"]:
+        effect = "read_only"
+    elif hints["destructiveHint"]:
+        effect = "destructive"
+    elif hints["idempotentHint"]:
+        effect = "idempotent"
+    else:
+        effect = "additive"
+    options = ["read_only", "additive", "idempotent", "destructive"]
+    return {
+        "effect": {"choice": effect, "probabilities": {o: (1.0 if o == effect else 0.0) for o in options}, "confidence": 1.0},
+        "open_world": {"noul": 1.0 if hints["openWorldHint"] else 0.0},
+    }
+
+
+_UNSAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+class ToolGate:
+    """Decides tool calls by a contract and records every decision and approval in one
+    session log, sealed by :meth:`close` (or on leaving a ``with`` block).
+
+    ``contract`` is a :class:`~decision_contract.Contract`, the text or path of a
+    DECISION.md, or ``None`` for the bundled tool gate; ``block`` the block asked (its
+    frame reads the cells ``tool``, ``description``, ``annotations`` and ``arguments``).
+    ``log`` is a :class:`~decision_contract.SessionLog` or a path. ``provider`` is
+    ``"heuristic"`` (the annotations answer, no model) or any provider
+    :meth:`Contract.ask` takes (``mock``, ``script:FILE``, ``openai`` with ``url`` and
+    ``model``). ``approvals="deny"`` refuses a call that would wait for a person.
+    """
+
+    def __init__(
+        self,
+        *,
+        log: Union[SessionLog, str, Path],
+        contract: Union[Contract, str, Path, None] = None,
+        block: str = TOOL_GATE_BLOCK,
+        provider: str = "heuristic",
+        approvals: ApprovalMode = "interrupt",
+        url: Optional[str] = None,
+        model: Optional[str] = None,
+        session_id: Optional[str] = None,
+    ) -> None:
+        if approvals not in ("interrupt", "deny"):
+            raise UsageError(f"approvals must be 'interrupt' or 'deny', not {approvals!r}", code="usage", path="approvals")
+        if isinstance(contract, Contract):
+            self.contract = contract
+        elif contract is None:
+            self.contract = Contract.parse(TOOL_GATE_PATH.read_bytes(), path=str(TOOL_GATE_PATH))
+        elif isinstance(contract, Path) or (isinstance(contract, str) and "\n" not in contract):
+            path = Path(contract)
+            self.contract = Contract.parse(path.read_bytes(), path=str(path))
+        else:
+            self.contract = Contract.parse(contract)
+        if block not in self.contract.blocks:
+            raise UsageError(f"the contract has no block {block!r} (it has {', '.join(self.contract.blocks)})", code="usage", path="block")
+        self.block = block
+        self.provider = provider
+        self.approvals: ApprovalMode = approvals
+        self.url = url
+        self.model = model
+        self.log = log if isinstance(log, SessionLog) else SessionLog(Path(log), session_id=session_id)
+        self.step = 0
+        # LangGraph re-executes a node from its start on every resume, replaying the answers
+        # given so far: each approval's pending and answer events are recorded once, also
+        # across a restart (the log already holds them then).
+        self._recorded: Set[Tuple[str, str]] = set(_recorded_approvals(self.log.path))
+
+    # -- deciding -------------------------------------------------------------------------
+
+    def state(self, call: ToolCall) -> Dict[str, Any]:
+        """The cells the block's frame is compiled from."""
+        return {
+            "tool": call.tool,
+            "description": call.description,
+            "annotations": json.dumps(call.declared_hints(), sort_keys=True),
+            "arguments": call.arguments_json(),
+        }
+
+    def decide(self, call: ToolCall) -> Verdict:
+        """Frames the call, decides it and records the decision (before anything runs)."""
+        state = self.state(call)
+        if self.provider == "heuristic":
+            # The model's arguments are the agent's words: untrusted, and marked so.
+            frame = self.contract.frame(self.block, state, untrusted=["arguments"])
+            answers = heuristic_answers(call)
+            decided = self.contract.evaluate(self.block, answers)
+            self.log.append_decision(_decision_record(self.step, frame, answers, decided, "heuristic"))
+        else:
+            decided = self.contract.ask(self.block, state, provider=self.provider, url=self.url, model=self.model, log=self.log)
+        step = self.step
+        self.step += 1
+        action: str = decided["action"]
+        reason: str = decided.get("reason") or action
+        digest: str = decided.get("requestDigest") or ""
+        if action in RUN_ACTIONS:
+            return Verdict(call, "run", action, reason, digest, step=step)
+        if action in APPROVAL_ACTIONS and self.approvals == "interrupt":
+            return Verdict(call, "approval", action, reason, digest, approval_id=self.approval_id(call), step=step)
+        if action in APPROVAL_ACTIONS:
+            why = f"refused: it needs a person's approval ({reason}), and approvals are off"
+            return Verdict(call, "deny", action, why, digest, step=step)
+        return Verdict(call, "deny", action, f"refused by the contract: {reason}", digest, step=step)
+
+    @staticmethod
+    def approval_id(call: ToolCall) -> str:
+        """The id of the approval a call waits for: its framework id and the start of its
+        fingerprint, so the same call (after a restart too) has the same id and another
+        call never does."""
+        return f"ap-{_UNSAFE_ID.sub('_', call.call_id)[:64]}-{call.fingerprint()[:12]}"
+
+    # -- approvals: recorded here only --------------------------------------------------
+
+    def record_pending(self, verdict: Verdict) -> None:
+        """Records that ``verdict``'s call waits for a person (``approval:pending``)."""
+        call = verdict.call
+        if not self._first("approval:pending", verdict):
+            return
+        self.log.append_event(
+            "approval:pending",
+            {
+                "id": verdict.approval_id,
+                "step": verdict.step,
+                "callId": call.call_id,
+                "tool": call.tool,
+                "input": call.arguments_json(),
+                "fingerprint": call.fingerprint(),
+                "requestDigest": verdict.request_digest,
+                "rule": verdict.action,
+                "reason": verdict.reason,
+            },
+        )
+        self.log.commit()
+
+    def answer(self, verdict: Verdict, value: Any) -> Answer:
+        """Reads a person's answer to ``verdict``'s approval (see :func:`parse_answer`),
+        records it bound to the call's fingerprint (``approval:answer``) and, when approved,
+        that the call is about to run (``approval:used``). Returns the answer."""
+        answer = parse_answer(value, verdict)
+        if not self._first("approval:answer", verdict):
+            return answer
+        fingerprint = verdict.call.fingerprint()
+        event: Dict[str, Any] = {"id": verdict.approval_id, "fingerprint": fingerprint, "approved": answer.approved}
+        if not answer.approved:
+            event["reason"] = answer.reason or "denied by a person"
+        event["allowsFingerprint"] = fingerprint
+        self.log.append_event("approval:answer", event)
+        if answer.approved:
+            used = {"id": verdict.approval_id, "fingerprint": fingerprint, "step": verdict.step}
+            self.log.append_event("approval:used", used)
+        self.log.commit()
+        return answer
+
+    def record_call(self, verdict: Verdict) -> None:
+        """Records that ``verdict``'s call runs now (``tool:call``, at the decision's step):
+        replay checks that an approved call ran, and a rejected one did not."""
+        call = verdict.call
+        self.log.append_event("tool:call", {"step": verdict.step, "callId": call.call_id, "tool": call.tool, "input": call.arguments_json()})
+        self.log.commit()
+
+    def _first(self, event: str, verdict: Verdict) -> bool:
+        key = (event, verdict.approval_id or "")
+        if key in self._recorded:
+            return False
+        self._recorded.add(key)
+        return True
+
+    # -- the log --------------------------------------------------------------------------
+
+    def close(self) -> Optional[str]:
+        """Seals and closes the log; returns its head (``SEQ:HASH``), ``None`` if closed."""
+        return self.log.close()
+
+    def __enter__(self) -> "ToolGate":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def _recorded_approvals(path: Path) -> List[Tuple[str, str]]:
+    """``(event, id)`` of every approval event already in the log at ``path``."""
+    found: List[Tuple[str, str]] = []
+    with open(path, "rb") as log:
+        for line in log:
+            if b'"approval:' not in line:
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            inner = event.get("e") if isinstance(event, dict) else None
+            if isinstance(inner, dict) and inner.get("type") in ("approval:pending", "approval:answer"):
+                found.append((str(inner["type"]), str(inner.get("id", ""))))
+    return found
+
+
+def _decision_record(step: int, frame: Dict[str, Any], answers: Dict[str, Any], decided: Dict[str, Any], provider: str) -> Dict[str, Any]:
+    """The `decision` event of one single-block request, with what replay re-verifies."""
+    artifact = frame["frame"]
+    return {
+        "step": step,
+        "id": artifact["node"],
+        "state": artifact["state"],
+        "frame": artifact,
+        "requestDigest": frame["requestDigest"],
+        "sentFrameDigest": artifact["digest"],
+        "sentQuestions": frame["questions"],
+        "batchIds": [artifact["node"]],
+        "questions": frame["questions"],
+        "answers": answers,
+        "action": decided["action"],
+        "reason": decided["reason"],
+        "latencyMs": 0,
+        "provider": provider,
+        "escalate": decided["action"] == "escalate",
+    }
+
+
+def refusal_text(verdict: Verdict, answer: Optional[Answer] = None) -> str:
+    """What the agent is told about a call that did not run."""
+    if answer is not None and not answer.approved:
+        why = answer.reason or "denied by a person"
+        return f"Tool call {verdict.call.tool} was not run: a person rejected it ({why})."
+    return f"Tool call {verdict.call.tool} was not run: {verdict.reason}."
+
+
+__all__: List[str] = [
+    "APPROVAL_ACTIONS",
+    "Answer",
+    "MCP_DEFAULTS",
+    "RUN_ACTIONS",
+    "TOOL_GATE_BLOCK",
+    "TOOL_GATE_PATH",
+    "ToolCall",
+    "ToolGate",
+    "Verdict",
+    "heuristic_answers",
+    "parse_answer",
+    "refusal_text",
+]

@@ -1,0 +1,205 @@
+"""LangGraph: :class:`DecisionToolNode`, a drop-in for ``langgraph.prebuilt.ToolNode`` whose
+tool calls are decided by a DECISION.md contract.
+
+Each tool call of the last AI message is framed and decided before any of them runs. A call
+the contract allows runs as ``ToolNode`` runs it. A call that needs a person raises
+LangGraph's own ``interrupt(...)`` with the pending approval (``id``, ``call_id``, ``tool``,
+``arguments``, ``rule``, ``reason``); nothing of the message runs until the graph is resumed
+with ``Command(resume={"approved": bool, "reason": str})`` (``"id"`` may name the approval
+answered, and must then be the one waiting). An answer of another shape, or for another
+approval, runs nothing: the graph stops again with the same pending approval and an
+``"error"`` saying what was wrong. A refused or rejected call becomes a
+``ToolMessage`` with ``status="error"`` and the reason, which the agent sees.
+
+Because every interrupt happens before any tool runs, a node that LangGraph re-executes on
+resume runs each call at most once, and the approval's id — the call's ``tool_call_id`` and
+the fingerprint of its tool and arguments — binds the answer to the same call after a
+process restart (with a persistent checkpointer).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+
+try:
+    from langchain_core.messages import ToolMessage
+    from langchain_core.runnables import RunnableConfig
+    from langchain_core.tools import BaseTool
+    from langgraph.prebuilt import ToolNode
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+    from langgraph.runtime import Runtime
+    from langgraph.types import Command, interrupt
+except ImportError as missing:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "decision_contract.integrations.langgraph needs langgraph: pip install 'decision-contract[langgraph]'"
+    ) from missing
+
+from .. import Contract, SessionLog
+from .._errors import UsageError
+from ._core import ApprovalMode, Answer, ToolCall, ToolGate, Verdict, refusal_text
+
+__all__ = ["DecisionToolNode", "annotations_of"]
+
+
+def annotations_of(tool: BaseTool) -> Dict[str, Any]:
+    """The MCP annotations a LangChain tool declares: its ``metadata`` (where
+    ``langchain-mcp-adapters`` puts an MCP tool's annotations), or the ``annotations`` mapping
+    inside it."""
+    metadata = tool.metadata or {}
+    nested = metadata.get("annotations")
+    source: Mapping[str, Any] = nested if isinstance(nested, Mapping) else metadata
+    return dict(source)
+
+
+class DecisionToolNode(ToolNode):
+    """``ToolNode(tools)`` whose calls a contract decides; see the module documentation.
+
+    ``contract`` (default: the bundled tool gate), ``log`` (a path or a
+    :class:`~decision_contract.SessionLog`; sealed by :meth:`close`), ``provider``
+    (``"heuristic"``: the tools' annotations answer), ``approvals`` (``"interrupt"`` or
+    ``"deny"``); the other keywords are ``ToolNode``'s.
+    """
+
+    def __init__(
+        self,
+        tools: Sequence[Union[BaseTool, Callable[..., Any]]],
+        *,
+        log: Union[SessionLog, str, Path],
+        contract: Union[Contract, str, Path, None] = None,
+        provider: str = "heuristic",
+        approvals: ApprovalMode = "interrupt",
+        url: Optional[str] = None,
+        model: Optional[str] = None,
+        gate: Optional[ToolGate] = None,
+        **tool_node_options: Any,
+    ) -> None:
+        if "wrap_tool_call" in tool_node_options or "awrap_tool_call" in tool_node_options:
+            raise TypeError("DecisionToolNode decides every call itself: wrap_tool_call is not supported")
+        super().__init__(tools, wrap_tool_call=self._gated, awrap_tool_call=self._agated, **tool_node_options)
+        self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, approvals=approvals, url=url, model=model)
+        # The verdicts of the message being run, by tool_call_id: written before the calls
+        # run, read by the wrapper in ToolNode's worker threads.
+        self._verdicts: Dict[str, Verdict] = {}
+        self._answers: Dict[str, Answer] = {}
+        self._lock = threading.Lock()
+
+    # -- deciding before anything runs ---------------------------------------------------
+
+    def _decide_all(self, input: Any) -> None:
+        calls, _ = self._parse_input(input)
+        pending: List[Verdict] = []
+        for call in calls:
+            verdict = self._decide_one(call)
+            with self._lock:
+                self._verdicts[call["id"] or ""] = verdict
+            if verdict.outcome == "approval":
+                pending.append(verdict)
+        for verdict in pending:
+            question = verdict.pending()
+            # LangGraph keeps every resume value of a task and hands them out in order, one
+            # per `interrupt`: an answer that is refused is followed by a new interrupt, which
+            # says why, rather than by an error that the same stored value would repeat.
+            while True:
+                try:
+                    value = interrupt(question)
+                except BaseException:
+                    # LangGraph stops the node here (GraphInterrupt) until a person answers.
+                    self.gate.record_pending(verdict)
+                    raise
+                try:
+                    answer = self.gate.answer(verdict, value)
+                    break
+                except UsageError as refused:
+                    question = {**verdict.pending(), "error": refused.message}
+            with self._lock:
+                self._answers[verdict.call.call_id] = answer
+
+    def _decide_one(self, call: Mapping[str, Any]) -> Verdict:
+        name = str(call.get("name", ""))
+        call_id = str(call.get("id") or "")
+        arguments = call.get("args") or {}
+        tool = self.tools_by_name.get(name)
+        gate_call = ToolCall(
+            call_id=call_id,
+            tool=name,
+            arguments=arguments if isinstance(arguments, Mapping) else {"value": arguments},
+            description=tool.description if tool is not None else "",
+            annotations=annotations_of(tool) if tool is not None else {},
+        )
+        if tool is None:
+            return Verdict(gate_call, "deny", "unknown_tool", f"there is no tool named {json.dumps(name)}", "")
+        problem = _schema_problem(tool, arguments)
+        if problem is not None:
+            return Verdict(gate_call, "deny", "invalid_arguments", f"its arguments do not fit the tool's schema: {problem}", "")
+        return self.gate.decide(gate_call)
+
+    def _func(self, input: Any, config: RunnableConfig, runtime: Runtime[Any]) -> Any:
+        self._decide_all(input)
+        return super()._func(input, config, runtime)
+
+    async def _afunc(self, input: Any, config: RunnableConfig, runtime: Runtime[Any]) -> Any:
+        self._decide_all(input)
+        return await super()._afunc(input, config, runtime)
+
+    # -- running what was allowed ----------------------------------------------------------
+
+    def _refusal(self, request: ToolCallRequest) -> Optional[ToolMessage]:
+        """The error the agent sees for a call that may not run; ``None`` (the call recorded
+        as running) for one that may."""
+        call_id = request.tool_call["id"] or ""
+        with self._lock:
+            verdict = self._verdicts.pop(call_id, None)
+            answer = self._answers.pop(call_id, None)
+        if verdict is None:
+            # A call decided in no pass of this node (never expected): fail closed.
+            return _error(request, "Tool call was not run: it was not decided by the contract.")
+        if verdict.outcome == "run" or (answer is not None and answer.approved):
+            self.gate.record_call(verdict)
+            return None
+        return _error(request, refusal_text(verdict, answer))
+
+    def _gated(
+        self, request: ToolCallRequest, execute: Callable[[ToolCallRequest], Union[ToolMessage, Command[Any]]]
+    ) -> Union[ToolMessage, Command[Any]]:
+        refused = self._refusal(request)
+        return refused if refused is not None else execute(request)
+
+    async def _agated(self, request: ToolCallRequest, execute: Any) -> Union[ToolMessage, Command[Any]]:
+        refused = self._refusal(request)
+        if refused is not None:
+            return refused
+        result: Union[ToolMessage, Command[Any]] = await execute(request)
+        return result
+
+    # -- the log ---------------------------------------------------------------------------
+
+    def close(self) -> Optional[str]:
+        """Seals and closes the session log; returns its head (``SEQ:HASH``)."""
+        return self.gate.close()
+
+    def __enter__(self) -> "DecisionToolNode":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def _error(request: ToolCallRequest, text: str) -> ToolMessage:
+    return ToolMessage(text, name=request.tool_call["name"], tool_call_id=request.tool_call["id"] or "", status="error")
+
+
+def _schema_problem(tool: BaseTool, arguments: Any) -> Optional[str]:
+    """Why ``arguments`` do not fit the tool's argument schema (``None`` when they do)."""
+    schema = tool.tool_call_schema
+    validate = getattr(schema, "model_validate", None)
+    if validate is None:
+        return None
+    try:
+        validate(arguments)
+    except Exception as error:  # pydantic's ValidationError, or a TypeError for a non-dict
+        return " ".join(str(error).split())[:300]
+    return None
+

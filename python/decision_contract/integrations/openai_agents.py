@@ -1,0 +1,181 @@
+"""The OpenAI Agents SDK: :class:`DecisionGuard` decides the calls of function tools by a
+DECISION.md contract through the SDK's own mechanisms.
+
+``guard.tool(function_tool, annotations={...})`` returns the tool with
+
+- ``needs_approval``: the contract decides the call (once per ``call_id``); a call that needs a
+  person makes the run stop with an interruption, as any tool with ``needs_approval`` does;
+- a tool input guardrail that refuses a call the contract denied (its reason is what the model
+  sees) and records that an approved call is about to run.
+
+A person answers an interruption with ``guard.approve(state, item)`` or
+``guard.reject(state, item, reason=...)``: the answer is recorded, bound to the call's id and
+fingerprint, and then passed to ``RunState.approve`` / ``RunState.reject``. An item whose tool
+or arguments differ from the call that was decided is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Union
+
+try:
+    from agents import FunctionTool, RunContextWrapper, RunState, ToolApprovalItem
+    from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
+except ImportError as missing:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "decision_contract.integrations.openai_agents needs the OpenAI Agents SDK: "
+        "pip install 'decision-contract[openai-agents]'"
+    ) from missing
+
+from .. import Contract, SessionLog
+from .._errors import UsageError
+from ._core import ApprovalMode, ToolCall, ToolGate, Verdict, refusal_text
+
+__all__ = ["DecisionGuard"]
+
+
+class DecisionGuard:
+    """Decides the calls of the function tools it guards; see the module documentation.
+
+    The keywords are :class:`~decision_contract.integrations.ToolGate`'s: ``log`` (sealed by
+    :meth:`close`), ``contract`` (default: the bundled tool gate), ``provider``,
+    ``approvals`` (``"interrupt"``: through the run's interruptions; ``"deny"``: refused).
+    """
+
+    def __init__(
+        self,
+        *,
+        log: Union[SessionLog, str, Path],
+        contract: Union[Contract, str, Path, None] = None,
+        provider: str = "heuristic",
+        approvals: ApprovalMode = "interrupt",
+        url: Optional[str] = None,
+        model: Optional[str] = None,
+        gate: Optional[ToolGate] = None,
+    ) -> None:
+        self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, approvals=approvals, url=url, model=model)
+        self._verdicts: Dict[str, Verdict] = {}
+        self._lock = threading.Lock()
+
+    def tool(self, tool: FunctionTool, *, annotations: Optional[Mapping[str, Any]] = None) -> FunctionTool:
+        """``tool`` decided by the contract: a copy with ``needs_approval`` and the input
+        guardrail set (its own guardrails are kept, after the contract's). ``annotations`` are
+        the tool's MCP hints; a tool without them is taken at MCP's defaults (destructive)."""
+        if tool.needs_approval is not False:
+            raise UsageError(f"tool {tool.name} already sets needs_approval: the contract decides it", code="usage", path="tool")
+        hints = dict(annotations or {})
+
+        async def needs_approval(_context: RunContextWrapper[Any], arguments: Dict[str, Any], call_id: str) -> bool:
+            verdict = self._decide(tool, hints, call_id, arguments)
+            if verdict.outcome == "approval":
+                self.gate.record_pending(verdict)
+                return True
+            return False
+
+        def decided_by_contract(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+            context = data.context
+            try:
+                arguments = json.loads(context.tool_arguments or "{}")
+            except ValueError:
+                arguments = None
+            verdict = self._decide(tool, hints, context.tool_call_id, arguments)
+            if verdict.outcome == "approval":
+                # The SDK runs an interrupted call only once it was approved: an approval given
+                # with RunState.approve alone is recorded here.
+                self.gate.answer(verdict, {"approved": True})
+            if verdict.outcome in ("run", "approval"):
+                self.gate.record_call(verdict)
+                return ToolGuardrailFunctionOutput.allow()
+            return ToolGuardrailFunctionOutput.reject_content(refusal_text(verdict))
+
+        guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(guardrail_function=decided_by_contract, name="decision_contract")
+        return dataclasses.replace(
+            tool,
+            needs_approval=needs_approval,
+            tool_input_guardrails=[guardrail, *(tool.tool_input_guardrails or [])],
+        )
+
+    def _decide(self, tool: FunctionTool, hints: Mapping[str, Any], call_id: str, arguments: Any) -> Verdict:
+        call = ToolCall(
+            call_id=call_id,
+            tool=tool.name,
+            arguments=arguments if isinstance(arguments, Mapping) else {},
+            description=tool.description,
+            annotations=hints,
+        )
+        with self._lock:
+            known = self._verdicts.get(call_id)
+            if known is not None and known.call.fingerprint() == call.fingerprint():
+                return known
+            problem = _schema_problem(tool.params_json_schema, arguments)
+            if problem is not None:
+                verdict = Verdict(call, "deny", "invalid_arguments", f"its arguments do not fit the tool's schema: {problem}", "")
+            else:
+                verdict = self.gate.decide(call)
+            self._verdicts[call_id] = verdict
+            return verdict
+
+    # -- a person's answer ----------------------------------------------------------------
+
+    def _waiting(self, item: ToolApprovalItem) -> Verdict:
+        verdict = self._verdicts.get(item.call_id or "")
+        if verdict is None or verdict.outcome != "approval":
+            raise UsageError(f"no call waits for approval under call id {item.call_id!r}; nothing ran", code="usage", path="item")
+        try:
+            arguments = json.loads(item.arguments or "{}")
+        except ValueError:
+            arguments = None
+        asked = ToolCall(call_id=item.call_id or "", tool=item.name or "", arguments=arguments if isinstance(arguments, Mapping) else {})
+        if asked.tool != verdict.call.tool or asked.fingerprint() != verdict.call.fingerprint():
+            raise UsageError(
+                f"the item is not the call that waits for approval {verdict.approval_id} ({verdict.call.tool}); nothing ran",
+                code="usage",
+                path="item",
+            )
+        return verdict
+
+    def approve(self, state: RunState[Any, Any], item: ToolApprovalItem) -> None:
+        """Records a person's approval of ``item`` and approves it in ``state``."""
+        verdict = self._waiting(item)
+        self.gate.answer(verdict, {"approved": True})
+        state.approve(item)
+
+    def reject(self, state: RunState[Any, Any], item: ToolApprovalItem, *, reason: str = "") -> None:
+        """Records a person's rejection of ``item`` (with ``reason``) and rejects it in
+        ``state``; the model is told why."""
+        verdict = self._waiting(item)
+        answer = self.gate.answer(verdict, {"approved": False, "reason": reason})
+        state.reject(item, rejection_message=refusal_text(verdict, answer))
+
+    # -- the log ---------------------------------------------------------------------------
+
+    def close(self) -> Optional[str]:
+        """Seals and closes the session log; returns its head (``SEQ:HASH``)."""
+        return self.gate.close()
+
+    def __enter__(self) -> "DecisionGuard":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def _schema_problem(schema: Mapping[str, Any], arguments: Any) -> Optional[str]:
+    """What is wrong with ``arguments`` at the top level of the tool's JSON schema: not an
+    object, a required property missing, or a property the schema does not allow. (The SDK
+    validates the rest itself before the tool runs.)"""
+    if not isinstance(arguments, Mapping):
+        return "the arguments are not a JSON object"
+    properties = schema.get("properties") or {}
+    missing = [name for name in schema.get("required") or [] if name not in arguments]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    if schema.get("additionalProperties") is False:
+        extra = sorted(str(name) for name in arguments if name not in properties)
+        if extra:
+            return f"unexpected {', '.join(extra)}"
+    return None

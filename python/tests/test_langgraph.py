@@ -1,0 +1,257 @@
+"""decision_contract.integrations.langgraph: DecisionToolNode with the real LangGraph and
+LangChain's fake chat model (no network, no key). Skipped, with the reason, when LangGraph is
+not installed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+pytest.importorskip("langgraph", reason="LangGraph is not installed: pip install './python[langgraph]'")
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, ToolMessage  # noqa: E402
+from langchain_core.tools import tool  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
+from langgraph.prebuilt import tools_condition  # noqa: E402
+from langgraph.types import Command  # noqa: E402
+
+import decision_contract as dc  # noqa: E402
+from conftest import REPO, run  # noqa: E402
+from decision_contract.integrations.langgraph import DecisionToolNode  # noqa: E402
+
+RAN: List[str] = []
+
+
+@tool
+def read_file(path: str) -> str:
+    """Reads a file."""
+    RAN.append(f"read {path}")
+    return f"contents of {path}"
+
+
+@tool
+def delete_file(path: str) -> str:
+    """Deletes a file."""
+    RAN.append(f"delete {path}")
+    return f"deleted {path}"
+
+
+@tool
+def undeclared(path: str) -> str:
+    """A tool that declares no hints."""
+    RAN.append(f"undeclared {path}")
+    return "ok"
+
+
+read_file.metadata = {"readOnlyHint": True}
+delete_file.metadata = {"destructiveHint": True, "openWorldHint": False}
+TOOLS = [read_file, delete_file, undeclared]
+
+
+def call(name: str, call_id: str, **args: Any) -> Dict[str, Any]:
+    return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
+
+
+def graph(node: DecisionToolNode, *turns: List[Dict[str, Any]], checkpointer: Any = None) -> Any:
+    script = [AIMessage("", tool_calls=calls) for calls in turns] + [AIMessage("done")]
+    model = GenericFakeChatModel(messages=iter(script))
+
+    def agent(state: MessagesState) -> Dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    built = StateGraph(MessagesState)
+    built.add_node("agent", agent)
+    built.add_node("tools", node)
+    built.add_edge(START, "agent")
+    built.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
+    built.add_edge("tools", "agent")
+    return built.compile(checkpointer=checkpointer or InMemorySaver())
+
+
+CONFIG: Any = {"configurable": {"thread_id": "t"}}
+START_INPUT = {"messages": [("user", "go")]}
+
+
+def tool_messages(result: Dict[str, Any]) -> List[ToolMessage]:
+    return [m for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+def records(path: Path) -> List[Dict[str, Any]]:
+    """The log's events, each with the run it belongs to."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    return [{**line["e"], "run": line["run"]} for line in lines if line.get("kind") == "event"]
+
+
+def verified(decision: Path, log: Path) -> None:
+    status, out, err = run(decision, "replay", "--require-seal", str(log))
+    assert status == 0, out + err
+
+
+@pytest.fixture(autouse=True)
+def clean() -> None:
+    RAN.clear()
+
+
+def test_a_read_only_call_runs_and_the_log_verifies(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionToolNode(TOOLS, log=log) as node:
+        result = graph(node, [call("read_file", "c1", path="a.txt")]).invoke(START_INPUT, CONFIG)
+    assert RAN == ["read a.txt"]
+    assert [m.status for m in tool_messages(result)] == ["success"]
+    decisions = [r for r in records(log) if r.get("type") == "decision"]
+    assert [d["action"] for d in decisions] == ["auto"]
+    verified(decision, log)
+
+
+def test_a_destructive_call_waits_and_an_approval_runs_it_once(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionToolNode(TOOLS, log=log) as node:
+        app = graph(node, [call("read_file", "c1", path="a.txt"), call("delete_file", "c2", path="a.txt")])
+        first = app.invoke(START_INPUT, CONFIG)
+        pending = first["__interrupt__"][0].value
+        assert pending["tool"] == "delete_file" and pending["arguments"] == {"path": "a.txt"}
+        assert pending["rule"] == "ask_human" and pending["id"].startswith("ap-c2-")
+        # Nothing of the message ran before the person answered, not even the read.
+        assert RAN == []
+        result = app.invoke(Command(resume={"approved": True, "id": pending["id"]}), CONFIG)
+    assert sorted(RAN) == ["delete a.txt", "read a.txt"]
+    assert [m.status for m in tool_messages(result)] == ["success", "success"]
+    events = [r["type"] for r in records(log) if r.get("type", "").startswith("approval:")]
+    assert events == ["approval:pending", "approval:answer", "approval:used"]
+    verified(decision, log)
+
+
+def test_a_rejection_leaves_the_call_unrun_with_an_error_the_agent_sees(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionToolNode(TOOLS, log=log) as node:
+        app = graph(node, [call("delete_file", "c2", path="a.txt")])
+        app.invoke(START_INPUT, CONFIG)
+        result = app.invoke(Command(resume={"approved": False, "reason": "keep it"}), CONFIG)
+    assert RAN == []
+    (message,) = tool_messages(result)
+    assert message.status == "error" and "keep it" in str(message.content)
+    answer = [r for r in records(log) if r.get("type") == "approval:answer"][0]
+    assert answer["approved"] is False and answer["reason"] == "keep it"
+    verified(decision, log)
+
+
+def test_approvals_deny_refuses_at_once(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionToolNode(TOOLS, log=log, approvals="deny") as node:
+        result = graph(node, [call("delete_file", "c2", path="a.txt")]).invoke(START_INPUT, CONFIG)
+    assert "__interrupt__" not in result and RAN == []
+    (message,) = tool_messages(result)
+    assert message.status == "error" and "approvals are off" in str(message.content)
+    verified(decision, log)
+
+
+def test_a_tool_that_declares_nothing_is_taken_as_destructive(tmp_path: Path) -> None:
+    with DecisionToolNode(TOOLS, log=tmp_path / "log.jsonl") as node:
+        first = graph(node, [call("undeclared", "c5", path="x")]).invoke(START_INPUT, CONFIG)
+    assert first["__interrupt__"][0].value["tool"] == "undeclared" and RAN == []
+
+
+def test_arguments_that_fail_the_schema_run_nothing_and_ask_nobody(tmp_path: Path) -> None:
+    with DecisionToolNode(TOOLS, log=tmp_path / "log.jsonl") as node:
+        result = graph(node, [call("delete_file", "c2", wrong=1)]).invoke(START_INPUT, CONFIG)
+    assert "__interrupt__" not in result and RAN == []
+    (message,) = tool_messages(result)
+    assert message.status == "error" and "schema" in str(message.content)
+
+
+@pytest.mark.parametrize(
+    "value, complaint",
+    [
+        ("yes", "must be a dict"),
+        ({"approved": "yes"}, "needs `approved`"),
+        ({"approved": True, "extra": 1}, "unknown keys"),
+        ({"approved": True, "id": "ap-other-123"}, "is for approval 'ap-other-123'"),
+    ],
+)
+def test_a_bad_answer_is_refused_and_runs_nothing(decision: Path, tmp_path: Path, value: Any, complaint: str) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionToolNode(TOOLS, log=log) as node:
+        app = graph(node, [call("delete_file", "c2", path="a.txt")])
+        first = app.invoke(START_INPUT, CONFIG)["__interrupt__"][0].value
+        again = app.invoke(Command(resume=value), CONFIG)["__interrupt__"][0].value
+        # The same call still waits, and the graph says what was wrong with the answer.
+        assert again["id"] == first["id"] and complaint in again["error"]
+        assert RAN == []
+        app.invoke(Command(resume={"approved": True}), CONFIG)
+    assert RAN == ["delete a.txt"]
+    answers = [r for r in records(log) if r.get("type") == "approval:answer"]
+    assert len(answers) == 1 and answers[0]["approved"] is True
+    verified(decision, log)
+
+
+RESTART = textwrap.dedent(
+    """
+    import sys, sqlite3
+    sys.path.insert(0, {tests!r})
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.types import Command
+    import test_langgraph as t
+    from decision_contract.integrations.langgraph import DecisionToolNode
+
+    phase, log, db = sys.argv[1], sys.argv[2], sys.argv[3]
+    saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    with DecisionToolNode(t.TOOLS, log=log) as node:
+        app = t.graph(node, [t.call("delete_file", "c2", path="a.txt")], checkpointer=saver)
+        if phase == "start":
+            result = app.invoke(t.START_INPUT, t.CONFIG)
+            print(result["__interrupt__"][0].value["id"])
+        else:
+            result = app.invoke(Command(resume={{"approved": True, "id": sys.argv[4]}}), t.CONFIG)
+            print(t.RAN, [m.status for m in t.tool_messages(result)])
+    """
+)
+
+
+def test_after_a_restart_the_approval_binds_to_the_same_call(decision: Path, tmp_path: Path) -> None:
+    pytest.importorskip("langgraph.checkpoint.sqlite", reason="langgraph-checkpoint-sqlite is not installed")
+    script = tmp_path / "restart.py"
+    script.write_text(RESTART.format(tests=str(Path(__file__).parent)))
+    log, db = tmp_path / "log.jsonl", tmp_path / "checkpoints.db"
+
+    def phase(name: str, *extra: str) -> str:
+        # Each phase is a process of its own: nothing but the log and the checkpoints survives.
+        command = [sys.executable, str(script), name, str(log), str(db), *extra]
+        done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout.strip()
+
+    approval_id = phase("start")
+    assert approval_id.startswith("ap-c2-")
+    assert phase("resume", approval_id) == "['delete a.txt'] ['success']"
+    pending = [r for r in records(log) if r.get("type") == "approval:pending"]
+    answers = [r for r in records(log) if r.get("type") == "approval:answer"]
+    assert [p["id"] for p in pending] == [approval_id] and [a["id"] for a in answers] == [approval_id]
+    assert pending[0]["run"] == 0 and answers[0]["run"] == 1
+    assert pending[0]["fingerprint"] == answers[0]["fingerprint"]
+    verified(decision, log)
+
+
+def test_a_node_never_closed_leaves_an_unfinished_log(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    node = DecisionToolNode(TOOLS, log=log)
+    graph(node, [call("read_file", "c1", path="a.txt")]).invoke(START_INPUT, CONFIG)
+    node.gate.log.commit()
+    assert run(decision, "replay", "--require-seal", str(log))[0] == 1
+    node.close()
+    verified(decision, log)
+
+
+def test_the_example_runs_and_its_log_verifies(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "example.jsonl"
+    done = subprocess.run([sys.executable, str(REPO / "examples/agents-langgraph/main.py"), "--log", str(log)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "delete_file: error" in done.stdout and "send_email: success" in done.stdout
+    verified(decision, log)
