@@ -120,8 +120,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                 if isinstance(message, ToolMessage):
                     print(f"{message.name}: {message.status}: {message.content}")
             print(f"final answer: {result['messages'][-1].content}")
-        assert (workspace / "todo.txt").read_text() == "pay the rent\ncall the bank\n"
-        assert len(outbox) == 1
+        note = (workspace / "todo.txt").read_text()
+        if note != "pay the rent\ncall the bank\n" or len(outbox) != 1:
+            print(f"unexpected effects: note {note!r}, outbox {outbox}", file=sys.stderr)
+            return 1
     verified = dc.verify_log(args.log)
     print(f"log {args.log}: {verified['records']} decisions, {verified['verified']} verified, chain {verified['chain']}")
     return 0 if verified["mismatch"] == 0 and verified["chain"] == "intact" else 1

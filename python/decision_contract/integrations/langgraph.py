@@ -84,6 +84,9 @@ class DecisionToolNode(ToolNode):
         # run, read by the wrapper in ToolNode's worker threads.
         self._verdicts: Dict[str, Verdict] = {}
         self._answers: Dict[str, Answer] = {}
+        # The verdicts of calls not yet run or refused, kept across the passes LangGraph makes
+        # over the node while it waits: a call is decided (and recorded) once per process.
+        self._decided: Dict[str, Verdict] = {}
         self._lock = threading.Lock()
 
     # -- deciding before anything runs ---------------------------------------------------
@@ -94,6 +97,7 @@ class DecisionToolNode(ToolNode):
         for call in calls:
             verdict = self._decide_one(call)
             with self._lock:
+                self._decided[verdict.call.call_id] = verdict
                 self._verdicts[call["id"] or ""] = verdict
             if verdict.outcome == "approval":
                 pending.append(verdict)
@@ -129,6 +133,10 @@ class DecisionToolNode(ToolNode):
             description=tool.description if tool is not None else "",
             annotations=annotations_of(tool) if tool is not None else {},
         )
+        with self._lock:
+            known = self._decided.get(call_id)
+        if known is not None and known.call.tool == name and known.call.fingerprint() == gate_call.fingerprint():
+            return known
         if tool is None:
             return Verdict(gate_call, "deny", "unknown_tool", f"there is no tool named {json.dumps(name)}", "")
         problem = _schema_problem(tool, arguments)
@@ -153,6 +161,7 @@ class DecisionToolNode(ToolNode):
         with self._lock:
             verdict = self._verdicts.pop(call_id, None)
             answer = self._answers.pop(call_id, None)
+            self._decided.pop(call_id, None)
         if verdict is None:
             # A call decided in no pass of this node (never expected): fail closed.
             return _error(request, "Tool call was not run: it was not decided by the contract.")

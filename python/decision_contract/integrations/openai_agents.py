@@ -20,7 +20,7 @@ import dataclasses
 import json
 import threading
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 try:
     from agents import FunctionTool, RunContextWrapper, RunState, ToolApprovalItem
@@ -59,6 +59,7 @@ class DecisionGuard:
     ) -> None:
         self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, approvals=approvals, url=url, model=model)
         self._verdicts: Dict[str, Verdict] = {}
+        self._tools: Dict[str, Tuple[FunctionTool, Dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
     def tool(self, tool: FunctionTool, *, annotations: Optional[Mapping[str, Any]] = None) -> FunctionTool:
@@ -68,6 +69,7 @@ class DecisionGuard:
         if tool.needs_approval is not False:
             raise UsageError(f"tool {tool.name} already sets needs_approval: the contract decides it", code="usage", path="tool")
         hints = dict(annotations or {})
+        self._tools[tool.name] = (tool, hints)
 
         async def needs_approval(_context: RunContextWrapper[Any], arguments: Dict[str, Any], call_id: str) -> bool:
             verdict = self._decide(tool, hints, call_id, arguments)
@@ -122,14 +124,20 @@ class DecisionGuard:
     # -- a person's answer ----------------------------------------------------------------
 
     def _waiting(self, item: ToolApprovalItem) -> Verdict:
-        verdict = self._verdicts.get(item.call_id or "")
-        if verdict is None or verdict.outcome != "approval":
-            raise UsageError(f"no call waits for approval under call id {item.call_id!r}; nothing ran", code="usage", path="item")
         try:
             arguments = json.loads(item.arguments or "{}")
         except ValueError:
             arguments = None
-        asked = ToolCall(call_id=item.call_id or "", tool=item.name or "", arguments=arguments if isinstance(arguments, Mapping) else {})
+        call_id = item.call_id or ""
+        verdict = self._verdicts.get(call_id)
+        guarded = self._tools.get(item.name or "")
+        if verdict is None and guarded is not None:
+            # The SDK asks for approval itself, without asking needs_approval, when it cannot
+            # read the arguments: the contract decides the call now.
+            verdict = self._decide(guarded[0], guarded[1], call_id, arguments)
+        if verdict is None:
+            raise UsageError(f"no guarded call has call id {call_id!r}; nothing ran", code="usage", path="item")
+        asked = ToolCall(call_id=call_id, tool=item.name or "", arguments=arguments if isinstance(arguments, Mapping) else {})
         if asked.tool != verdict.call.tool or asked.fingerprint() != verdict.call.fingerprint():
             raise UsageError(
                 f"the item is not the call that waits for approval {verdict.approval_id} ({verdict.call.tool}); nothing ran",
@@ -138,16 +146,25 @@ class DecisionGuard:
             )
         return verdict
 
-    def approve(self, state: RunState[Any, Any], item: ToolApprovalItem) -> None:
-        """Records a person's approval of ``item`` and approves it in ``state``."""
+    def approve(self, state: RunState[Any, Any], item: ToolApprovalItem) -> bool:
+        """Records a person's approval of ``item`` and approves it in ``state``. A call the
+        contract refuses (its arguments do not fit the tool, say) is rejected in ``state``
+        instead, with the reason the model then sees: ``False`` says so."""
         verdict = self._waiting(item)
+        if verdict.outcome != "approval":
+            state.reject(item, rejection_message=refusal_text(verdict))
+            return False
         self.gate.answer(verdict, {"approved": True})
         state.approve(item)
+        return True
 
     def reject(self, state: RunState[Any, Any], item: ToolApprovalItem, *, reason: str = "") -> None:
         """Records a person's rejection of ``item`` (with ``reason``) and rejects it in
         ``state``; the model is told why."""
         verdict = self._waiting(item)
+        if verdict.outcome != "approval":
+            state.reject(item, rejection_message=refusal_text(verdict))
+            return
         answer = self.gate.answer(verdict, {"approved": False, "reason": reason})
         state.reject(item, rejection_message=refusal_text(verdict, answer))
 

@@ -1,0 +1,159 @@
+"""decision_contract.integrations.openai_agents: DecisionGuard with the real OpenAI Agents SDK
+and a scripted model (the SDK's `Model` interface; no network, no key). Skipped, with the
+reason, when the SDK is not installed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, List
+
+import pytest
+
+pytest.importorskip("agents", reason="the OpenAI Agents SDK is not installed: pip install './python[openai-agents]'")
+
+from agents import Agent, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled  # noqa: E402
+from agents.models.interface import Model  # noqa: E402
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
+
+import decision_contract as dc  # noqa: E402
+from conftest import REPO, run  # noqa: E402
+from decision_contract.integrations.openai_agents import DecisionGuard  # noqa: E402
+
+set_tracing_disabled(True)
+RAN: List[str] = []
+
+
+class Scripted(Model):
+    """A model that answers each request with the next of its turns."""
+
+    def __init__(self, *turns: List[Any]) -> None:
+        self.turns = list(turns)
+
+    async def get_response(self, *_args: Any, **_kwargs: Any) -> ModelResponse:
+        return ModelResponse(output=self.turns.pop(0), usage=Usage(), response_id=None)
+
+    def stream_response(self, *_args: Any, **_kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+def call(name: str, call_id: str, **args: Any) -> ResponseFunctionToolCall:
+    return ResponseFunctionToolCall(arguments=json.dumps(args), call_id=call_id, name=name, type="function_call", id=f"fc_{call_id}", status="completed")
+
+
+def say(text: str) -> ResponseOutputMessage:
+    content = [ResponseOutputText(text=text, type="output_text", annotations=[])]
+    return ResponseOutputMessage(id="m", content=content, role="assistant", status="completed", type="message")
+
+
+@function_tool
+def read_file(path: str) -> str:
+    """Reads a file."""
+    RAN.append(f"read {path}")
+    return f"contents of {path}"
+
+
+@function_tool
+def delete_file(path: str) -> str:
+    """Deletes a file."""
+    RAN.append(f"delete {path}")
+    return f"deleted {path}"
+
+
+def agent(guard: DecisionGuard, *turns: List[Any]) -> Agent[Any]:
+    tools = [
+        guard.tool(read_file, annotations={"readOnlyHint": True}),
+        guard.tool(delete_file, annotations={"destructiveHint": True, "openWorldHint": False}),
+    ]
+    return Agent(name="assistant", instructions="", model=Scripted(*turns, [say("done")]), tools=tools)
+
+
+def outputs(result: Any) -> List[str]:
+    return [str(item.output) for item in result.new_items if item.type == "tool_call_output_item"]
+
+
+def verified(decision: Path, log: Path) -> None:
+    status, out, err = run(decision, "replay", "--require-seal", str(log))
+    assert status == 0, out + err
+
+
+@pytest.fixture(autouse=True)
+def clean() -> None:
+    RAN.clear()
+
+
+def test_a_read_only_call_runs(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionGuard(log=log) as guard:
+        result = Runner.run_sync(agent(guard, [call("read_file", "c1", path="a.txt")]), "go")
+    assert result.interruptions == [] and RAN == ["read a.txt"] and result.final_output == "done"
+    verified(decision, log)
+
+
+def test_a_destructive_call_waits_and_an_approval_runs_it_once(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionGuard(log=log) as guard:
+        app = agent(guard, [call("delete_file", "c2", path="a.txt")])
+        first = Runner.run_sync(app, "go")
+        (item,) = first.interruptions
+        assert item.name == "delete_file" and RAN == []
+        state = first.to_state()
+        guard.approve(state, item)
+        result = Runner.run_sync(app, state)
+    assert RAN == ["delete a.txt"] and result.final_output == "done"
+    verified(decision, log)
+
+
+def test_a_rejection_leaves_the_call_unrun_and_says_why(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionGuard(log=log) as guard:
+        app = agent(guard, [call("delete_file", "c2", path="a.txt")])
+        first = Runner.run_sync(app, "go")
+        state = first.to_state()
+        guard.reject(state, first.interruptions[0], reason="keep it")
+        result = Runner.run_sync(app, state)
+    assert RAN == [] and any("keep it" in text for text in outputs(result))
+    verified(decision, log)
+
+
+def test_approvals_deny_refuses_through_the_input_guardrail(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionGuard(log=log, approvals="deny") as guard:
+        result = Runner.run_sync(agent(guard, [call("delete_file", "c2", path="a.txt")]), "go")
+    assert result.interruptions == [] and RAN == []
+    assert any("approvals are off" in text for text in outputs(result))
+    verified(decision, log)
+
+
+def test_arguments_that_fail_the_schema_run_nothing(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionGuard(log=log) as guard:
+        app = agent(guard, [call("delete_file", "c2", wrong=1)])
+        first = Runner.run_sync(app, "go")
+        # The SDK itself holds a call whose arguments it cannot read for approval; approving
+        # it through the guard refuses it with the reason.
+        state = first.to_state()
+        assert guard.approve(state, first.interruptions[0]) is False
+        result = Runner.run_sync(app, state)
+    assert RAN == [] and any("schema" in text for text in outputs(result))
+    verified(decision, log)
+
+
+def test_an_approval_for_another_call_is_refused(tmp_path: Path) -> None:
+    with DecisionGuard(log=tmp_path / "log.jsonl") as guard:
+        app = agent(guard, [call("delete_file", "c2", path="a.txt")])
+        first = Runner.run_sync(app, "go")
+        item = first.interruptions[0]
+        forged = type(item)(agent=item.agent, raw_item=call("delete_file", "c2", path="b.txt"))
+        with pytest.raises(dc.UsageError, match="not the call that waits"):
+            guard.approve(first.to_state(), forged)
+    assert RAN == []
+
+
+def test_the_example_runs_and_its_log_verifies(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "example.jsonl"
+    done = subprocess.run([sys.executable, str(REPO / "examples/agents-openai/main.py"), "--log", str(log)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    verified(decision, log)
