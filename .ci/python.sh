@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The Python package: build and install it from the repository into a fresh virtual
-# environment (maturin comes from PyPI), then run its test suite (which also runs and
-# type-checks examples/python-host) and `mypy --strict` on the example host.
+# environment (maturin comes from PyPI), with the agent frameworks its integrations are
+# tested against (pinned), then run its test suite (which also runs and type-checks
+# examples/python-host, and runs the three framework examples and replays their logs),
+# and `mypy --strict` on the integrations and the examples.
 # Needs only Rust and python3 (3.9 or later).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +20,9 @@ if ! python3 -m venv "$venv" 2>/dev/null; then
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet ./python pytest mypy
+# The versions the integrations are tested against (docs/python-frameworks.md names them).
+"$venv/bin/python" -m pip install --quiet langgraph==1.2.24 langchain-core==1.8.3 \
+  langgraph-checkpoint-sqlite==3.1.2 openai-agents==0.24.0 pydantic-ai-slim==2.68.0
 
 # The tests compare every function with the CLI's JSON: they run the debug `decision`.
 cargo build -q --bin decision
@@ -26,6 +31,10 @@ export PATH="$venv/bin:$PATH"
 
 # Run from the repository root so that `python/decision_contract` (sources without the
 # compiled module) does not shadow the installed package.
-"$venv/bin/pytest" -q python/tests
+"$venv/bin/pytest" -q -rs python/tests
 "$venv/bin/mypy" --strict examples/python-host/host.py
+(cd python && "$venv/bin/mypy" --strict decision_contract/integrations)
+for example in agents-langgraph agents-openai agents-pydantic-ai; do
+  "$venv/bin/mypy" --strict "examples/$example/main.py"
+done
 echo "python: ok"

@@ -109,7 +109,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             app = build(tools, node)
             config: Any = {"configurable": {"thread_id": "example"}}
             # Each answer a person gives, in the order the calls wait.
-            answers = [{"approved": False, "reason": "keep the file"}, {"approved": True}]
+            answers: List[Dict[str, Any]] = [{"approved": False, "reason": "keep the file"}, {"approved": True}]
             result = app.invoke({"messages": [("user", "Tidy my notes and tell the bank.")]}, config)
             while "__interrupt__" in result:
                 pending = result["__interrupt__"][0].value

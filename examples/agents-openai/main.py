@@ -17,11 +17,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Union
 
-from agents import Agent, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled
+from agents import Agent, ModelResponse, Runner, Tool, Usage, function_tool, set_tracing_disabled
 from agents.models.interface import Model
-from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputRefusal, ResponseOutputText
 
 import decision_contract as dc
 from decision_contract.integrations.openai_agents import DecisionGuard
@@ -48,7 +48,7 @@ def call(tool_name: str, call_id: str, **args: Any) -> ResponseFunctionToolCall:
 
 
 def say(text: str) -> ResponseOutputMessage:
-    content = [ResponseOutputText(text=text, type="output_text", annotations=[])]
+    content: List[Union[ResponseOutputText, ResponseOutputRefusal]] = [ResponseOutputText(text=text, type="output_text", annotations=[])]
     return ResponseOutputMessage(id="msg", content=content, role="assistant", status="completed", type="message")
 
 
@@ -89,7 +89,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         [say("Done: the note is read and kept, the bank e-mailed.")],
     )
     with DecisionGuard(log=args.log) as guard:
-        tools = [
+        tools: List[Tool] = [
             guard.tool(read_note, annotations={"readOnlyHint": True, "openWorldHint": False}),
             guard.tool(delete_note, annotations={"destructiveHint": True, "openWorldHint": False}),
             guard.tool(send_email),  # declares nothing: MCP's defaults (destructive, open world)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from pydantic_ai import Agent, DeferredToolRequests, FunctionToolset
 from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart
@@ -73,10 +73,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     toolset = DecisionToolset.create(FunctionToolset([read_note, delete_note, send_email]), log=args.log, annotations=hints)
     try:
         agent = Agent(FunctionModel(scripted), toolsets=[toolset], output_type=[str, DeferredToolRequests])
-        answers = [{"approved": False, "reason": "keep the note"}, {"approved": True}]
+        answers: List[Dict[str, Any]] = [{"approved": False, "reason": "keep the note"}, {"approved": True}]
         result = agent.run_sync("Tidy my notes and tell the bank.")
         while isinstance(result.output, DeferredToolRequests):
-            given = {}
+            given: Dict[str, Any] = {}
             for part in result.output.approvals:
                 answer = answers.pop(0)
                 print(f"waits for a person: {part.tool_name} {part.args_as_dict()} → {'approved' if answer['approved'] else 'rejected'}")

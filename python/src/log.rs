@@ -105,7 +105,8 @@ fn writer_error(py: Python<'_>, error: &LogError) -> PyErr {
     log_error(py, &error.to_string(), code, &path, line)
 }
 
-/// A chained session log, opened for appending (created with its header when missing).
+/// A chained session log, opened for appending as its next run (created with its header when
+/// missing); `close()` and the context manager's exit end the run with its seal.
 #[pyclass(module = "decision_contract")]
 pub struct SessionLog {
     writer: Mutex<Option<Writer>>,
@@ -126,8 +127,9 @@ impl SessionLog {
 
 #[pymethods]
 impl SessionLog {
-    /// Opens `path` for appending, or creates it with a header (`session_id`, default
-    /// `py-<ms>`). `group_commit`: lines wait for `commit()`; `fsync`: `"never"`, `"every_line"`.
+    /// Opens `path` for appending, as the run after its last line's, or creates it with a
+    /// header (`session_id`, default `py-<ms>`); the seal is keyed by `DECISION_LOG_KEY` when
+    /// that is set. `group_commit`: lines wait for `commit()`; `fsync`: `"never"`, `"every_line"`.
     #[new]
     #[pyo3(signature = (path, *, session_id=None, group_commit=false, fsync="never"))]
     fn new(
