@@ -18,7 +18,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Mapping, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Set, Tuple, Union
 
 from .._errors import UsageError
 from .._native import Contract, SessionLog
@@ -43,6 +43,8 @@ RUN_ACTIONS = frozenset({"auto", "auto_audit", "continue", "call", "use"})
 APPROVAL_ACTIONS = frozenset({"ask_human", "escalate"})
 
 Outcome = Literal["run", "approval", "deny"]
+#: ``"heuristic"``, or the host's own model call: a frame document in, answers out.
+Provider = Union[str, Callable[[Dict[str, Any]], Dict[str, Any]]]
 ApprovalMode = Literal["interrupt", "deny"]
 
 
@@ -175,9 +177,11 @@ class ToolGate:
     DECISION.md, or ``None`` for the bundled tool gate; ``block`` the block asked (its
     frame reads the cells ``tool``, ``description``, ``annotations`` and ``arguments``).
     ``log`` is a :class:`~decision_contract.SessionLog` or a path. ``provider`` is
-    ``"heuristic"`` (the annotations answer, no model) or any provider
-    :meth:`Contract.ask` takes (``mock``, ``script:FILE``, ``openai`` with ``url`` and
-    ``model``). ``approvals="deny"`` refuses a call that would wait for a person.
+    ``"heuristic"`` (the annotations answer, no model) or a callable that is given the
+    frame document of :meth:`Contract.frame` (``frame``, ``questions``, ``requestDigest``)
+    and returns the answers, one per question, as :meth:`Contract.evaluate` takes them —
+    the host's own model call. ``approvals="deny"`` refuses a call that would wait for a
+    person.
     """
 
     def __init__(
@@ -186,12 +190,18 @@ class ToolGate:
         log: Union[SessionLog, str, Path],
         contract: Union[Contract, str, Path, None] = None,
         block: str = TOOL_GATE_BLOCK,
-        provider: str = "heuristic",
+        provider: Provider = "heuristic",
         approvals: ApprovalMode = "interrupt",
-        url: Optional[str] = None,
-        model: Optional[str] = None,
         session_id: Optional[str] = None,
     ) -> None:
+        if not callable(provider) and provider != "heuristic":
+            # Contract.ask compiles frames for the reference coding host only, so a named
+            # provider cannot be asked about a tool call's cells yet.
+            raise UsageError(
+                f"provider must be 'heuristic' or a callable that answers a frame, not {provider!r}",
+                code="usage",
+                path="provider",
+            )
         if approvals not in ("interrupt", "deny"):
             raise UsageError(f"approvals must be 'interrupt' or 'deny', not {approvals!r}", code="usage", path="approvals")
         if isinstance(contract, Contract):
@@ -208,8 +218,6 @@ class ToolGate:
         self.block = block
         self.provider = provider
         self.approvals: ApprovalMode = approvals
-        self.url = url
-        self.model = model
         self.log = log if isinstance(log, SessionLog) else SessionLog(Path(log), session_id=session_id)
         self.step = 0
         # LangGraph re-executes a node from its start on every resume, replaying the answers
@@ -230,15 +238,18 @@ class ToolGate:
 
     def decide(self, call: ToolCall) -> Verdict:
         """Frames the call, decides it and records the decision (before anything runs)."""
-        state = self.state(call)
-        if self.provider == "heuristic":
-            # The model's arguments are the agent's words: untrusted, and marked so.
-            frame = self.contract.frame(self.block, state, untrusted=["arguments"])
-            answers = heuristic_answers(call)
-            decided = self.contract.evaluate(self.block, answers)
-            self.log.append_decision(_decision_record(self.step, frame, answers, decided, "heuristic"))
+        # The model's arguments are the agent's words: untrusted, and marked so.
+        frame = self.contract.frame(self.block, self.state(call), untrusted=["arguments"])
+        if callable(self.provider):
+            answers = self.provider(frame)
+            name = getattr(self.provider, "__name__", "python")
         else:
-            decided = self.contract.ask(self.block, state, provider=self.provider, url=self.url, model=self.model, log=self.log)
+            answers = heuristic_answers(call)
+            name = "heuristic"
+        # Answers that do not validate are not an error: the decision escalates, and an
+        # escalated call waits for a person (or is refused), never runs.
+        decided = self.contract.evaluate(self.block, answers)
+        self.log.append_decision(_decision_record(self.step, frame, answers, decided, name))
         step = self.step
         self.step += 1
         action: str = decided["action"]
@@ -380,6 +391,7 @@ __all__: List[str] = [
     "APPROVAL_ACTIONS",
     "Answer",
     "MCP_DEFAULTS",
+    "Provider",
     "RUN_ACTIONS",
     "TOOL_GATE_BLOCK",
     "TOOL_GATE_PATH",

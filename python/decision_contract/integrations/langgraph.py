@@ -39,7 +39,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
 
 from .. import Contract, SessionLog
 from .._errors import UsageError
-from ._core import ApprovalMode, Answer, ToolCall, ToolGate, Verdict, refusal_text
+from ._core import ApprovalMode, Provider, Answer, ToolCall, ToolGate, Verdict, refusal_text
 
 __all__ = ["DecisionToolNode", "annotations_of"]
 
@@ -69,17 +69,15 @@ class DecisionToolNode(ToolNode):
         *,
         log: Union[SessionLog, str, Path],
         contract: Union[Contract, str, Path, None] = None,
-        provider: str = "heuristic",
+        provider: Provider = "heuristic",
         approvals: ApprovalMode = "interrupt",
-        url: Optional[str] = None,
-        model: Optional[str] = None,
         gate: Optional[ToolGate] = None,
         **tool_node_options: Any,
     ) -> None:
         if "wrap_tool_call" in tool_node_options or "awrap_tool_call" in tool_node_options:
             raise TypeError("DecisionToolNode decides every call itself: wrap_tool_call is not supported")
         super().__init__(tools, wrap_tool_call=self._gated, awrap_tool_call=self._agated, **tool_node_options)
-        self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, approvals=approvals, url=url, model=model)
+        self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, approvals=approvals)
         # The verdicts of the message being run, by tool_call_id: written before the calls
         # run, read by the wrapper in ToolNode's worker threads.
         self._verdicts: Dict[str, Verdict] = {}

@@ -33,7 +33,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
 
 from .. import Contract, SessionLog
 from .._errors import UsageError
-from ._core import ApprovalMode, ToolCall, ToolGate, Verdict, refusal_text
+from ._core import ApprovalMode, Provider, ToolCall, ToolGate, Verdict, refusal_text
 
 __all__ = ["DecisionGuard"]
 
@@ -51,13 +51,11 @@ class DecisionGuard:
         *,
         log: Union[SessionLog, str, Path],
         contract: Union[Contract, str, Path, None] = None,
-        provider: str = "heuristic",
+        provider: Provider = "heuristic",
         approvals: ApprovalMode = "interrupt",
-        url: Optional[str] = None,
-        model: Optional[str] = None,
         gate: Optional[ToolGate] = None,
     ) -> None:
-        self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, approvals=approvals, url=url, model=model)
+        self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, approvals=approvals)
         self._verdicts: Dict[str, Verdict] = {}
         self._tools: Dict[str, Tuple[FunctionTool, Dict[str, Any]]] = {}
         self._lock = threading.Lock()

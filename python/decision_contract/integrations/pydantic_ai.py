@@ -32,7 +32,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
 
 from .. import Contract, SessionLog
 from .._errors import UsageError
-from ._core import ApprovalMode, ToolCall, ToolGate, Verdict, refusal_text
+from ._core import ApprovalMode, Provider, ToolCall, ToolGate, Verdict, refusal_text
 
 __all__ = ["DecisionToolset"]
 
@@ -52,14 +52,12 @@ class DecisionToolset(WrapperToolset[Any]):
         *,
         log: Union[SessionLog, str, Path],
         contract: Union[Contract, str, Path, None] = None,
-        provider: str = "heuristic",
+        provider: Provider = "heuristic",
         approvals: ApprovalMode = "interrupt",
         annotations: Optional[Mapping[str, Mapping[str, Any]]] = None,
-        url: Optional[str] = None,
-        model: Optional[str] = None,
     ) -> "DecisionToolset":
         """Wraps ``toolset``, with a gate on ``log`` (sealed by :meth:`close`)."""
-        gate = ToolGate(log=log, contract=contract, provider=provider, approvals=approvals, url=url, model=model)
+        gate = ToolGate(log=log, contract=contract, provider=provider, approvals=approvals)
         return cls(toolset, gate=gate, annotations=dict(annotations or {}))
 
     async def call_tool(self, name: str, tool_args: Dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
