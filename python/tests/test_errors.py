@@ -101,7 +101,8 @@ def test_session_log_refuses_after_a_torn_tail(tmp_path: Path) -> None:
         handle.write('{"kind":"event"')
     with pytest.raises(dc.LogError) as raised:
         dc.SessionLog(path)
-    assert raised.value.code == "torn_tail" and raised.value.line == 3
+    # Header, event, seal, then the torn line.
+    assert raised.value.code == "torn_tail" and raised.value.line == 4
     with pytest.raises(dc.LogError) as invalid:
         dc.SessionLog(tmp_path / "other.jsonl", session_id="not valid!")
     assert invalid.value.code == "session_id"
@@ -122,7 +123,7 @@ def test_session_log_head_follows_the_chain(tmp_path: Path, decision: Path) -> N
     with pytest.raises(dc.LogError):
         log.append_event("late")
     reopened = dc.SessionLog(path)
-    assert reopened.head["seq"] == 1
+    assert reopened.head["seq"] == 2  # the seal that close() wrote
     reopened.close()
     status, out, _ = run(decision, "replay", str(path))
     assert status == 0 and "chain: intact" in out
