@@ -1,5 +1,6 @@
 """Adapters that let agents built on Python agent frameworks decide their tool calls by a
-DECISION.md contract: :mod:`.langgraph` (``DecisionToolNode``). Each adapter imports its
+DECISION.md contract: :mod:`.langgraph` (``DecisionToolNode``), :mod:`.openai_agents`
+(``DecisionGuard``) and :mod:`.pydantic_ai` (``DecisionToolset``). Each adapter imports its
 framework, installed with the package's extra of the same name
 (``pip install 'decision-contract[langgraph]'``); the shared part, :mod:`._core`, needs none."""
 
