@@ -255,3 +255,20 @@ def test_the_example_runs_and_its_log_verifies(decision: Path, tmp_path: Path) -
     assert done.returncode == 0, done.stdout + done.stderr
     assert "delete_file: error" in done.stdout and "send_email: success" in done.stdout
     verified(decision, log)
+
+
+def test_the_async_path_waits_and_runs_the_approved_call_once(decision: Path, tmp_path: Path) -> None:
+    import asyncio
+
+    log = tmp_path / "log.jsonl"
+
+    async def scenario() -> None:
+        with DecisionToolNode(TOOLS, log=log) as node:
+            app = graph(node, [call("read_file", "c1", path="a.txt"), call("delete_file", "c2", path="a.txt")])
+            first = await app.ainvoke(START_INPUT, CONFIG)
+            assert first["__interrupt__"][0].value["tool"] == "delete_file" and RAN == []
+            await app.ainvoke(Command(resume={"approved": True}), CONFIG)
+
+    asyncio.run(scenario())
+    assert sorted(RAN) == ["delete a.txt", "read a.txt"]
+    verified(decision, log)
