@@ -380,3 +380,41 @@ fn a_contract_the_gateway_cannot_honour_is_refused_before_anything_starts() {
     assert!(stderr.contains("the contract has errors") && stderr.contains("balance"), "{stderr}");
     assert!(!dir.path().join("log.jsonl").exists(), "no log for a session that never started");
 }
+
+#[test]
+fn elicit_asks_the_person_through_the_client_and_runs_only_an_accepted_call() {
+    if !python_available() {
+        return;
+    }
+    let mut gw = Gateway::start(&["--approvals", "elicit"], &[]);
+    let init = gw.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    gw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    gw.request(2, "tools/list", json!({}));
+    let answer = |gw: &mut Gateway, id: u64, accept: bool| {
+        gw.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "write_note", "arguments": {"n": id}}}));
+        let ask = gw.next();
+        assert_eq!(ask["method"], "elicitation/create", "{ask}");
+        assert!(ask["params"]["message"].as_str().unwrap().contains("write_note"));
+        let content = if accept {
+            json!({"action": "accept", "content": {"approve": true}})
+        } else {
+            json!({"action": "decline"})
+        };
+        gw.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": content}));
+        gw.next()
+    };
+    let declined = answer(&mut gw, 3, false);
+    assert!(refused(&declined), "{declined}");
+    assert!(gw.ran().is_empty());
+    let accepted = answer(&mut gw, 4, true);
+    assert_eq!(accepted["result"]["content"][0]["text"], "ran write_note", "{accepted}");
+    assert_eq!(gw.ran().len(), 1);
+    let (log, _, _dir) = gw.close();
+    assert_eq!(of_type(&events(&log), "approval:answer").len(), 2);
+    assert!(verify(&log).contains("approvals: 2 requested · 2 answered · 2 used"));
+}

@@ -87,6 +87,37 @@ impl Held {
         e
     }
 
+    /// The `approval:answer` payload of an answer a person gave through the client's
+    /// elicitation (`decision approve` writes the same line for an answer given from outside).
+    pub fn answer_event(&self, approved: bool, reason: Option<&str>) -> Map<String, Value> {
+        let mut e = Map::new();
+        e.insert("id".into(), json!(self.id));
+        e.insert("fingerprint".into(), json!(self.fingerprint));
+        e.insert("approved".into(), json!(approved));
+        if let Some(reason) = reason {
+            e.insert("reason".into(), json!(reason));
+        }
+        e.insert("allowsFingerprint".into(), json!(self.fingerprint));
+        e.insert("via".into(), json!("elicitation"));
+        e.insert("at".into(), json!(decision::log::now_ms()));
+        e
+    }
+
+    /// The `elicitation/create` request (id `request_id`) that asks the person at the client
+    /// whether this call may run: one required boolean, `approve`.
+    pub fn elicitation_request(&self, request_id: &str) -> Value {
+        let message = format!(
+            "The decision gateway holds a call of the tool `{}` for your approval ({}). Arguments: {}",
+            self.tool,
+            self.rule,
+            decision::terminal::one_line(&self.input)
+        );
+        json!({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": {
+            "message": message,
+            "requestedSchema": {"type": "object", "required": ["approve"], "properties": {
+                "approve": {"type": "boolean", "title": "Run this call?"}}}}})
+    }
+
     /// The `approval:used` payload.
     pub fn used_event(&self) -> Map<String, Value> {
         let mut e = Map::new();
@@ -108,6 +139,19 @@ pub enum Answer {
     TimedOut,
     /// The gateway is stopping.
     Stopped,
+}
+
+/// What a client's response to [`Held::elicitation_request`] answers: approved only when
+/// the person accepted with `approve: true`; anything else (decline, cancel, an error, another
+/// shape) is a denial.
+pub fn elicited_answer(response: &Value) -> Answer {
+    let result = response.get("result");
+    let accepted = result.and_then(|r| r.get("action")).and_then(Value::as_str) == Some("accept");
+    let approve = result.and_then(|r| r.get("content")).and_then(|c| c.get("approve")).and_then(Value::as_bool);
+    match (accepted, approve) {
+        (true, Some(true)) => Answer::Approved,
+        _ => Answer::Denied("the person declined it at the client".into()),
+    }
 }
 
 /// Reads `approval:answer` lines for one held call from the log, from where it last stopped.
@@ -206,6 +250,23 @@ mod tests {
         assert_eq!(answer_in(&answer_line(&h.id, false, &h.fingerprint), &h), Some(Answer::Denied("no".into())));
         assert_eq!(answer_in(&answer_line("ap-0-4-x", true, &h.fingerprint), &h), None);
         assert_eq!(answer_in(b"{\"kind\":\"event\"}\n", &h), None);
+    }
+
+    #[test]
+    fn only_an_accepted_elicitation_with_approve_true_approves() {
+        let accept =
+            |approve: Value| json!({"id": "e", "result": {"action": "accept", "content": {"approve": approve}}});
+        assert_eq!(elicited_answer(&accept(json!(true))), Answer::Approved);
+        assert!(matches!(elicited_answer(&accept(json!(false))), Answer::Denied(_)));
+        assert!(matches!(elicited_answer(&accept(json!("true"))), Answer::Denied(_)));
+        assert!(matches!(elicited_answer(&json!({"id": "e", "result": {"action": "decline"}})), Answer::Denied(_)));
+        assert!(matches!(
+            elicited_answer(&json!({"id": "e", "error": {"code": -1, "message": "x"}})),
+            Answer::Denied(_)
+        ));
+        let request = held().elicitation_request("decision-mcp-1");
+        assert_eq!(request["method"], "elicitation/create");
+        assert_eq!(request["params"]["requestedSchema"]["required"], json!(["approve"]));
     }
 
     #[test]

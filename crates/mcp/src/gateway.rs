@@ -40,8 +40,9 @@ pub enum ApprovalMode {
     Deny,
     /// Hold it, record it pending, and wait for `decision approve` (or the timeout).
     Queue,
-    /// Ask through the client's elicitation capability; this version holds the call as
-    /// [`ApprovalMode::Queue`] does (see docs/mcp-gateway.md).
+    /// Ask the person through the client's elicitation capability (`elicitation/create`),
+    /// holding the call as [`ApprovalMode::Queue`] does meanwhile; a client without the
+    /// capability gets the queue alone.
     Elicit,
 }
 
@@ -151,6 +152,10 @@ pub struct Gateway<'a> {
     in_flight: HashMap<String, InFlight>,
     held: HashMap<String, HeldCall>,
     upstream_alive: bool,
+    /// Whether the client declared the elicitation capability in `initialize`.
+    client_elicits: bool,
+    /// The gateway's own elicitation requests to the client: request id → approval id.
+    elicitations: HashMap<String, String>,
     summary: (u64, u64, u64, u64),
 }
 
@@ -193,6 +198,8 @@ impl<'a> Gateway<'a> {
             in_flight: HashMap::new(),
             held: HashMap::new(),
             upstream_alive: true,
+            client_elicits: false,
+            elicitations: HashMap::new(),
             summary: (0, 0, 0, 0),
         }
     }
@@ -306,16 +313,44 @@ impl<'a> Gateway<'a> {
         match framing::kind(&message) {
             Kind::Request("tools/call") => self.call(&message, bytes),
             Kind::Request(method) => {
+                if method == "initialize" {
+                    let capabilities = message.get("params").and_then(|p| p.get("capabilities"));
+                    self.client_elicits = capabilities.and_then(|c| c.get("elicitation")).is_some();
+                }
                 let id = message.get("id").cloned().unwrap_or(Value::Null);
                 let method = method.to_string();
                 self.forward_request(&id, &method, None, &bytes)?;
                 Ok(())
+            }
+            Kind::Response => {
+                // The client's answer to the gateway's own elicitation is not the server's.
+                let ours = message.get("id").and_then(Value::as_str).and_then(|id| self.elicitations.remove(id));
+                match ours {
+                    Some(approval) => self.elicited(&approval, &message),
+                    None => {
+                        self.send_upstream(&bytes);
+                        Ok(())
+                    }
+                }
             }
             _ => {
                 self.send_upstream(&bytes);
                 Ok(())
             }
         }
+    }
+
+    /// A person's answer through the client's elicitation: recorded as an `approval:answer`,
+    /// then used as one from `decision approve` would be.
+    fn elicited(&mut self, approval: &str, response: &Value) -> Result<(), GatewayError> {
+        let Some(call) = self.held.get(approval) else { return Ok(()) };
+        let answer = approvals::elicited_answer(response);
+        let event = match &answer {
+            Answer::Denied(reason) => call.held.answer_event(false, Some(reason)),
+            _ => call.held.answer_event(true, None),
+        };
+        self.session.event(approvals::ANSWER_EVENT, event)?;
+        self.answered(approval, answer)
     }
 
     /// Forwards a request and tracks it until its response; answers it with an error at once
@@ -448,6 +483,11 @@ impl<'a> Gateway<'a> {
             let answer = approvals::wait_for_answer(&path, &waiting, from, timeout, &stop);
             let _ = events.send(Event::Answer { id: waiting.id, answer });
         });
+        if self.config.approvals == ApprovalMode::Elicit && self.client_elicits {
+            let ask = format!("decision-mcp-elicit-{}", held.step);
+            self.send_client(&held.elicitation_request(&ask));
+            self.elicitations.insert(ask, held.id.clone());
+        }
         self.held.insert(held.id.clone(), HeldCall { request_id, message, held });
         Ok(())
     }

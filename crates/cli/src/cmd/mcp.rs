@@ -19,7 +19,7 @@ use crate::provider::{Endpoint, ProviderSpec};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Approvals {
-    /// Ask through the client's elicitation capability (this version: held as with `queue`).
+    /// Ask through the client's elicitation capability when it declares it (else as `queue`).
     Elicit,
     /// Hold the call until `decision approve LOG ID` answers it, or the timeout refuses it.
     Queue,
