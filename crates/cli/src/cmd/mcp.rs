@@ -1,0 +1,140 @@
+//! `decision mcp [CONTRACT] --log LOG [--provider …] [--approvals deny|queue|elicit]
+//! [--approval-timeout S] [--mode enforce|shadow] [--time-budget S] -- COMMAND ARG...`: a
+//! decision gateway in front of an MCP server (docs/mcp-gateway.md). Serves MCP on stdio;
+//! every `tools/call` is decided under the contract (the bundled one without CONTRACT) and
+//! recorded in LOG, sealed when the client disconnects or the gateway is stopped.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use decision_mcp::heuristic::AnnotationHeuristic;
+use decision_mcp::{ApprovalMode, BUNDLED_CONTRACT, BUNDLED_CONTRACT_NAME, Gate, GatewayConfig, Mode};
+use decision_runtime::provider::{DecisionProvider, OpenAiMode};
+use decision_runtime::terminal::one_line as safe;
+
+use crate::provider::{Endpoint, ProviderSpec};
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Approvals {
+    /// Ask through the client's elicitation capability when it declares it (else as `queue`).
+    Elicit,
+    /// Hold the call until `decision approve LOG ID` answers it, or the timeout refuses it.
+    Queue,
+    /// Refuse every call the contract gives to a person.
+    Deny,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum RunMode {
+    /// Forward, hold and refuse calls as decided.
+    Enforce,
+    /// Forward every call; record what enforce mode would have done.
+    Shadow,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The gateway contract (DECISION.md with a `before-call` block); default: the bundled
+    /// examples/mcp-gateway/DECISION.md.
+    contract: Option<PathBuf>,
+    /// The session log to create (never overwritten).
+    #[arg(long)]
+    log: PathBuf,
+    /// Who answers: heuristic (rules over the tool's annotations), mock, script:FILE,
+    /// replay:LOG, systemone or openai.
+    #[arg(long, default_value = "heuristic")]
+    provider: String,
+    /// The provider's base URL (systemone, openai).
+    #[arg(long)]
+    url: Option<String>,
+    /// The model to name in requests (systemone, openai).
+    #[arg(long)]
+    model: Option<String>,
+    /// What a call the contract gives to a person becomes.
+    #[arg(long, value_enum, default_value_t = Approvals::Queue)]
+    approvals: Approvals,
+    /// How long a held call waits for `decision approve`, in seconds, before it is refused.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    approval_timeout: f64,
+    /// Enforce the decisions, or only record them.
+    #[arg(long, value_enum, default_value_t = RunMode::Enforce)]
+    mode: RunMode,
+    /// How long a request may wait for the upstream server (and the provider), in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    time_budget: f64,
+    /// The largest message accepted from either side, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = decision_mcp::framing::DEFAULT_MAX_MESSAGE)]
+    max_message: usize,
+    /// The upstream MCP server's command and arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(value)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{flag} must be a positive number of seconds, got {value}"))
+}
+
+fn provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, String> {
+    match args.provider.parse::<ProviderSpec>().map_err(|e| e.to_string())? {
+        ProviderSpec::Heuristic => Ok(Arc::new(AnnotationHeuristic)),
+        spec => {
+            let endpoint =
+                Endpoint { url: args.url.as_deref(), model: args.model.as_deref(), openai_mode: OpenAiMode::Chat };
+            Ok(spec.build(&endpoint)?.provider)
+        }
+    }
+}
+
+pub fn run(args: Args) -> ExitCode {
+    match serve(&args) {
+        Ok(summary) => {
+            eprintln!(
+                "decision mcp: {} — {} call(s): {} forwarded, {} refused, {} held for a person; log sealed at line {}: {}",
+                summary.ended,
+                summary.calls,
+                summary.forwarded,
+                summary.refused,
+                summary.held,
+                summary.head.seq,
+                args.log.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(message) => super::usage_error(&message),
+    }
+}
+
+fn serve(args: &Args) -> Result<decision_mcp::gateway::Summary, String> {
+    let approval_timeout = seconds(args.approval_timeout, "--approval-timeout")?;
+    let time_budget = seconds(args.time_budget, "--time-budget")?;
+    let (name, source) = match &args.contract {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", safe(&path.display().to_string())))?;
+            (path.display().to_string(), text)
+        }
+        None => (BUNDLED_CONTRACT_NAME.to_string(), BUNDLED_CONTRACT.to_string()),
+    };
+    let gate = Gate::new(&name, &source, provider(args)?, time_budget).map_err(|e| e.to_string())?;
+    let config = GatewayConfig {
+        mode: match args.mode {
+            RunMode::Enforce => Mode::Enforce,
+            RunMode::Shadow => Mode::Shadow,
+        },
+        approvals: match args.approvals {
+            Approvals::Elicit => ApprovalMode::Elicit,
+            Approvals::Queue => ApprovalMode::Queue,
+            Approvals::Deny => ApprovalMode::Deny,
+        },
+        approval_timeout,
+        time_budget,
+        max_message: args.max_message,
+    };
+    decision_mcp::stdio::serve(config, &gate, &name, &args.log, &args.command).map_err(|e| e.to_string())
+}

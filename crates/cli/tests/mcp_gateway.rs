@@ -1,0 +1,420 @@
+//! `decision mcp` as a client uses it: the gateway spawned in front of a tiny MCP server
+//! (`crates/mcp/tests/data/fake_server.py`, plain Python, no SDK), driven over stdio with
+//! JSON-RPC lines. Each test ends by verifying the sealed log with `decision replay
+//! --require-seal`. Every wait is bounded.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_decision");
+/// The longest a test waits for one answer (the Python server can be slow to start on a busy
+/// machine).
+const WAIT: Duration = Duration::from_secs(30);
+
+fn server() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/data/fake_server.py")
+}
+
+fn python_available() -> bool {
+    Command::new("python3").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+struct Gateway {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Value>,
+    stderr: Receiver<String>,
+    log: PathBuf,
+    calls: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Gateway {
+    fn start(options: &[&str], env: &[(&str, &str)]) -> Gateway {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("session.jsonl");
+        let calls = dir.path().join("calls.jsonl");
+        let mut command = Command::new(BIN);
+        command.arg("mcp").arg("--log").arg(&log).args(options).arg("--").arg("python3").arg(server());
+        command.env("FAKE_SERVER_CALLS", &calls).env_remove("DECISION_SEAL_KEY");
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the gateway starts");
+        let stdout = child.stdout.take().unwrap();
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let _ = send.send(serde_json::from_str(&line).unwrap_or(Value::String(line)));
+            }
+        });
+        let stderr_pipe = child.stderr.take().unwrap();
+        let (send, stderr) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr_pipe).lines() {
+                let Ok(line) = line else { break };
+                let _ = send.send(line);
+            }
+        });
+        let stdin = child.stdin.take();
+        Gateway { child, stdin, lines, stderr, log, calls, _dir: dir }
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: Value) {
+        self.send_raw(format!("{message}\n").as_bytes());
+    }
+
+    /// The next message from the gateway.
+    fn next(&self) -> Value {
+        self.lines.recv_timeout(WAIT).expect("the gateway answers in time")
+    }
+
+    /// Sends a request and returns the response with its id (other messages are skipped).
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + WAIT;
+        while Instant::now() < deadline {
+            let message = self.next();
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+        panic!("no response to request {id}");
+    }
+
+    fn handshake(&mut self) {
+        let init = self.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let listed = self.request(2, "tools/list", json!({}));
+        assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 5, "tools/list passes through: {listed}");
+    }
+
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        self.request(id, "tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+
+    /// Closes the client's side and waits for the gateway to exit.
+    fn close(mut self) -> (PathBuf, Vec<String>, tempfile::TempDir) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + WAIT;
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the gateway exits when the client disconnects");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(self.child.wait().unwrap().success());
+        let stderr: Vec<String> = self.stderr.try_iter().collect();
+        (self.log, stderr, self._dir)
+    }
+
+    fn ran(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.calls)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+fn events(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|l| l.get("e").cloned())
+        .collect()
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+fn verify(log: &Path) -> String {
+    let out = Command::new(BIN).args(["replay", "--require-seal"]).arg(log).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "replay --require-seal fails:\n{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("seal: sealed"), "{text}");
+    text
+}
+
+fn refused(response: &Value) -> bool {
+    response["result"]["isError"] == json!(true)
+        && response["result"]["content"][0]["text"].as_str().unwrap().starts_with("The decision gateway refused")
+}
+
+#[test]
+fn a_read_runs_a_destructive_call_is_refused_and_bad_input_is_answered_while_serving_on() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let mut gw = Gateway::start(&["--approvals", "deny", "--max-message", "4096"], &[]);
+    gw.handshake();
+    let read = gw.call(3, "read_note", json!({"n": 1}));
+    assert_eq!(read["result"]["content"][0]["text"], "ran read_note", "{read}");
+    let write = gw.call(4, "write_note", json!({"n": 2}));
+    assert!(refused(&write), "{write}");
+    assert!(write["result"]["content"][0]["text"].as_str().unwrap().contains("score:harm >= 2 → ask_human"));
+    let add = gw.call(5, "add_note", json!({"n": 3}));
+    assert_eq!(add["result"]["content"][0]["text"], "ran add_note", "{add}");
+    // A tool no listing named is read with the protocol's defaults: destructive.
+    assert!(refused(&gw.call(6, "unlisted", json!({}))));
+
+    gw.send_raw(b"this is not json\n");
+    let parse = gw.next();
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    assert_eq!(parse["id"], Value::Null);
+    let mut big = vec![b'x'; 10_000];
+    big.push(b'\n');
+    gw.send_raw(&big);
+    let oversized = gw.next();
+    assert_eq!(oversized["error"]["code"], -32600, "{oversized}");
+    assert!(oversized["error"]["message"].as_str().unwrap().contains("10000 bytes"));
+    gw.send_raw(b"[{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"write_note\"}}]\n");
+    assert_eq!(gw.next()["error"]["code"], -32600, "a batch is refused, so no call slips past the gate");
+    assert_eq!(gw.request(7, "ping", json!({}))["result"], json!({}), "the gateway serves on");
+
+    let ran: Vec<String> = gw.ran().iter().map(|c| c["tool"].as_str().unwrap().to_string()).collect();
+    assert_eq!(ran, ["read_note", "add_note"], "the refused calls never reached the server");
+    let (log, _, _dir) = gw.close();
+    let events = events(&log);
+    assert_eq!(of_type(&events, "decision").len(), 4);
+    assert_eq!(of_type(&events, "tool:call").len(), 2);
+    assert_eq!(of_type(&events, "mcp:refused").len(), 2);
+    assert_eq!(of_type(&events, "mcp:bad-input").len(), 3);
+    assert_eq!(of_type(&events, "mcp:initialize")[0]["protocolVersion"], "2025-11-25");
+    assert!(verify(&log).contains("✓ verified             4"));
+}
+
+#[test]
+fn a_queued_call_runs_exactly_once_after_an_approval_from_another_process() {
+    if !python_available() {
+        return;
+    }
+    let mut gw = Gateway::start(&["--approvals", "queue", "--approval-timeout", "60"], &[]);
+    gw.handshake();
+    gw.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                   "params": {"name": "write_note", "arguments": {"n": 1}}}));
+    // The held call is recorded; find it as a person would.
+    let deadline = Instant::now() + WAIT;
+    let id = loop {
+        let out = Command::new(BIN).args(["approvals", "--format", "json"]).arg(&gw.log).output().unwrap();
+        let pending: Value = serde_json::from_slice(&out.stdout).unwrap_or(json!([]));
+        if let Some(first) = pending.as_array().and_then(|p| p.first()) {
+            assert_eq!(first["tool"], "write_note");
+            break first["id"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "the held call is listed");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(gw.ran().is_empty(), "nothing runs before the approval");
+    // Meanwhile the gateway serves other requests.
+    assert_eq!(gw.request(4, "ping", json!({}))["result"], json!({}));
+    let approve = Command::new(BIN).arg("approve").arg(&gw.log).arg(&id).output().unwrap();
+    assert!(approve.status.success(), "{}", String::from_utf8_lossy(&approve.stderr));
+    let response = gw.next();
+    assert_eq!(response["id"], 3);
+    assert_eq!(response["result"]["content"][0]["text"], "ran write_note", "{response}");
+    // A second answer to the same approval is refused, and nothing runs twice.
+    let again = Command::new(BIN).arg("approve").arg(&gw.log).arg(&id).output().unwrap();
+    assert!(!again.status.success());
+    let (log, stderr, _dir) = {
+        let ran = gw.ran();
+        assert_eq!(ran.len(), 1, "{ran:?}");
+        gw.close()
+    };
+    assert!(stderr.iter().any(|l| l.contains("decision approve") && l.contains(&id)), "{stderr:?}");
+    let events = events(&log);
+    assert_eq!(of_type(&events, "approval:used").len(), 1);
+    let text = verify(&log);
+    assert!(text.contains("approvals: 1 requested · 1 answered · 1 used"), "{text}");
+}
+
+#[test]
+fn a_held_call_nobody_answers_is_refused_after_the_timeout_and_a_denial_refuses_at_once() {
+    if !python_available() {
+        return;
+    }
+    let mut gw = Gateway::start(&["--approval-timeout", "1"], &[]);
+    gw.handshake();
+    let started = Instant::now();
+    let response = gw.call(3, "write_note", json!({"n": 1}));
+    assert!(refused(&response), "{response}");
+    assert!(response["result"]["content"][0]["text"].as_str().unwrap().contains("no person answered within 1 s"));
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    gw.send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "write_note", "arguments": {"n": 2}}}));
+    let deadline = Instant::now() + WAIT;
+    let id = loop {
+        let text = std::fs::read_to_string(&gw.log).unwrap();
+        let pending: Vec<Value> =
+            events(&gw.log).into_iter().filter(|e| e["type"] == "approval:pending" && e["step"] == 2).collect();
+        if let Some(p) = pending.first() {
+            break p["id"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "{text}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let deny =
+        Command::new(BIN).args(["approve", "--deny", "--reason", "not today"]).arg(&gw.log).arg(&id).output().unwrap();
+    assert!(deny.status.success());
+    let response = gw.next();
+    assert!(refused(&response) && response["result"]["content"][0]["text"].as_str().unwrap().contains("not today"));
+    assert!(gw.ran().is_empty());
+    let (log, _, _dir) = gw.close();
+    verify(&log);
+}
+
+#[test]
+fn an_upstream_that_hangs_or_exits_becomes_an_error_within_the_time_budget() {
+    if !python_available() {
+        return;
+    }
+    let mut gw = Gateway::start(&["--time-budget", "4"], &[]);
+    gw.handshake();
+    let started = Instant::now();
+    let hang = gw.call(3, "hang", json!({}));
+    assert_eq!(hang["error"]["code"], -32000, "{hang}");
+    assert!(hang["error"]["message"].as_str().unwrap().contains("did not answer within 4 s"));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let crash = gw.call(4, "crash", json!({}));
+    assert_eq!(crash["error"]["code"], -32000, "{crash}");
+    let after = gw.call(5, "read_note", json!({}));
+    assert_eq!(after["error"]["message"], "the upstream server is not running");
+    let (log, _, _dir) = gw.close();
+    let events = events(&log);
+    assert_eq!(of_type(&events, "mcp:unanswered").len(), 3, "every forwarded call is closed in the log");
+    verify(&log);
+}
+
+#[test]
+fn a_changed_tool_definition_is_reported_and_goes_to_a_person() {
+    if !python_available() {
+        return;
+    }
+    let mut gw = Gateway::start(&["--approvals", "deny"], &[("FAKE_SERVER_RUG_PULL", "1")]);
+    gw.handshake();
+    assert_eq!(gw.call(3, "read_note", json!({}))["result"]["content"][0]["text"], "ran read_note");
+    gw.request(4, "tools/list", json!({}));
+    assert!(refused(&gw.call(5, "read_note", json!({}))), "the pulled tool is no longer trusted");
+    let (log, stderr, _dir) = gw.close();
+    assert!(stderr.iter().any(|l| l.contains("`read_note` changed")), "{stderr:?}");
+    assert_eq!(of_type(&events(&log), "mcp:tool-changed").len(), 1);
+    verify(&log);
+}
+
+#[test]
+fn shadow_mode_forwards_everything_and_records_what_enforcing_would_have_done() {
+    if !python_available() {
+        return;
+    }
+    let mut gw = Gateway::start(&["--mode", "shadow"], &[]);
+    gw.handshake();
+    assert_eq!(gw.call(3, "write_note", json!({}))["result"]["content"][0]["text"], "ran write_note");
+    let (log, _, _dir) = gw.close();
+    let events = events(&log);
+    let shadow = of_type(&events, "mcp:shadow");
+    assert_eq!(shadow.len(), 1);
+    assert_eq!(shadow[0]["wouldHave"], "ask a person");
+    verify(&log);
+}
+
+#[test]
+fn sigterm_ends_the_session_with_a_sealed_log() {
+    if !python_available() {
+        return;
+    }
+    let mut gw = Gateway::start(&[], &[]);
+    gw.handshake();
+    let status = Command::new("kill").arg("-TERM").arg(gw.child.id().to_string()).status().unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + WAIT;
+    while gw.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the gateway stops on SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut stderr = String::new();
+    gw.child.stderr.take().map(|mut s| s.read_to_string(&mut stderr));
+    let (log, lines, _dir) = gw.close();
+    assert!(lines.iter().any(|l| l.contains("stopped by a signal")), "{lines:?}");
+    verify(&log);
+}
+
+#[test]
+fn a_contract_the_gateway_cannot_honour_is_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = dir.path().join("c.md");
+    std::fs::write(&contract, "# x\n\nschema: decision-contract/v1\n\n## g\n\nkind: noul\nwhen: before-call —— x\n\nask: y\n\n- true — a\n- false — b\n\nframe:\n  + balance 10 —— not a cell of the gateway\n\npolicy:\n  - prob:g >= 0.5 → auto\n  - else → ask_human\n").unwrap();
+    let out = Command::new(BIN)
+        .arg("mcp")
+        .arg(&contract)
+        .arg("--log")
+        .arg(dir.path().join("log.jsonl"))
+        .args(["--", "python3", "-c", "pass"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the contract has errors") && stderr.contains("balance"), "{stderr}");
+    assert!(!dir.path().join("log.jsonl").exists(), "no log for a session that never started");
+}
+
+#[test]
+fn elicit_asks_the_person_through_the_client_and_runs_only_an_accepted_call() {
+    if !python_available() {
+        return;
+    }
+    let mut gw = Gateway::start(&["--approvals", "elicit"], &[]);
+    let init = gw.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    gw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    gw.request(2, "tools/list", json!({}));
+    let answer = |gw: &mut Gateway, id: u64, accept: bool| {
+        gw.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "write_note", "arguments": {"n": id}}}));
+        let ask = gw.next();
+        assert_eq!(ask["method"], "elicitation/create", "{ask}");
+        assert!(ask["params"]["message"].as_str().unwrap().contains("write_note"));
+        let content = if accept {
+            json!({"action": "accept", "content": {"approve": true}})
+        } else {
+            json!({"action": "decline"})
+        };
+        gw.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": content}));
+        gw.next()
+    };
+    let declined = answer(&mut gw, 3, false);
+    assert!(refused(&declined), "{declined}");
+    assert!(gw.ran().is_empty());
+    let accepted = answer(&mut gw, 4, true);
+    assert_eq!(accepted["result"]["content"][0]["text"], "ran write_note", "{accepted}");
+    assert_eq!(gw.ran().len(), 1);
+    let (log, _, _dir) = gw.close();
+    assert_eq!(of_type(&events(&log), "approval:answer").len(), 2);
+    assert!(verify(&log).contains("approvals: 2 requested · 2 answered · 2 used"));
+}

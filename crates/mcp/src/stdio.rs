@@ -1,0 +1,142 @@
+//! The gateway on standard input and output: the client speaks on our stdin and stdout, the
+//! upstream server is a child process spawned from a command line and spoken to on its stdin
+//! and stdout. The server's stderr is relayed to ours line by line, with terminal escape
+//! sequences removed.
+
+use std::ffi::OsString;
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{self, Sender};
+use std::time::{Duration, Instant};
+
+use decision::log::SealKey;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use thiserror::Error;
+
+use crate::framing::{self, Line};
+use crate::gate::Gate;
+use crate::gateway::{Event, Gateway, GatewayConfig, GatewayError, Summary};
+use crate::session::Session;
+
+/// Why a stdio gateway could not run.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// No upstream command was given.
+    #[error("no upstream server: give its command after `--`")]
+    NoCommand,
+    /// The upstream server could not be started.
+    #[error("cannot start the upstream server `{command}`: {source}")]
+    Spawn {
+        /// The command.
+        command: String,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The signal handlers could not be installed.
+    #[error("cannot watch for SIGINT and SIGTERM: {0}")]
+    Signals(io::Error),
+    /// The session log could not be created or written.
+    #[error(transparent)]
+    Log(#[from] decision::log::LogError),
+    /// The relay loop stopped without a seal.
+    #[error(transparent)]
+    Gateway(#[from] GatewayError),
+}
+
+/// Reads lines from `reader` into `events` until it ends, each wrapped by `wrap`.
+fn pump(mut reader: impl BufRead, max: usize, events: Sender<Event>, wrap: fn(Line) -> Event, end: Event) {
+    loop {
+        match framing::read_line(&mut reader, max) {
+            Ok(Line::End) | Err(_) => break,
+            Ok(line) => {
+                if events.send(wrap(line)).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = events.send(end);
+}
+
+/// Ends the child: closes its input (done by the caller dropping it), gives it a moment to
+/// exit on its own, then kills it.
+fn end_child(child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Serves the client on this process's stdin and stdout in front of the server started by
+/// `command`, deciding with `gate` and recording in a new log at `log` (named `contract` in
+/// its first event). Returns when the client disconnects or SIGINT/SIGTERM arrives, with the
+/// log sealed.
+pub fn serve(
+    config: GatewayConfig,
+    gate: &Gate,
+    contract: &str,
+    log: &Path,
+    command: &[OsString],
+) -> Result<Summary, ServeError> {
+    let (program, args) = command.split_first().ok_or(ServeError::NoCommand)?;
+    let shown = command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| ServeError::Spawn { command: shown.clone(), source })?;
+    let seal_key = SealKey::from_env()
+        .map_err(|e| ServeError::Signals(io::Error::new(io::ErrorKind::InvalidInput, format!("the seal key: {e}"))))?;
+    let session = Session::create(log, seal_key)?;
+    let (events, receiver) = mpsc::channel();
+    let max = config.max_message;
+
+    let (Some(upstream_out), Some(mut upstream_in), Some(upstream_err)) =
+        (child.stdout.take(), child.stdin.take(), child.stderr.take())
+    else {
+        end_child(&mut child);
+        return Err(ServeError::Spawn { command: shown, source: io::Error::other("its pipes were not opened") });
+    };
+    let sender = events.clone();
+    std::thread::spawn(move || pump(BufReader::new(upstream_out), max, sender, Event::Upstream, Event::UpstreamEnd));
+    std::thread::spawn(move || {
+        for line in BufReader::new(upstream_err).lines() {
+            let Ok(line) = line else { break };
+            eprintln!("[upstream] {}", decision::terminal::one_line(&line));
+        }
+    });
+    let sender = events.clone();
+    std::thread::spawn(move || pump(io::stdin().lock(), max, sender, Event::Client, Event::Client(Line::End)));
+    let mut signals = Signals::new([SIGINT, SIGTERM]).map_err(ServeError::Signals)?;
+    let handle = signals.handle();
+    let sender = events.clone();
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            let _ = sender.send(Event::Stop);
+        }
+    });
+
+    let stdout = io::stdout();
+    let mut client = stdout.lock();
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut gateway = Gateway::new(config, gate, session, &mut client, &mut upstream_in, events, stop);
+    gateway.start(&shown, contract)?;
+    let summary = gateway.run(&receiver);
+    handle.close();
+    let _ = client.flush();
+    drop(upstream_in);
+    end_child(&mut child);
+    Ok(summary?)
+}
