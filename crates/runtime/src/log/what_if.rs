@@ -400,6 +400,17 @@ pub struct WhatIfReport {
 impl WhatIfReport {
     /// Account for one decision's comparison.
     pub fn add(&mut self, at: Located, recorded: &RecordedDecision, comparison: WhatIfComparison) {
+        self.add_located(|| at, recorded, comparison);
+    }
+
+    /// [`add`](Self::add), with the location made only when the decision is listed (most
+    /// decisions of a log are counted, not listed).
+    fn add_located(
+        &mut self,
+        at: impl FnOnce() -> Located,
+        recorded: &RecordedDecision,
+        comparison: WhatIfComparison,
+    ) {
         self.decisions += 1;
         match comparison {
             WhatIfComparison::Same(new) => {
@@ -416,7 +427,7 @@ impl WhatIfReport {
                 *self.by_action.entry(format!("{} → {}", recorded.action, new.action)).or_default() += 1;
                 if self.changes.len() < MAX_LISTED {
                     self.changes.push(Change {
-                        at,
+                        at: at(),
                         block: new.block,
                         old: recorded.action.clone(),
                         new: new.action,
@@ -433,7 +444,7 @@ impl WhatIfReport {
                 summary.decisions += 1;
                 summary.not_comparable += 1;
                 if self.not_comparable_list.len() < MAX_LISTED {
-                    self.not_comparable_list.push(NotComparable { at, reason });
+                    self.not_comparable_list.push(NotComparable { at: at(), reason });
                 }
             }
         }
@@ -704,14 +715,14 @@ pub fn what_if_reader(
         };
         match decisions.judge_line(what_if, bytes) {
             Ok(Some((run, recorded, comparison))) => {
-                let at = Located {
+                let at = || Located {
                     log: log.to_string(),
                     line: number,
                     run,
                     step: recorded.step,
                     node: recorded.node.clone().unwrap_or_else(|| recorded.id.clone()),
                 };
-                report.add(at, &recorded, comparison);
+                report.add_located(at, &recorded, comparison);
             }
             Ok(None) => {}
             Err(_) => report.unreadable_lines += 1,
