@@ -405,12 +405,7 @@ impl WhatIfReport {
 
     /// [`add`](Self::add), with the location made only when the decision is listed (most
     /// decisions of a log are counted, not listed).
-    fn add_located(
-        &mut self,
-        at: impl FnOnce() -> Located,
-        recorded: &RecordedDecision,
-        comparison: WhatIfComparison,
-    ) {
+    fn add_located(&mut self, at: impl FnOnce() -> Located, recorded: &RecordedDecision, comparison: WhatIfComparison) {
         self.decisions += 1;
         match comparison {
             WhatIfComparison::Same(new) => {
@@ -474,6 +469,9 @@ struct LineDecision {
     answers: Map<String, Value>,
 }
 
+/// Where a value lies in an event (`key` or `frame.key`), and its text.
+type KnownText = (Vec<u8>, Vec<u8>);
+
 /// How many nodes [`KnownTexts`] remembers values for (a contract has a few dozen blocks).
 const MAX_KNOWN_NODES: usize = 64;
 /// How many places of an event [`KnownTexts`] remembers per node (an event has about twenty).
@@ -492,8 +490,8 @@ const MAX_KNOWN_BYTES: usize = 16 * 1024;
 /// [`MAX_KNOWN_BYTES`].
 #[derive(Default)]
 struct KnownTexts {
-    /// Per node (its quoted id as written): where a value lies (`key` or `frame.key`) → its text.
-    nodes: Vec<(Vec<u8>, Vec<(Vec<u8>, Vec<u8>)>)>,
+    /// Per node (its quoted id as written): the values remembered for it.
+    nodes: Vec<(Vec<u8>, Vec<KnownText>)>,
     /// The node of the event being read, once its `id` is known.
     current: Option<usize>,
     /// The entry to reuse when all are taken.
@@ -870,7 +868,10 @@ mod tests {
 
     /// Each line's verdict (changed, unchanged or unreadable), reading all lines with one reader
     /// and reading each with a fresh one.
-    fn verdicts(lines: &[String]) -> (Vec<(u64, u64, u64)>, Vec<(u64, u64, u64)>) {
+    /// Per line: decisions changed, unchanged, lines unreadable.
+    type Verdict = (u64, u64, u64);
+
+    fn verdicts(lines: &[String]) -> (Vec<Verdict>, Vec<Verdict>) {
         let what_if = WhatIf::new(&contract(CONTRACT), &parse_gates("grade_risk.needs_auth=0.1").unwrap()).unwrap();
         let count = |report: &WhatIfReport| (report.changed, report.unchanged, report.unreadable_lines);
         let mut together = Vec::new();
