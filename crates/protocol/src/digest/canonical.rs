@@ -270,7 +270,7 @@ impl<'a> Scanner<'a> {
     /// an object, array or string already validated elsewhere (equal bytes validate alike,
     /// and such a value ends where its text does); returns where it lies. Otherwise, and for
     /// any other `known`, the cursor does not move.
-    pub(crate) fn skip_known(&mut self, known: &[u8]) -> Option<Range<usize>> {
+    pub fn skip_known(&mut self, known: &[u8]) -> Option<Range<usize>> {
         if !matches!(known.first(), Some(b'{' | b'[' | b'"')) {
             return None;
         }

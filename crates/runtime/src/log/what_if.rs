@@ -400,6 +400,12 @@ pub struct WhatIfReport {
 impl WhatIfReport {
     /// Account for one decision's comparison.
     pub fn add(&mut self, at: Located, recorded: &RecordedDecision, comparison: WhatIfComparison) {
+        self.add_located(|| at, recorded, comparison);
+    }
+
+    /// [`add`](Self::add), with the location made only when the decision is listed (most
+    /// decisions of a log are counted, not listed).
+    fn add_located(&mut self, at: impl FnOnce() -> Located, recorded: &RecordedDecision, comparison: WhatIfComparison) {
         self.decisions += 1;
         match comparison {
             WhatIfComparison::Same(new) => {
@@ -416,7 +422,7 @@ impl WhatIfReport {
                 *self.by_action.entry(format!("{} → {}", recorded.action, new.action)).or_default() += 1;
                 if self.changes.len() < MAX_LISTED {
                     self.changes.push(Change {
-                        at,
+                        at: at(),
                         block: new.block,
                         old: recorded.action.clone(),
                         new: new.action,
@@ -433,7 +439,7 @@ impl WhatIfReport {
                 summary.decisions += 1;
                 summary.not_comparable += 1;
                 if self.not_comparable_list.len() < MAX_LISTED {
-                    self.not_comparable_list.push(NotComparable { at, reason });
+                    self.not_comparable_list.push(NotComparable { at: at(), reason });
                 }
             }
         }
@@ -445,10 +451,12 @@ impl WhatIfReport {
 const QUESTION_CACHE: usize = 4096;
 
 /// Reads decision events from log lines in place (no tree is built for the state, the frame
-/// or the sent questions), keeping each distinct questions text parsed once.
+/// or the sent questions), keeping each distinct questions text parsed once and stepping over
+/// the values a node repeats from record to record with one comparison ([`KnownTexts`]).
 #[derive(Default)]
 struct DecisionReader {
     questions: HashMap<Vec<u8>, Result<Questions, String>, foldhash::fast::RandomState>,
+    known: KnownTexts,
     key: Vec<u8>,
     text: Vec<u8>,
 }
@@ -459,6 +467,95 @@ struct LineDecision {
     recorded: RecordedDecision,
     questions: std::ops::Range<usize>,
     answers: Map<String, Value>,
+}
+
+/// Where a value lies in an event (`key` or `frame.key`), and its text.
+type KnownText = (Vec<u8>, Vec<u8>);
+
+/// How many nodes [`KnownTexts`] remembers values for (a contract has a few dozen blocks).
+const MAX_KNOWN_NODES: usize = 64;
+/// How many places of an event [`KnownTexts`] remembers per node (an event has about twenty).
+const MAX_KNOWN_PLACES: usize = 64;
+/// The longest place name (`frame.` and a member key) [`KnownTexts`] remembers values at.
+const MAX_PLACE_NAME: usize = 64;
+/// The longest value [`KnownTexts`] remembers.
+const MAX_KNOWN_BYTES: usize = 16 * 1024;
+
+/// The text of values already validated, by the node that recorded them and where they lie
+/// in the event. A node's records repeat most of their bytes (the frame's field lists and
+/// exclusions, the questions asked, the provider), and equal bytes validate alike, so a
+/// repeated value is stepped over with one comparison instead of being scanned again. A
+/// value that differs is scanned and remembered in its place. Memory is bounded: at most
+/// [`MAX_KNOWN_NODES`] nodes, [`MAX_KNOWN_PLACES`] places each, values up to
+/// [`MAX_KNOWN_BYTES`].
+#[derive(Default)]
+struct KnownTexts {
+    /// Per node (its quoted id as written): the values remembered for it.
+    nodes: Vec<(Vec<u8>, Vec<KnownText>)>,
+    /// The node of the event being read, once its `id` is known.
+    current: Option<usize>,
+    /// The entry to reuse when all are taken.
+    evict: usize,
+}
+
+impl KnownTexts {
+    /// Forgets which node is being read (a new event starts).
+    fn reset(&mut self) {
+        self.current = None;
+    }
+
+    /// Remembers values for `node` (its id's text as written) from now on.
+    fn select(&mut self, node: &[u8]) {
+        if let Some(index) = self.nodes.iter().position(|(id, _)| id == node) {
+            self.current = Some(index);
+            return;
+        }
+        let fresh = (node.to_vec(), Vec::new());
+        if self.nodes.len() < MAX_KNOWN_NODES {
+            self.nodes.push(fresh);
+            self.current = Some(self.nodes.len() - 1);
+        } else if let Some(entry) = self.nodes.get_mut(self.evict) {
+            *entry = fresh;
+            self.current = Some(self.evict);
+            self.evict = (self.evict + 1) % MAX_KNOWN_NODES;
+        }
+    }
+
+    /// Validates the next value and returns where it lies, stepping over it when it repeats
+    /// the value remembered at `place` for the current node (or `also`, a value of the same
+    /// line already validated, such as the state a frame repeats).
+    fn skip(
+        &mut self,
+        scanner: &mut Scanner<'_>,
+        place: &[u8],
+        also: Option<&[u8]>,
+    ) -> Result<std::ops::Range<usize>, ScanError> {
+        if let Some(range) = also.and_then(|text| scanner.skip_known(text)) {
+            return Ok(range);
+        }
+        let Some(values) = self.current.and_then(|index| self.nodes.get_mut(index)).map(|(_, values)| values) else {
+            return scanner.skip_span();
+        };
+        let slot = match values.iter().position(|(at, _)| at == place) {
+            Some(index) => index,
+            None if values.len() < MAX_KNOWN_PLACES && place.len() <= MAX_PLACE_NAME => {
+                values.push((place.to_vec(), Vec::new()));
+                values.len() - 1
+            }
+            None => return scanner.skip_span(),
+        };
+        let Some((_, known)) = values.get_mut(slot) else { return scanner.skip_span() };
+        if let Some(range) = scanner.skip_known(known) {
+            return Ok(range);
+        }
+        let range = scanner.skip_span()?;
+        let text = scanner.text(range.clone());
+        if text.len() <= MAX_KNOWN_BYTES {
+            known.clear();
+            known.extend_from_slice(text);
+        }
+        Ok(range)
+    }
 }
 
 impl DecisionReader {
@@ -527,6 +624,9 @@ impl DecisionReader {
         let mut is_decision = false;
         let mut questions = 0..0;
         let mut answers = Map::new();
+        // The state and the sent questions, which the frame and the questions repeat.
+        let (mut state, mut sent_questions) = (None, None);
+        self.known.reset();
         if !scanner.begin_object()? {
             return Ok(None);
         }
@@ -536,22 +636,55 @@ impl DecisionReader {
             match (self.key.as_slice(), kind) {
                 (b"type", ValueKind::String) => is_decision = self.string(scanner)? == "decision",
                 (b"step", ValueKind::Number) => recorded.step = Some(scanner.number_value()?),
-                (b"id", ValueKind::String) => recorded.id = self.string(scanner)?,
+                (b"id", ValueKind::String) => {
+                    let at = scanner.offset();
+                    recorded.id = self.string(scanner)?;
+                    self.known.select(line.get(at..scanner.offset()).unwrap_or_default());
+                }
                 (b"node", ValueKind::String) => recorded.node = Some(self.string(scanner)?),
                 (b"block", ValueKind::String) => recorded.block = Some(self.string(scanner)?),
                 (b"action", ValueKind::String) => recorded.action = self.string(scanner)?,
-                (b"questions", ValueKind::Object) => questions = scanner.skip_span()?,
+                (b"frame", ValueKind::Object) => self.frame(scanner, state)?,
+                (b"questions", ValueKind::Object) => {
+                    questions = self.known.skip(scanner, b"questions", sent_questions)?;
+                }
                 (b"answers", ValueKind::Object) => {
                     let span = scanner.skip_span()?;
                     answers = serde_json::from_slice(line.get(span).unwrap_or_default()).unwrap_or_default();
                 }
-                _ => scanner.skip_value()?,
+                (b"state", _) => state = line.get(self.known.skip(scanner, b"state", None)?),
+                (b"sentQuestions", _) => {
+                    sent_questions = line.get(self.known.skip(scanner, b"sentQuestions", None)?);
+                }
+                _ => {
+                    self.known.skip(scanner, &self.key, None)?;
+                }
             }
             if !scanner.next_member()? {
                 break;
             }
         }
         Ok(is_decision.then_some((recorded, questions, answers)))
+    }
+
+    /// Validates a frame member by member: its state repeats the event's, and its field
+    /// lists and exclusions repeat from record to record of a node.
+    fn frame(&mut self, scanner: &mut Scanner<'_>, state: Option<&[u8]>) -> Result<(), ScanError> {
+        if !scanner.begin_object()? {
+            return Ok(());
+        }
+        loop {
+            scanner.member_key(&mut self.key)?;
+            if self.key == b"state" {
+                self.known.skip(scanner, b"frame.state", state)?;
+            } else {
+                self.key.splice(0..0, *b"frame.");
+                self.known.skip(scanner, &self.key, None)?;
+            }
+            if !scanner.next_member()? {
+                return Ok(());
+            }
+        }
     }
 
     fn string(&mut self, scanner: &mut Scanner<'_>) -> Result<String, ScanError> {
@@ -580,14 +713,14 @@ pub fn what_if_reader(
         };
         match decisions.judge_line(what_if, bytes) {
             Ok(Some((run, recorded, comparison))) => {
-                let at = Located {
+                let at = || Located {
                     log: log.to_string(),
                     line: number,
                     run,
                     step: recorded.step,
                     node: recorded.node.clone().unwrap_or_else(|| recorded.id.clone()),
                 };
-                report.add(at, &recorded, comparison);
+                report.add_located(at, &recorded, comparison);
             }
             Ok(None) => {}
             Err(_) => report.unreadable_lines += 1,
@@ -707,5 +840,112 @@ mod tests {
         assert_eq!(report.by_action.get("auto → ask_human"), Some(&1));
         assert_eq!(report.changes.first().map(|c| c.at.line), Some(2));
         assert_eq!(report.by_block.get("grade_risk").map(|b| b.changed), Some(1));
+    }
+
+    /// A decision line as the coding host writes it: a state, a frame repeating the state
+    /// and its field lists, sent questions repeated as the questions.
+    fn host_line(auth: f64, state: &str, fields: &str) -> String {
+        let questions = serde_json::json!({
+            "risk": {"type": "score", "instructions": "How risky?", "criteria": ["read-only", "reversible write", "irreversible"]},
+            "needs_auth": {"type": "noul", "instructions": "Authorise?", "criteria": {"true": "yes", "false": "no"}}
+        })
+        .to_string();
+        format!(
+            concat!(
+                r#"{{"kind":"event","run":0,"e":{{"type":"decision","step":1,"id":"loop.gradeRisk","#,
+                r#""node":"grade_risk","block":"grade_risk","state":{state},"#,
+                r#""frame":{{"node":"loop.gradeRisk","state":{state},"digest":"d","fields":{fields}}},"#,
+                r#""sentQuestions":{questions},"questions":{questions},"#,
+                r#""answers":{{"risk":{{"type":"score","score":0.3,"probabilities":{{"0":0.8,"1":0.1,"2":0.1}}}},"#,
+                r#""needs_auth":{{"type":"noul","noul":{auth}}}}},"action":"auto"}}}}"#
+            ),
+            state = state,
+            fields = fields,
+            questions = questions,
+            auth = auth
+        )
+    }
+
+    /// Each line's verdict (changed, unchanged or unreadable), reading all lines with one reader
+    /// and reading each with a fresh one.
+    /// Per line: decisions changed, unchanged, lines unreadable.
+    type Verdict = (u64, u64, u64);
+
+    fn verdicts(lines: &[String]) -> (Vec<Verdict>, Vec<Verdict>) {
+        let what_if = WhatIf::new(&contract(CONTRACT), &parse_gates("grade_risk.needs_auth=0.1").unwrap()).unwrap();
+        let count = |report: &WhatIfReport| (report.changed, report.unchanged, report.unreadable_lines);
+        let mut together = Vec::new();
+        let mut report = WhatIfReport::default();
+        let mut reader = DecisionReader::new();
+        for line in lines {
+            let before = count(&report);
+            match reader.judge_line(&what_if, line.as_bytes()) {
+                Ok(Some((_, recorded, comparison))) => {
+                    let at = Located { log: String::new(), line: 0, run: 0, step: None, node: String::new() };
+                    report.add(at, &recorded, comparison);
+                }
+                Ok(None) => {}
+                Err(_) => report.unreadable_lines += 1,
+            }
+            let after = count(&report);
+            together.push((after.0 - before.0, after.1 - before.1, after.2 - before.2));
+        }
+        let alone = lines
+            .iter()
+            .map(|line| {
+                let mut report = WhatIfReport::default();
+                what_if_reader(&what_if, "l", line.as_bytes(), &mut report).unwrap();
+                count(&report)
+            })
+            .collect();
+        (together, alone)
+    }
+
+    #[test]
+    fn repeated_values_are_stepped_over_and_read_alike() {
+        let state = r#"{"task":"fix it","files":["a.rs","b.rs"]}"#;
+        let fields = r#"[{"key":"task","from":"task"},{"key":"files","from":"files"}]"#;
+        let lines = [host_line(0.15, state, fields), host_line(0.05, state, fields), host_line(0.15, state, fields)];
+        let (together, alone) = verdicts(&lines);
+        assert_eq!(together, vec![(1, 0, 0), (0, 1, 0), (1, 0, 0)]);
+        assert_eq!(together, alone);
+    }
+
+    #[test]
+    fn a_value_that_differs_from_the_remembered_one_is_validated_again() {
+        let state = r#"{"task":"fix it"}"#;
+        let fields = r#"[{"key":"task","from":"task"}]"#;
+        let lines = [
+            host_line(0.15, state, fields),
+            // The frame's field list starts as the remembered one but is not JSON.
+            host_line(0.15, state, r#"[{"key":"task","from":"task"},{"key":tru}]"#),
+            // A state the frame does not repeat exactly, with an invalid escape.
+            host_line(0.15, r#"{"task":"fix \x it"}"#, fields),
+            // An invalid string in a field list that differs from the remembered one.
+            host_line(0.15, state, "[\"a\u{1}\"]"),
+            host_line(0.15, state, fields),
+        ];
+        let (together, alone) = verdicts(&lines);
+        assert_eq!(together, vec![(1, 0, 0), (0, 0, 1), (0, 0, 1), (0, 0, 1), (1, 0, 0)]);
+        assert_eq!(together, alone);
+    }
+
+    #[test]
+    fn remembered_values_stay_bounded() {
+        let mut known = KnownTexts::default();
+        for node in 0..MAX_KNOWN_NODES * 2 {
+            known.select(format!("\"n{node}\"").as_bytes());
+            for place in 0..MAX_KNOWN_PLACES * 2 {
+                let text = format!("[{place}]");
+                let mut scanner = Scanner::new(text.as_bytes()).unwrap();
+                assert_eq!(known.skip(&mut scanner, format!("p{place}").as_bytes(), None).unwrap(), 0..text.len());
+            }
+            let long = format!("\"{}\"", "x".repeat(MAX_KNOWN_BYTES));
+            let mut scanner = Scanner::new(long.as_bytes()).unwrap();
+            known.skip(&mut scanner, b"long", None).unwrap();
+        }
+        assert_eq!(known.nodes.len(), MAX_KNOWN_NODES);
+        assert!(known.nodes.iter().all(|(_, places)| places.len() <= MAX_KNOWN_PLACES));
+        assert!(known.nodes.iter().flat_map(|(_, places)| places).all(|(_, text)| text.len() <= MAX_KNOWN_BYTES));
     }
 }
