@@ -583,6 +583,49 @@ mod tests {
         assert_ne!(a, b);
     }
 
+    /// A host of its own (not the coding host): a pending call, answered through the API,
+    /// verified under the key and refused under another key or none.
+    #[test]
+    fn any_host_can_queue_answer_and_verify_an_approval() {
+        use super::super::{LogHeader, SealStatus};
+        let dir = std::env::temp_dir().join(format!("decision-approval-api-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("gateway.jsonl");
+        let key = SealKey::new(b"0123456789abcdef0123".to_vec()).unwrap();
+        let input = json!({"repo": "x", "branch": "main"});
+        let print = call_fingerprint("git.push", &input);
+        let header = LogHeader { id: "gw-1".into(), created_at_ms: 0, cwd: None };
+        let mut log = SessionLog::create(&path, &header, FsyncPolicy::Never).unwrap();
+        log.set_seal_key(Some(key.clone()));
+        let pending = json!({"id": "push-1", "tool": "git.push", "input": input, "fingerprint": print,
+                             "requestDigest": "0123456789abcdef"});
+        log.append_event(PENDING_EVENT, pending.as_object().unwrap()).unwrap();
+        log.seal().unwrap();
+        drop(log);
+        // Without the key nothing is written.
+        let before = std::fs::read(&path).unwrap();
+        assert!(matches!(append_answer(&path, "push-1", &Verdict::Approve, None), Err(ApprovalError::Refused(_))));
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        append_answer(&path, "push-1", &Verdict::Approve, Some(&key)).unwrap();
+        assert!(matches!(
+            append_answer(&path, "push-1", &Verdict::Deny("no".into()), Some(&key)),
+            Err(ApprovalError::AlreadyAnswered(_))
+        ));
+        let verified = verify_log(&path, &VerifyOptions { key: Some(key.clone()), ..Default::default() }).unwrap();
+        assert!(verified.authenticated);
+        assert_eq!(verified.report.seal, SealStatus::Sealed);
+        let answer = verified.ledger.get("push-1").and_then(|a| a.answer.clone()).unwrap();
+        assert_eq!((answer.approved, answer.binding), (true, BindingCheck::Verified));
+        let other = SealKey::new(b"0123456789abcdef0124".to_vec()).unwrap();
+        let ledger = read_ledger(&path, Some(&other), DEFAULT_MAX_LINE, &[], &mut |_| {}).unwrap();
+        assert!(matches!(ledger.approvals[0].answer.as_ref().unwrap().binding, BindingCheck::Failed(_)));
+        assert!(!ledger.problems().is_empty());
+        let refusal = verify_log(&path, &VerifyOptions::default()).unwrap_err();
+        assert!(refusal.reason.contains("the log is keyed"), "{refusal}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn fingerprints_bind_tool_and_input() {
         let print = call_fingerprint("read_file", &json!("a"));
