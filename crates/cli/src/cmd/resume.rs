@@ -85,7 +85,7 @@ pub fn run(args: Args) -> ExitCode {
     let (workdir, allow_write, allow_delete) = match &args.workdir {
         Some(given) => {
             let same = std::fs::canonicalize(given).ok().zip(std::fs::canonicalize(&point.workdir).ok());
-            if !same.is_some_and(|(given, recorded)| given == recorded) {
+            if same.is_none_or(|(given, recorded)| given != recorded) {
                 return super::usage_error(&format!(
                     "--workdir {} is not the work directory the run recorded ({}): a run is resumed where it ran",
                     given.display(),
