@@ -38,7 +38,7 @@ def test_an_approval_answered_from_python_lets_the_run_resume(decision: Path, tm
     assert dc.approvals(log) == []
     with pytest.raises(dc.UsageError, match="already answered"):
         dc.approve(log, approval, deny=True)
-    status, out, err = run(decision, "resume", str(log))
+    status, out, err = run(decision, "resume", str(log), "--workdir", str(tmp_path / "ws"), "--allow-delete")
     assert status == 0, out + err
     assert not (tmp_path / "ws" / "keep.txt").exists()
     assert dc.verify_log(log)["mismatch"] == 0
@@ -50,7 +50,7 @@ def test_a_denial_from_python_keeps_the_file(decision: Path, tmp_path: Path) -> 
     with pytest.raises(dc.UsageError, match="reason"):
         dc.approve(log, approval, reason="no")
     assert dc.approve(log, approval, deny=True, reason="keep it") == "denied"
-    status, out, _ = run(decision, "resume", str(log))
+    status, out, _ = run(decision, "resume", str(log), "--workdir", str(tmp_path / "ws"), "--allow-delete")
     assert "halt: denied" in out
     assert (tmp_path / "ws" / "keep.txt").read_text() == "precious"
 

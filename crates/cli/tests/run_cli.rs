@@ -118,7 +118,7 @@ fn resume_continues_an_unfinished_run_in_the_same_log() {
     let first =
         decision(&["run", "--task", task, "--workdir", s(&ws), "--max-steps", "2", "--log", s(&log), "--quiet"]);
     assert!(text(&first.stdout).contains("halt: max_steps"), "{}", text(&first.stdout));
-    let resumed = decision(&["resume", s(&log), "--max-steps", "8"]);
+    let resumed = decision(&["resume", s(&log), "--workdir", s(&ws), "--max-steps", "8"]);
     let (stdout, stderr) = (text(&resumed.stdout), text(&resumed.stderr));
     assert!(stderr.contains("resuming run 0") && stderr.contains("at step 3"), "{stderr}");
     assert!(stdout.contains("halt: task_done (delivered)"), "{stdout}\n{stderr}");

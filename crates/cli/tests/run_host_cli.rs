@@ -174,7 +174,7 @@ fn resume_keeps_the_recorded_budget_on_a_fresh_clock_unless_given_another() {
     // again and halts before its call.
     let dir = Temp::new("resume-recorded");
     let log = spent(&dir);
-    let again = decision(&["resume", s(&log), "--quiet"]);
+    let again = decision(&["resume", s(&log), "--workdir", &dir.ws(), "--quiet"]);
     assert!(text(&again.stdout).contains("halt: time_budget"), "{}", text(&again.stdout));
     assert!(text(&again.stdout).contains("steps: 1 "), "{}", text(&again.stdout));
     let events_a = events(&log);
@@ -187,13 +187,15 @@ fn resume_keeps_the_recorded_budget_on_a_fresh_clock_unless_given_another() {
         std::fs::read_to_string(&log).unwrap().replace("\"timeBudgetSeconds\":0.000001", "\"timeBudgetSeconds\":-5");
     let bad_log = dir.0.path().join("tampered.jsonl");
     std::fs::write(&bad_log, tampered).unwrap();
-    let refused = decision(&["resume", s(&bad_log)]);
+    // (The changed line breaks the chain: the whole log is verified before anything is read.)
+    let refused = decision(&["resume", s(&bad_log), "--workdir", &dir.ws()]);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
-    assert!(text(&refused.stderr).contains("timeBudgetSeconds (-5) is not a duration"), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("nothing was resumed"), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("`prev` is not the SHA-256"), "{}", text(&refused.stderr));
     // Another budget, given on the command line, replaces the recorded one.
     let dir = Temp::new("resume-replaced");
     let log = spent(&dir);
-    let resumed = decision(&["resume", s(&log), "--time-budget", "600", "--quiet"]);
+    let resumed = decision(&["resume", s(&log), "--workdir", &dir.ws(), "--time-budget", "600", "--quiet"]);
     assert!(text(&resumed.stdout).contains("halt: task_done (delivered)"), "{}", text(&resumed.stdout));
     assert_eq!(of_type(&events(&log), "run:start")[1]["timeBudgetSeconds"], 600.0);
     assert_replays(&log);

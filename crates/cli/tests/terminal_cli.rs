@@ -79,7 +79,14 @@ fn file_content_and_task_text_cannot_draw_on_the_terminal() {
     let cut = lines.iter().position(|l| l.contains("\"type\":\"tool:result\"")).unwrap();
     let partial = dir.path().join("partial.jsonl");
     std::fs::write(&partial, lines[..=cut].join("\n") + "\n").unwrap();
-    let resumed = decision(&["resume", partial.to_str().unwrap()]);
+    let ws = std::fs::read_to_string(&partial)
+        .unwrap()
+        .lines()
+        .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok().filter(|v| v["e"]["type"] == "run:start"))
+        .map(|v| v["e"]["cwd"].as_str().unwrap().to_owned())
+        .unwrap();
+    let resumed = decision(&["resume", partial.to_str().unwrap(), "--workdir", &ws]);
+    assert!(resumed.status.code() != Some(2), "{}", String::from_utf8_lossy(&resumed.stderr));
     assert_inert("resume's stderr", &resumed.stderr);
     assert_inert("resume's stdout", &resumed.stdout);
 }

@@ -1,29 +1,27 @@
-//! Approvals as data: a gated call nobody can answer now becomes an `approval:pending` event
-//! in the session log, and the run halts `awaiting_approval`. Anyone with the log answers it
-//! later (`approval:answer`: approve, deny with a reason, or approve a modified input), and a
-//! resumed run uses the answer once (`approval:used`).
+//! Approvals as data, for the coding host: a gated call nobody can answer now becomes an
+//! `approval:pending` event in the session log, and the run halts `awaiting_approval`. A
+//! person answers it later (`approval:answer`: approve, deny with a reason, or approve a
+//! modified input), and a resumed run uses the answer once (`approval:used`).
 //!
-//! An approval is bound to the call it was made for by a fingerprint: the SHA-256 of
-//! `JSON.stringify({"tool": tool, "input": input})`. A resumed run puts the call (or the
-//! approved modified input) through the risk gate again; if the gate again asks a person, the
-//! approval answers only a call with the same fingerprint, and only once. [`verify_approvals`]
-//! checks a finished log: every approved call that ran had its approval, none was used twice.
+//! The session-log half — the lines, the answer's binding (a MAC under the log key over the
+//! approval id, the call's fingerprint, its request digest, the session id and the hash of
+//! the pending line), its verification and single use — is the runtime's
+//! ([`decision_runtime::log::approval`]); this module keeps what is the coding host's own:
+//! the ids, the checks on a modified input, the recorded answer as the human gate of a resumed
+//! run, and the check that every approved call ran and no denied one did.
 
-use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use decision_runtime::lines::DEFAULT_MAX_LINE;
+use decision_runtime::log::approval::{self as log_approval, Ledger, Pending, Verdict, read_ledger};
+use decision_runtime::log::{KeyError, SealKey};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use thiserror::Error;
 
 use super::human::{GateAnswer, GatedCall, Human, fingerprint};
 
-/// The event a pending approval is recorded as.
-pub const PENDING_EVENT: &str = "approval:pending";
-/// The event an answer is recorded as.
-pub const ANSWER_EVENT: &str = "approval:answer";
-/// The event a resumed run records when it uses an answer.
-pub const USED_EVENT: &str = "approval:used";
+pub use decision_runtime::log::approval::{ANSWER_EVENT, PENDING_EVENT, USED_EVENT};
 /// The halt of a run waiting for an answer (resumable).
 pub const AWAITING_APPROVAL: &str = "awaiting_approval";
 /// The longest modified input an answer may carry, in bytes.
@@ -71,9 +69,12 @@ impl Human for RecordedAnswers {
     }
 
     fn gate(&mut self, call: &GatedCall) -> GateAnswer {
-        let fits = self.approval.as_ref().and_then(|a| a.answer.as_ref().map(|answer| (a, answer))).is_some_and(
-            |(approval, answer)| answer.fingerprint == call.fingerprint() || approval.fingerprint == call.fingerprint(),
-        );
+        // Only the call the answer allows: the modified one when the answer changed it.
+        let fits = self
+            .approval
+            .as_ref()
+            .and_then(|a| a.answer.as_ref())
+            .is_some_and(|answer| answer.fingerprint == call.fingerprint());
         let Some(approval) = self.approval.take().filter(|_| fits) else { return GateAnswer::Pending };
         match approval.answer {
             Some(ApprovalAnswer { approved: true, .. }) => GateAnswer::Approve { approval: Some(approval.id) },
@@ -141,23 +142,13 @@ impl Approval {
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum ApprovalError {
-    /// The session log could not be opened or read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The log's path.
-        path: PathBuf,
-        /// What the system said.
-        source: std::io::Error,
-    },
-    /// No `approval:pending` event has this id.
-    #[error("no approval `{0}` in the log")]
-    Unknown(String),
-    /// The approval has an answer already.
-    #[error("approval `{0}` was already answered; an approval is answered once")]
-    AlreadyAnswered(String),
-    /// A resumed run has used the approval already.
-    #[error("approval `{0}` was already used by a resumed run")]
-    AlreadyUsed(String),
+    /// The session log could not be read or written, does not verify, or names no such
+    /// approval, or one already answered or used (the runtime's checks).
+    #[error(transparent)]
+    Log(#[from] log_approval::ApprovalError),
+    /// The log key in the environment is not usable (empty, too short, not UTF-8).
+    #[error(transparent)]
+    Key(#[from] KeyError),
     /// A resume found the approval it would continue from unanswered.
     #[error("approval `{id}` is still pending: answer it with `decision approve LOG {id}` (or `--deny`)")]
     StillPending {
@@ -185,117 +176,41 @@ pub enum ApprovalError {
     InputOnDeny,
 }
 
-/// Every approval in a session log, in order, with its answer and whether it was used.
+/// The coding host's view of one approval of the runtime's ledger.
+fn approval_of(pending: &Pending) -> Approval {
+    let text = |key: &str| pending.event.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+    // The coding host's inputs are strings; anything else never matches its fingerprint.
+    let as_text = |input: &Value| input.as_str().map_or_else(|| input.to_string(), str::to_owned);
+    Approval {
+        id: pending.id.clone(),
+        run: pending.run,
+        step: pending.event.get("step").and_then(Value::as_u64).unwrap_or(0),
+        tool: pending.tool.clone(),
+        input: as_text(&pending.input),
+        fingerprint: pending.fingerprint.clone(),
+        request_digest: pending.request_digest.clone(),
+        rule: text("rule"),
+        reason: text("reason"),
+        answer: pending.answer.as_ref().map(|answer| ApprovalAnswer {
+            approved: answer.approved,
+            reason: answer.reason.clone(),
+            input: answer.input.as_ref().map(as_text),
+            fingerprint: answer.allows_fingerprint.clone(),
+        }),
+        used: pending.used,
+    }
+}
+
+/// Every approval in a session log, in order, with its answer and whether it was used (read
+/// in one streaming pass; no line longer than 16 MiB is held).
 pub fn read_approvals(path: &Path) -> Result<Vec<Approval>, ApprovalError> {
-    Ok(scan(path)?.approvals)
+    let ledger = read_ledger(path, None, DEFAULT_MAX_LINE, &[], &mut |_| {})?;
+    Ok(approvals_of(&ledger))
 }
 
-struct Scan {
-    approvals: Vec<Approval>,
-    /// `(id, fingerprint, step)` of every `approval:used`, in order.
-    used: Vec<(String, String, u64)>,
-    /// `(step, fingerprint)` of every `tool:call`.
-    calls: Vec<(u64, String)>,
-}
-
-fn scan(path: &Path) -> Result<Scan, ApprovalError> {
-    let read = |source| ApprovalError::Read { path: path.to_path_buf(), source };
-    let file = std::fs::File::open(path).map_err(read)?;
-    let mut out = Scan { approvals: Vec::new(), used: Vec::new(), calls: Vec::new() };
-    for line in std::io::BufReader::new(file).split(b'\n') {
-        let line = line.map_err(read)?;
-        // Only the lines that can matter are parsed.
-        if memchr::memmem::find(&line, b"\"approval:").is_none()
-            && memchr::memmem::find(&line, b"\"tool:call\"").is_none()
-        {
-            continue;
-        }
-        let Ok(value) = serde_json::from_slice::<Value>(&line) else { continue };
-        let run = value.get("run").and_then(Value::as_u64).unwrap_or(0);
-        let Some(e) = value.get("e") else { continue };
-        let text = |key: &str| e.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-        let step = e.get("step").and_then(Value::as_u64).unwrap_or(0);
-        match e.get("type").and_then(Value::as_str) {
-            Some(PENDING_EVENT) => out.approvals.push(Approval {
-                id: text("id"),
-                run,
-                step,
-                tool: text("tool"),
-                input: text("input"),
-                fingerprint: text("fingerprint"),
-                request_digest: text("requestDigest"),
-                rule: text("rule"),
-                reason: text("reason"),
-                answer: None,
-                used: false,
-            }),
-            Some(ANSWER_EVENT) => {
-                let id = text("id");
-                if let Some(approval) = out.approvals.iter_mut().find(|a| a.id == id && a.answer.is_none()) {
-                    approval.answer = Some(ApprovalAnswer {
-                        approved: e.get("approved").and_then(Value::as_bool) == Some(true),
-                        reason: e.get("reason").and_then(Value::as_str).map(str::to_owned),
-                        input: e.get("input").and_then(Value::as_str).map(str::to_owned),
-                        fingerprint: text("allowsFingerprint"),
-                    });
-                }
-            }
-            Some(USED_EVENT) => {
-                let id = text("id");
-                if let Some(approval) = out.approvals.iter_mut().find(|a| a.id == id) {
-                    approval.used = true;
-                }
-                out.used.push((id, text("fingerprint"), step));
-            }
-            Some("tool:call") => out.calls.push((step, fingerprint(&text("tool"), &text("input")))),
-            _ => {}
-        }
-    }
-    Ok(out)
-}
-
-/// The `approval:answer` event for approval `id`: approve (optionally with a modified input,
-/// validated for the tool) or deny with a reason. Refused for an unknown id, one already
-/// answered or used, and a recorded call that does not match its fingerprint.
-pub fn answer_event(
-    approvals: &[Approval],
-    id: &str,
-    deny: Option<&str>,
-    input: Option<&str>,
-) -> Result<Map<String, Value>, ApprovalError> {
-    let approval = approvals.iter().find(|a| a.id == id).ok_or_else(|| ApprovalError::Unknown(id.to_string()))?;
-    if approval.used {
-        return Err(ApprovalError::AlreadyUsed(id.to_string()));
-    }
-    if approval.answer.is_some() {
-        return Err(ApprovalError::AlreadyAnswered(id.to_string()));
-    }
-    if fingerprint(&approval.tool, &approval.input) != approval.fingerprint {
-        return Err(ApprovalError::Tampered { id: id.to_string() });
-    }
-    let mut event = Map::new();
-    event.insert("id".into(), json!(id));
-    event.insert("fingerprint".into(), json!(approval.fingerprint));
-    match (deny, input) {
-        (Some(_), Some(_)) => return Err(ApprovalError::InputOnDeny),
-        (Some(reason), None) => {
-            event.insert("approved".into(), json!(false));
-            event.insert("reason".into(), json!(reason));
-            event.insert("allowsFingerprint".into(), json!(approval.fingerprint));
-        }
-        (None, Some(modified)) => {
-            validate_input(&approval.tool, modified)?;
-            event.insert("approved".into(), json!(true));
-            event.insert("input".into(), json!(modified));
-            event.insert("allowsFingerprint".into(), json!(fingerprint(&approval.tool, modified)));
-        }
-        (None, None) => {
-            event.insert("approved".into(), json!(true));
-            event.insert("allowsFingerprint".into(), json!(approval.fingerprint));
-        }
-    }
-    event.insert("at".into(), json!(decision_runtime::log::now_ms()));
-    Ok(event)
+/// The coding host's view of every approval of a ledger.
+pub fn approvals_of(ledger: &Ledger) -> Vec<Approval> {
+    ledger.approvals.iter().map(approval_of).collect()
 }
 
 /// The checks a modified input must pass before it is recorded; the sandbox checks it again
@@ -319,12 +234,13 @@ fn validate_input(tool: &str, input: &str) -> Result<(), ApprovalError> {
     }
 }
 
-/// The pending approval a resume continues from: the last one not used yet, which must be
-/// answered and match its fingerprint. `Ok(None)`: the log has no approval to continue.
-pub fn approval_to_resume(path: &Path) -> Result<Option<Approval>, ApprovalError> {
-    let approvals = read_approvals(path)?;
-    let Some(approval) = approvals.into_iter().rev().find(|a| !a.used) else { return Ok(None) };
-    if fingerprint(&approval.tool, &approval.input) != approval.fingerprint {
+/// The pending approval a resume continues from, in a ledger read from a verified log: the
+/// last one not used yet, which must be answered and match its fingerprint. `Ok(None)`: the
+/// log has no approval to continue.
+pub fn approval_from_ledger(ledger: &Ledger) -> Result<Option<Approval>, ApprovalError> {
+    let Some(pending) = ledger.approvals.iter().rev().find(|a| !a.used) else { return Ok(None) };
+    let approval = approval_of(pending);
+    if !pending.call_matches() {
         return Err(ApprovalError::Tampered { id: approval.id });
     }
     match &approval.answer {
@@ -334,6 +250,15 @@ pub fn approval_to_resume(path: &Path) -> Result<Option<Approval>, ApprovalError
         }
         Some(_) => Ok(Some(approval)),
     }
+}
+
+/// [`approval_from_ledger`] of the log at `path`, verified first as a resume verifies it
+/// ([`log_approval::verify_log`], under the log key in the environment).
+pub fn approval_to_resume(path: &Path) -> Result<Option<Approval>, ApprovalError> {
+    let key = SealKey::from_env()?;
+    let options = log_approval::VerifyOptions { key, ..Default::default() };
+    let verified = log_approval::verify_log(path, &options).map_err(log_approval::ApprovalError::from)?;
+    approval_from_ledger(&verified.ledger)
 }
 
 /// What [`verify_approvals`] found.
@@ -349,42 +274,131 @@ pub struct ApprovalAudit {
     pub problems: Vec<String>,
 }
 
-/// Replay's approval checks: every use names an answered approval whose allowed fingerprint is
-/// the call's, no approval is used twice, an approved use is followed by exactly that call at
-/// its step, and a denied one by no call at its step.
+/// Replay's approval checks, with no key ([`verify_approvals_with`]).
 pub fn verify_approvals(path: &Path) -> Result<ApprovalAudit, ApprovalError> {
-    let scan = scan(path)?;
+    verify_approvals_with(path, None, DEFAULT_MAX_LINE)
+}
+
+/// Replay's approval checks: every answer's binding holds (its MAC under `key` on a keyed
+/// log), every use names an answered approval whose allowed fingerprint is the call's, no
+/// approval is used twice, an approved use is followed by exactly that call at its step, and
+/// a denied one by no call at its step. Lines longer than `max_line` are skipped, never held.
+pub fn verify_approvals_with(
+    path: &Path,
+    key: Option<&SealKey>,
+    max_line: usize,
+) -> Result<ApprovalAudit, ApprovalError> {
+    let mut calls: Vec<(u64, String)> = Vec::new();
+    let ledger = read_ledger(path, key, max_line, &["tool:call"], &mut |line| {
+        let text = |k: &str| line.event.get(k).and_then(Value::as_str).unwrap_or_default();
+        let step = line.event.get("step").and_then(Value::as_u64).unwrap_or(0);
+        calls.push((step, fingerprint(text("tool"), text("input"))));
+    })?;
     let mut audit = ApprovalAudit {
-        approvals: scan.approvals.len(),
-        answered: scan.approvals.iter().filter(|a| a.answer.is_some()).count(),
-        used: scan.used.len(),
+        approvals: ledger.approvals.len(),
+        answered: ledger.approvals.iter().filter(|a| a.answer.is_some()).count(),
+        used: ledger.uses.len(),
         problems: Vec::new(),
     };
-    for (index, (id, used_fingerprint, step)) in scan.used.iter().enumerate() {
-        if scan.used.iter().take(index).any(|(earlier, _, _)| earlier == id) {
-            audit.problems.push(format!("approval `{id}` was used twice"));
+    let mut problems = ledger.problems();
+    for (index, used) in ledger.uses.iter().enumerate() {
+        let first_use = !ledger.uses.iter().take(index).any(|earlier| earlier.id == used.id);
+        let Some(answer) = ledger.get(&used.id).and_then(|a| a.answer.as_ref()) else { continue };
+        if !first_use || answer.allows_fingerprint != used.fingerprint {
             continue;
         }
-        let Some(approval) = scan.approvals.iter().find(|a| a.id == *id) else {
-            audit.problems.push(format!("approval `{id}` was used but never requested"));
-            continue;
-        };
-        let Some(answer) = &approval.answer else {
-            audit.problems.push(format!("approval `{id}` was used but never answered"));
-            continue;
-        };
-        if answer.fingerprint != *used_fingerprint {
-            audit.problems.push(format!("approval `{id}` was used for a call it was not given for"));
-            continue;
-        }
-        let ran = scan.calls.iter().any(|(s, f)| s == step && f == used_fingerprint);
+        let step = used.step.unwrap_or(0);
+        let ran = calls.iter().any(|(s, f)| *s == step && *f == used.fingerprint);
         match answer.approved {
-            true if !ran => audit.problems.push(format!("approval `{id}`: the approved call never ran")),
-            false if ran => audit.problems.push(format!("approval `{id}` was denied but the call ran")),
+            true if !ran => problems.push((used.line, format!("approval `{}`: the approved call never ran", used.id))),
+            false if ran => problems.push((used.line, format!("approval `{}` was denied but the call ran", used.id))),
             _ => {}
         }
     }
+    problems.sort_by_key(|(line, _)| *line);
+    audit.problems = problems.into_iter().map(|(_, problem)| problem).collect();
     Ok(audit)
+}
+
+/// The approvals of a log still waiting for an answer, as `decision approvals --format json`
+/// lists them: `id`, `run`, `step`, `tool`, `input`, `fingerprint`, `requestDigest`, `rule`,
+/// `reason`.
+pub fn pending_json(approvals: &[Approval]) -> Value {
+    approvals
+        .iter()
+        .filter(|a| a.answer.is_none() && !a.used)
+        .map(|a| {
+            json!({"id": a.id, "run": a.run, "step": a.step, "tool": a.tool, "input": a.input,
+                   "fingerprint": a.fingerprint, "requestDigest": a.request_digest,
+                   "rule": a.rule, "reason": a.reason})
+        })
+        .collect()
+}
+
+/// Why a person's answer could not be recorded.
+pub type RecordAnswerError = ApprovalError;
+
+/// Records a person's answer to approval `id` in the session log at `path` (approve; deny with
+/// a reason; approve with a modified `input`, validated again), bound to the call and the
+/// session under the log key in [`decision_runtime::log::SEAL_KEY_VARIABLE`], and sealed,
+/// synced to disk; returns what was recorded (`approved`, `denied`, `approved with a modified
+/// input`). The log is locked and verified first: a keyed log without the key is refused and
+/// nothing is written. A resumed run then continues from it.
+pub fn record_answer(
+    path: &Path,
+    id: &str,
+    deny: Option<&str>,
+    input: Option<&str>,
+) -> Result<&'static str, RecordAnswerError> {
+    let key = SealKey::from_env()?;
+    record_answer_with(path, id, deny, input, key.as_ref())
+}
+
+/// [`record_answer`] under the given key (`None`: an unkeyed log).
+pub fn record_answer_with(
+    path: &Path,
+    id: &str,
+    deny: Option<&str>,
+    input: Option<&str>,
+    key: Option<&SealKey>,
+) -> Result<&'static str, RecordAnswerError> {
+    let verdict = match (deny, input) {
+        (Some(_), Some(_)) => return Err(ApprovalError::InputOnDeny),
+        (Some(reason), None) => Verdict::Deny(reason.to_owned()),
+        (None, Some(modified)) => {
+            // The tool is named by the pending line; it is read again, under the lock, below.
+            let tool = read_approvals(path)?.into_iter().find(|a| a.id == id).map(|a| a.tool);
+            if let Some(tool) = tool {
+                validate_input(&tool, modified)?;
+            }
+            Verdict::ApproveModified(json!(modified))
+        }
+        (None, None) => Verdict::Approve,
+    };
+    log_approval::append_answer(path, id, &verdict, key)?;
+    Ok(match verdict {
+        Verdict::Deny(_) => "denied",
+        Verdict::ApproveModified(_) => "approved with a modified input",
+        Verdict::Approve => "approved",
+    })
+}
+
+/// Where the log of a run must not be: inside its work directory, where the run's own tools
+/// could rewrite it. `Err` names both.
+pub fn refuse_log_in_workdir(log: &Path, workdir: &Path) -> Result<(), String> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    let Some(root) = canonical(workdir) else { return Ok(()) };
+    // The log may not exist yet: its directory is what counts.
+    let parent = log.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let Some(dir) = canonical(parent) else { return Ok(()) };
+    if dir.starts_with(&root) {
+        return Err(format!(
+            "the session log {} is inside the work directory {}: the run's own tools could rewrite it; put the log outside the work directory",
+            log.display(),
+            root.display()
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -420,14 +434,7 @@ mod tests {
     }
 
     #[test]
-    fn fingerprints_bind_tool_and_input() {
-        assert_eq!(fingerprint("read_file", "a").len(), 64);
-        assert_ne!(fingerprint("read_file", "a"), fingerprint("read_file", "b"));
-        assert_ne!(fingerprint("read_file", "a"), fingerprint("delete_file", "a"));
-    }
-
-    #[test]
-    fn a_recorded_answer_is_used_once_and_only_for_its_call() {
+    fn a_recorded_answer_is_used_once_and_only_for_the_call_it_allows() {
         let answer =
             ApprovalAnswer { approved: true, reason: None, input: None, fingerprint: approval(None).fingerprint };
         let mut gate = RecordedAnswers::new(approval(Some(answer.clone())));
@@ -435,102 +442,33 @@ mod tests {
         let mut gate = RecordedAnswers::new(approval(Some(answer)));
         assert!(matches!(gate.gate(&call("notes.md")), GateAnswer::Approve { approval: Some(_) }));
         assert_eq!(gate.gate(&call("notes.md")), GateAnswer::Pending);
+        // An answer that allows a modified call does not approve the original one.
+        let modified = ApprovalAnswer {
+            approved: true,
+            reason: None,
+            input: Some("old.md".into()),
+            fingerprint: fingerprint("delete_file", "old.md"),
+        };
+        let mut gate = RecordedAnswers::new(approval(Some(modified)));
+        assert_eq!(gate.gate(&call("notes.md")), GateAnswer::Pending);
     }
 
     #[test]
-    fn answers_are_refused_for_unknown_answered_or_tampered_approvals_and_bad_inputs() {
-        let pending = approval(None);
-        let id = pending.id.clone();
-        assert!(answer_event(std::slice::from_ref(&pending), &id, None, None).is_ok());
-        assert!(matches!(answer_event(&[], &id, None, None), Err(ApprovalError::Unknown(_))));
-        let answered =
-            approval(Some(ApprovalAnswer { approved: false, reason: None, input: None, fingerprint: String::new() }));
-        assert!(matches!(answer_event(&[answered], &id, None, None), Err(ApprovalError::AlreadyAnswered(_))));
-        let mut tampered = approval(None);
-        tampered.input = "secrets.md".into();
-        assert!(matches!(answer_event(&[tampered], &id, None, None), Err(ApprovalError::Tampered { .. })));
-        let bad = answer_event(std::slice::from_ref(&pending), &id, None, Some("a\nb"));
-        assert!(matches!(bad, Err(ApprovalError::BadInput { .. })), "{bad:?}");
-        let modified = answer_event(std::slice::from_ref(&pending), &id, None, Some("old.md")).unwrap();
-        assert_eq!(modified["allowsFingerprint"], json!(fingerprint("delete_file", "old.md")));
-        assert!(matches!(answer_event(&[pending], &id, Some("no"), Some("x")), Err(ApprovalError::InputOnDeny)));
+    fn modified_inputs_are_checked_for_the_tool() {
+        assert!(validate_input("delete_file", "a.md").is_ok());
+        assert!(matches!(validate_input("delete_file", "a\nb"), Err(ApprovalError::BadInput { .. })));
+        assert!(matches!(validate_input("write_file", "a.md"), Err(ApprovalError::BadInput { .. })));
+        assert!(matches!(validate_input("read_file", "a\0"), Err(ApprovalError::BadInput { .. })));
+        assert!(matches!(validate_input("read_file", " "), Err(ApprovalError::BadInput { .. })));
     }
 
     #[test]
-    fn replay_checks_find_a_reused_approval_and_a_denied_call_that_ran() {
-        let print = fingerprint("delete_file", "notes.md");
-        let line = |e: Value| json!({"kind": "event", "run": 0, "e": e}).to_string();
-        let pending = line(json!({"type": PENDING_EVENT, "step": 2, "id": "a", "tool": "delete_file",
-                                  "input": "notes.md", "fingerprint": print}));
-        let answer = |approved: bool| {
-            line(json!({"type": ANSWER_EVENT, "id": "a", "approved": approved, "allowsFingerprint": print}))
-        };
-        let used = line(json!({"type": USED_EVENT, "step": 2, "id": "a", "fingerprint": print}));
-        let call = line(json!({"type": "tool:call", "step": 2, "tool": "delete_file", "input": "notes.md"}));
-        let dir = std::env::temp_dir().join(format!("decision-approvals-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let audit = |lines: &[&String]| {
-            let path = dir.join("log.jsonl");
-            let text: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
-            std::fs::write(&path, text.join("\n")).unwrap();
-            verify_approvals(&path).unwrap().problems
-        };
-        assert!(audit(&[&pending, &answer(true), &used, &call]).is_empty());
-        assert_eq!(audit(&[&pending, &answer(true), &used, &call, &used, &call]), ["approval `a` was used twice"]);
-        assert_eq!(audit(&[&pending, &answer(false), &used, &call]), ["approval `a` was denied but the call ran"]);
-        assert_eq!(audit(&[&pending, &used, &call]), ["approval `a` was used but never answered"]);
-        assert_eq!(audit(&[&pending, &answer(true), &used]), ["approval `a`: the approved call never ran"]);
+    fn a_log_inside_the_work_directory_is_refused() {
+        let dir = std::env::temp_dir().join(format!("decision-log-in-workdir-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("ws/sub")).unwrap();
+        assert!(refuse_log_in_workdir(&dir.join("ws/run.jsonl"), &dir.join("ws")).is_err());
+        assert!(refuse_log_in_workdir(&dir.join("ws/sub/run.jsonl"), &dir.join("ws")).is_err());
+        assert!(refuse_log_in_workdir(&dir.join("run.jsonl"), &dir.join("ws")).is_ok());
         let _ = std::fs::remove_dir_all(&dir);
     }
-}
-
-/// The approvals of a log still waiting for an answer, as `decision approvals --format json`
-/// lists them: `id`, `run`, `step`, `tool`, `input`, `fingerprint`, `requestDigest`, `rule`,
-/// `reason`.
-pub fn pending_json(approvals: &[Approval]) -> Value {
-    approvals
-        .iter()
-        .filter(|a| a.answer.is_none() && !a.used)
-        .map(|a| {
-            json!({"id": a.id, "run": a.run, "step": a.step, "tool": a.tool, "input": a.input,
-                   "fingerprint": a.fingerprint, "requestDigest": a.request_digest,
-                   "rule": a.rule, "reason": a.reason})
-        })
-        .collect()
-}
-
-/// Why a person's answer could not be recorded.
-#[derive(Debug, Error)]
-#[non_exhaustive]
-pub enum RecordAnswerError {
-    /// The answer is not one the approval accepts.
-    #[error(transparent)]
-    Approval(#[from] ApprovalError),
-    /// The session log could not be opened or written.
-    #[error(transparent)]
-    Log(#[from] decision_runtime::log::LogError),
-}
-
-/// Records a person's answer to approval `id` in the session log at `path` (approve; deny with
-/// a reason; approve with a modified `input`, validated again), synced to disk; returns what
-/// was recorded (`approved`, `denied`, `approved with a modified input`). A resumed run then
-/// continues from it.
-pub fn record_answer(
-    path: &Path,
-    id: &str,
-    deny: Option<&str>,
-    input: Option<&str>,
-) -> Result<&'static str, RecordAnswerError> {
-    let approvals = read_approvals(path)?;
-    let event = answer_event(&approvals, id, deny, input)?;
-    let run = approvals.iter().find(|a| a.id == id).map_or(0, |a| a.run);
-    let mut log = decision_runtime::log::SessionLog::open(path, decision_runtime::log::FsyncPolicy::EveryLine)?;
-    log.set_run(run);
-    log.append_event(ANSWER_EVENT, &event)?;
-    log.commit()?;
-    Ok(match (deny.is_some(), input.is_some()) {
-        (true, _) => "denied",
-        (false, true) => "approved with a modified input",
-        (false, false) => "approved",
-    })
 }

@@ -12,8 +12,10 @@
 //! (`task_done`, `agent_done`, `answered_directly`, `denied`, …) means the run did what it
 //! was going to do: continuing it would repeat its work after its answer was handed over.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+
+use decision_runtime::lines::DEFAULT_MAX_LINE;
+use decision_runtime::log::approval::{ApprovalError, read_ledger};
 
 use serde_json::{Value, json};
 use thiserror::Error;
@@ -94,19 +96,21 @@ pub fn resume_point(path: &Path) -> Result<ResumePoint, ResumeError> {
 /// Read the log and rebuild the state of its last run, whether or not it may be resumed
 /// (for inspecting what a resume would see).
 pub fn rebuild_point(path: &Path) -> Result<ResumePoint, ResumeError> {
-    let file = std::fs::File::open(path).map_err(|source| ResumeError::Read { path: path.to_path_buf(), source })?;
+    // One streaming pass (no line over 16 MiB is held); only the events of the last run are
+    // kept: a `run:start` starts the list again.
     let mut events: Vec<(u64, Value)> = Vec::new();
-    // Lines are read as bytes: a torn last line may end inside a UTF-8 sequence.
-    for line in BufReader::new(file).split(b'\n') {
-        let line = line.map_err(|source| ResumeError::Read { path: path.to_path_buf(), source })?;
-        // A torn or foreign line is skipped, as the reader of the reference does.
-        let Ok(value) = serde_json::from_slice::<Value>(&line) else { continue };
-        if value.get("kind").and_then(Value::as_str) != Some("event") {
-            continue;
+    let wanted = ["run:start", "run:end", "tool:call", "tool:result", OUTCOME_EVENT_TYPE];
+    read_ledger(path, None, DEFAULT_MAX_LINE, &wanted, &mut |line| {
+        let event = Value::Object(line.event.clone());
+        if event_type(&event) == "run:start" && event.get("task").and_then(Value::as_str).is_some() {
+            events.clear();
         }
-        let (Some(run), Some(event)) = (value.get("run").and_then(Value::as_u64), value.get("e")) else { continue };
-        events.push((run, event.clone()));
-    }
+        events.push((line.run, event));
+    })
+    .map_err(|e| match e {
+        ApprovalError::Read { path, source } => ResumeError::Read { path, source },
+        other => ResumeError::Read { path: path.to_path_buf(), source: std::io::Error::other(other.to_string()) },
+    })?;
     let start_at = events
         .iter()
         .rposition(|(_, e)| event_type(e) == "run:start" && e.get("task").and_then(Value::as_str).is_some())

@@ -890,6 +890,16 @@ impl CodingRun {
         Ok(Some(format!("{path}\n{}", generated.text)))
     }
 
+    /// The flag a tool needs that this run was not given, if any.
+    fn missing_permission(&self, name: &str) -> Option<&'static str> {
+        match name {
+            "write_file" | "append_file" if !self.allow_write => Some("--allow-write"),
+            "delete_file" if !self.allow_delete => Some("--allow-delete"),
+            "move_file" if !(self.allow_write && self.allow_delete) => Some("--allow-write and --allow-delete"),
+            _ => None,
+        }
+    }
+
     fn pending(&self) -> (String, String) {
         let last = self.history().last();
         let field = |k: &str| last.and_then(|h| h.get(k)).and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -908,7 +918,14 @@ impl CodingRun {
         // The decision that led to this call, and the call itself, are on disk before it runs.
         d.commit()?;
         let started = Instant::now();
-        let result = self.tools.run(&name, &input);
+        // Permissions are enforced where the tool runs, not only where tools are offered: a
+        // call that reaches here by any road (a resumed approval, say) is still refused.
+        let result = match self.missing_permission(&name) {
+            Some(flag) => {
+                Err(format!("{name} is not permitted in this run ({flag} was not given); nothing was changed"))
+            }
+            None => self.tools.run(&name, &input),
+        };
         let elapsed = started.elapsed();
         self.tool_us += u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         let ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);

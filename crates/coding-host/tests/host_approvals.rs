@@ -7,8 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use decision_coding_host::approvals::{
-    ANSWER_EVENT, AWAITING_APPROVAL, ApprovalError, QueueApprovals, RecordedAnswers, answer_event, approval_to_resume,
-    read_approvals, verify_approvals,
+    AWAITING_APPROVAL, ApprovalError, QueueApprovals, RecordedAnswers, approval_to_resume, read_approvals,
+    record_answer_with, verify_approvals,
 };
 use decision_coding_host::generate::EvidenceReport;
 use decision_coding_host::heuristic::HeuristicProvider;
@@ -61,11 +61,7 @@ fn queued_answered_and_resumed_through_the_api() {
     let id = approvals[0].id.clone();
     assert!(matches!(approval_to_resume(&log), Err(ApprovalError::StillPending { .. })));
 
-    let event = answer_event(&approvals, &id, None, None).unwrap();
-    let mut writer = SessionLog::open(&log, FsyncPolicy::EveryLine).unwrap();
-    writer.append_event(ANSWER_EVENT, &event).unwrap();
-    writer.commit().unwrap();
-    drop(writer);
+    assert_eq!(record_answer_with(&log, &id, None, None, None).unwrap(), "approved");
 
     let approval = approval_to_resume(&log).unwrap().unwrap();
     let point = resume_point(&log).unwrap();

@@ -121,7 +121,12 @@ fn a_crash_between_commits_loses_only_whole_uncommitted_lines_and_the_log_still_
     let lines = whole_lines(&path);
     assert_eq!(lines[1..].iter().map(|l| n_of(l)).collect::<Vec<_>>(), [0, 1], "the committed lines, whole");
     assert_eq!(replays_intact(&path).other_events, 2);
-    // The log reopens and its chain continues from the last line on disk.
+    // The log reopens and its chain continues from the last line on disk. (The forgotten log
+    // still holds its lock in this process — a dead process holds none — so the file it left
+    // is reopened under another name.)
+    let left = dir.path().join("left.jsonl");
+    std::fs::copy(&path, &left).unwrap();
+    let path = left;
     let mut reopened = SessionLog::open(&path, FsyncPolicy::Never).unwrap().with_group_commit();
     reopened.append_owned("note", event(4)).unwrap();
     drop(reopened);

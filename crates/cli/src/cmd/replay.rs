@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use decision_coding_host::approvals::verify_approvals;
+use decision_coding_host::approvals::verify_approvals_with;
 
 use decision_protocol::record::{RECORD_SCHEMA, REPLAY_NOTES, VerifyOutcome};
 use decision_runtime::api;
@@ -47,9 +47,10 @@ pub struct Args {
     /// Lines longer than this many bytes are skipped and reported.
     #[arg(long, value_name = "BYTES", default_value_t = decision_runtime::lines::DEFAULT_MAX_LINE)]
     max_line: usize,
-    /// The head printed at the end of the run (`SEQ:HASH`): the log must end with exactly
-    /// that line, so nothing in it was changed, added or cut, its last byte included. Needs
-    /// exactly one LOG.
+    /// A head printed at the end of a run (`SEQ:HASH`): the line with that `seq` must have
+    /// that hash and every line after it must chain to it, so nothing up to it was changed,
+    /// added or cut, its last byte included (a prefix check: a head printed before a later
+    /// run extended the log keeps verifying it). Needs exactly one LOG.
     #[arg(long, value_name = "SEQ:HASH")]
     head: Option<LogHead>,
     /// Fail unless the log ends with its writer's seal (a run that did not finish, or a log
@@ -60,6 +61,10 @@ pub struct Args {
     /// reference, or stripped — fails).
     #[arg(long)]
     require_chain: bool,
+    /// Fail unless the log is keyed and its seals verify under the key in $DECISION_LOG_KEY
+    /// (without it, a keyed log fails instead of reading "keyed, not checked").
+    #[arg(long)]
+    require_key: bool,
     /// The DECISION.md the run followed: each record's action must follow from its recorded
     /// answers under the block's policy (the `policy` check; a record whose action does not
     /// is a mismatch).
@@ -79,7 +84,8 @@ pub fn run(args: Args) -> ExitCode {
         Ok(key) => key,
         Err(e) => return super::usage_error(&e.to_string()),
     };
-    let required = Requirements { head: args.head, seal: args.require_seal, chain: args.require_chain };
+    let required =
+        Requirements { head: args.head, seal: args.require_seal, chain: args.require_chain, key: args.require_key };
     let policies = match &args.contract {
         Some(path) => match super::eval::load_contract(path).and_then(PolicyBook::new) {
             Ok(book) => Some(Arc::new(book)),
@@ -87,7 +93,14 @@ pub fn run(args: Args) -> ExitCode {
         },
         None => None,
     };
-    let options = ReplayOptions { max_line: args.max_line, threads, seal_key, policies, ..ReplayOptions::default() };
+    let options = ReplayOptions {
+        max_line: args.max_line,
+        threads,
+        seal_key,
+        policies,
+        head: args.head,
+        ..ReplayOptions::default()
+    };
     let outcome = match args.format {
         Format::Human => human(&args, &options, &required),
         Format::Json => json_document(&args, &options, &required),
@@ -194,7 +207,7 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::R
         };
         write_counts(&mut out, &report)?;
         // Logs with approvals also have their approvals checked (other logs print as before).
-        match verify_approvals(path) {
+        match verify_approvals_with(path, options.seal_key.as_ref(), options.max_line) {
             Ok(audit) if audit.approvals > 0 => {
                 let mark = if audit.problems.is_empty() { "✓" } else { "✗" };
                 writeln!(
@@ -384,7 +397,7 @@ fn json_document(args: &Args, options: &ReplayOptions, required: &Requirements) 
             Ok(report) => {
                 logs.add(&display, &report, required);
                 // Logs with approvals also have their approvals checked (other entries are as before).
-                if let Ok(audit) = verify_approvals(path)
+                if let Ok(audit) = verify_approvals_with(path, options.seal_key.as_ref(), options.max_line)
                     && audit.approvals > 0
                 {
                     let approvals = serde_json::json!({

@@ -1,16 +1,24 @@
 //! `decision resume LOG`: continue an unfinished run from its session log (runtime.md §4.7).
-//! The task, work directory and permissions come from the last `run:start`; the history,
-//! known files and read files are rebuilt from the tool events; an in-flight call runs again.
-//! The time budget, unless `--time-budget` gives another, is the one the run started with,
-//! on a fresh clock.
+//!
+//! Nothing runs before the whole log verifies: the log is locked (one writer at a time), then
+//! its header, chain, seals, keyed MAC (a keyed log is refused without its key), the head
+//! given with `--head`, every record and every approval's binding are checked, and the first
+//! line that fails is named. The task comes from the last `run:start`; the work directory and
+//! permissions are the operator's (`--workdir`, `--allow-write`, `--allow-delete`, checked
+//! against the recorded work directory), or, on a keyed log verified under its key, the
+//! recorded ones. The history, known files and read files are rebuilt from the tool events;
+//! an in-flight call runs again. The time budget, unless `--time-budget` gives another, is the
+//! one the run started with, on a fresh clock.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use decision_coding_host::approvals::approval_to_resume;
+use decision_coding_host::approvals::{approval_from_ledger, refuse_log_in_workdir};
 use decision_coding_host::resume::resume_point;
 use decision_coding_host::{CODING_CONTRACT, DEFAULT_MAX_STEPS, RunConfig};
+use decision_runtime::log::approval::{VerifyOptions, verify_log};
+use decision_runtime::log::{LogHead, SEAL_KEY_VARIABLE, SealKey};
 use decision_runtime::terminal;
 use serde_json::Value;
 
@@ -26,14 +34,45 @@ pub struct Args {
     /// The step limit (default: the one the run started with).
     #[arg(long, value_parser = super::run::parse_max_steps)]
     max_steps: Option<u64>,
+    /// The work directory, given again: it must be the one the run recorded. Needed unless
+    /// the log is keyed and verified under $DECISION_LOG_KEY; with it, the permissions are
+    /// the flags given here (none unless given).
+    #[arg(long, value_name = "DIR")]
+    workdir: Option<PathBuf>,
+    /// Offer and permit `write_file` (with --workdir).
+    #[arg(long, requires = "workdir")]
+    allow_write: bool,
+    /// Offer and permit `delete_file` (with --workdir).
+    #[arg(long, requires = "workdir")]
+    allow_delete: bool,
+    /// A head kept from an earlier run (`SEQ:HASH`): the log must still hold that line.
+    #[arg(long, value_name = "SEQ:HASH")]
+    head: Option<LogHead>,
+    /// Refuse unless the log is keyed and verified under $DECISION_LOG_KEY.
+    #[arg(long)]
+    require_key: bool,
     #[command(flatten)]
     common: Common,
 }
 
 pub fn run(args: Args) -> ExitCode {
+    let key = match SealKey::from_env() {
+        Ok(key) => key,
+        Err(e) => return super::usage_error(&e.to_string()),
+    };
+    // The lock first: what is verified is what the resumed run appends to.
+    let mut log = match open_log(&args.log, None, Some(0)) {
+        Ok(log) => log,
+        Err(message) => return super::usage_error(&message),
+    };
+    let options = VerifyOptions { key: key.clone(), head: args.head, require_key: args.require_key, max_line: None };
+    let verified = match verify_log(&args.log, &options) {
+        Ok(verified) => verified,
+        Err(refusal) => return super::usage_error(&format!("nothing was resumed: {refusal}")),
+    };
     // A run that halted awaiting an approval continues from its answer (refused while the
     // approval is unanswered or when the log no longer matches its fingerprint).
-    let approval = match approval_to_resume(&args.log) {
+    let approval = match approval_from_ledger(&verified.ledger) {
         Ok(approval) => approval,
         Err(e) => return super::usage_error(&e.to_string()),
     };
@@ -41,6 +80,32 @@ pub fn run(args: Args) -> ExitCode {
         Ok(point) => point,
         Err(e) => return super::usage_error(&e.to_string()),
     };
+    log.set_run(point.run + 1);
+    let flag = |key: &str| point.start.get(key).and_then(Value::as_bool).unwrap_or(false);
+    let (workdir, allow_write, allow_delete) = match &args.workdir {
+        Some(given) => {
+            let same = std::fs::canonicalize(given).ok().zip(std::fs::canonicalize(&point.workdir).ok());
+            if same.is_none_or(|(given, recorded)| given != recorded) {
+                return super::usage_error(&format!(
+                    "--workdir {} is not the work directory the run recorded ({}): a run is resumed where it ran",
+                    given.display(),
+                    terminal::one_line(&point.workdir)
+                ));
+            }
+            (given.clone(), args.allow_write, args.allow_delete)
+        }
+        None if verified.authenticated => (PathBuf::from(&point.workdir), flag("allowWrite"), flag("allowDelete")),
+        None => {
+            return super::usage_error(&format!(
+                "{}: the log is not keyed, so its work directory and permissions are not authenticated; give them again: decision resume {} --workdir DIR [--allow-write] [--allow-delete] (or keep the log keyed with ${SEAL_KEY_VARIABLE})",
+                args.log.display(),
+                args.log.display()
+            ));
+        }
+    };
+    if let Err(message) = refuse_log_in_workdir(&args.log, &workdir) {
+        return super::usage_error(&message);
+    }
     let (source, label) = match &args.contract {
         Some(path) => match std::fs::read(path) {
             Ok(bytes) => (bytes, path.display().to_string()),
@@ -52,7 +117,6 @@ pub fn run(args: Args) -> ExitCode {
         Ok(set) => set,
         Err(message) => return super::usage_error(&message),
     };
-    let flag = |key: &str| point.start.get(key).and_then(Value::as_bool).unwrap_or(false);
     let time_budget = match (args.common.time_budget, point.start.get("timeBudgetSeconds")) {
         (Some(budget), _) => Some(budget),
         (None, None) => None,
@@ -68,14 +132,14 @@ pub fn run(args: Args) -> ExitCode {
     };
     let config = RunConfig {
         task: point.task.clone(),
-        workdir: PathBuf::from(&point.workdir),
+        workdir,
         max_steps: args
             .max_steps
             .or_else(|| point.start.get("maxSteps").and_then(Value::as_u64))
             .unwrap_or(DEFAULT_MAX_STEPS),
         time_budget,
-        allow_write: flag("allowWrite"),
-        allow_delete: flag("allowDelete"),
+        allow_write,
+        allow_delete,
         earlier: None,
         audit_path: args.common.audit.clone().unwrap_or_else(|| audit_next_to(&args.log)),
         contract_label: label,
@@ -104,10 +168,6 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
     }
-    let log = match open_log(&args.log, &config.workdir, Some(point.run + 1)) {
-        Ok(log) => log,
-        Err(message) => return super::usage_error(&message),
-    };
     if let Some(approval) = &approval
         && !args.common.quiet
     {

@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use decision_coding_host::approvals::{AWAITING_APPROVAL, Approval, QueueApprovals, RecordedAnswers, read_approvals};
+use decision_coding_host::approvals::{
+    AWAITING_APPROVAL, Approval, QueueApprovals, RecordedAnswers, read_approvals, refuse_log_in_workdir,
+};
 use decision_coding_host::generate::{ChatGenerator, EvidenceReport, Generator};
 use decision_coding_host::human::{Human, NoTerminal, TerminalHuman};
 use decision_coding_host::{
@@ -183,7 +185,7 @@ pub fn run(args: Args) -> ExitCode {
         contract_label: label,
         outcome_contracts,
     };
-    let log = match open_log(&log_path, &args.workdir, None) {
+    let log = match open_log(&log_path, Some(&args.workdir), None) {
         Ok(log) => log,
         Err(message) => return super::usage_error(&message),
     };
@@ -201,10 +203,14 @@ pub fn audit_next_to(log: &Path) -> PathBuf {
     log.with_file_name(name)
 }
 
-/// Create the log (or, with `run`, reopen it to append a resumed run).
-pub fn open_log(path: &Path, workdir: &Path, run: Option<u64>) -> Result<SessionLog, String> {
+/// Create the log (or, with `run`, reopen it to append a resumed run), locked for this
+/// process alone. A log inside the work directory is refused: the run's tools could rewrite it.
+pub fn open_log(path: &Path, workdir: Option<&Path>, run: Option<u64>) -> Result<SessionLog, String> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    if let Some(workdir) = workdir {
+        refuse_log_in_workdir(path, workdir)?;
     }
     let mut log = match run {
         // A torn last line left by a killed process is removed (it is the uncommitted group).
@@ -226,7 +232,7 @@ pub fn open_log(path: &Path, workdir: &Path, run: Option<u64>) -> Result<Session
             let header = LogHeader {
                 id: if id.is_empty() { format!("run-{}", now_ms()) } else { id },
                 created_at_ms: now_ms(),
-                cwd: std::fs::canonicalize(workdir).ok().map(|p| p.display().to_string()),
+                cwd: workdir.and_then(|w| std::fs::canonicalize(w).ok()).map(|p| p.display().to_string()),
             };
             SessionLog::create(path, &header, FsyncPolicy::Never)
         }

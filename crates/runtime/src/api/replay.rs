@@ -8,7 +8,8 @@ use decision_protocol::digest::ScanError;
 use decision_protocol::record::{EventRead, REPLAY_NOTES, Rules, VerifyOutcome, read_event, verify_record_with};
 use serde_json::{Map, Value, json};
 
-use crate::log::replay::ChainBreak;
+use crate::log::SEAL_KEY_VARIABLE;
+use crate::log::replay::{ChainBreak, MacCheck};
 use crate::log::{ChainStatus, LogHead, LogReport, RecordResult, ReplayOptions, SealStatus, replay_reader};
 
 /// A step as JavaScript would print it: integral values without a fraction.
@@ -57,6 +58,9 @@ pub struct Requirements {
     pub seal: bool,
     /// The log must carry a hash chain.
     pub chain: bool,
+    /// The log must be keyed and its seals verified under the key given (a log verified
+    /// without the key fails instead of reading "keyed, not checked").
+    pub key: bool,
 }
 
 /// Why a log fails beyond its records: a stripped chain, a seal that does not hold, a
@@ -81,14 +85,47 @@ pub fn log_problems(report: &LogReport, required: &Requirements) -> Vec<String> 
             report.seal.as_str()
         ));
     }
-    if let Some(expected) = required.head {
-        match report.head {
-            Some(head) if head == expected => {}
-            Some(head) => problems.push(format!("--head {expected}: the log's head is {head}")),
-            None => problems.push(format!("--head {expected}: the log has no chained last line")),
+    if required.key {
+        match report.last_seal.map(|seal| seal.mac) {
+            Some(MacCheck::Verified) => {}
+            Some(MacCheck::Unchecked) => {
+                problems.push(format!("--require-key: the log is keyed and no key was given in ${SEAL_KEY_VARIABLE}"))
+            }
+            Some(MacCheck::Failed) => {}
+            Some(MacCheck::Unkeyed) | None => problems.push("--require-key: the log carries no keyed seal".to_owned()),
         }
     }
+    if let Some(expected) = required.head {
+        head_problem(report, expected, &mut problems);
+    }
     problems
+}
+
+/// A head is a prefix check: the line carrying its `seq` has its hash, and every line after
+/// it chains to it (the chain is intact), so a head printed at the end of any run keeps
+/// verifying the log once later runs extended it.
+fn head_problem(report: &LogReport, expected: LogHead, problems: &mut Vec<String>) {
+    if report.head == Some(expected) && report.chain_status() == ChainStatus::Intact {
+        return;
+    }
+    match report.head_found {
+        Some(found) if !found.matches => problems.push(format!(
+            "--head {expected}: line {} carries seq {} and its SHA-256 is not the head's (the log was changed up to there)",
+            found.line, expected.seq
+        )),
+        Some(_) if report.chain_status() != ChainStatus::Intact => problems.push(format!(
+            "--head {expected}: the chain is {}, so the lines after the head do not follow from it",
+            report.chain_status().as_str()
+        )),
+        Some(_) => {}
+        None => match report.head {
+            Some(head) => problems.push(format!(
+                "--head {expected}: no line carries seq {} (the log's head is {head})",
+                expected.seq
+            )),
+            None => problems.push(format!("--head {expected}: the log has no chained line")),
+        },
+    }
 }
 
 /// The counts and the chain status of every log replayed so far, and one entry per log.

@@ -10,6 +10,7 @@
 //! from a finished one, and the log's head (its last line's `seq` and hash) names the whole
 //! log, its last byte included.
 
+pub mod approval;
 pub mod envelope;
 mod event;
 pub mod policy;
@@ -25,7 +26,7 @@ use thiserror::Error;
 
 pub use event::{DecisionEvent, GraphEvent, NO_CONSUMER, NodeDecisionEvent};
 pub use replay::{ChainStatus, LogReport, RecordResult, ReplayOptions, SealStatus, replay_file, replay_reader};
-pub use seal::{LogHead, SEAL_KEY_VARIABLE, SealKey, next_run, read_head};
+pub use seal::{KeyError, LogHead, SEAL_KEY_VARIABLE, SealKey, next_run, read_head};
 pub use writer::{CHAIN_CLAIM, FsyncPolicy, LOG_VERSION, LogHeader, Repair, SessionLog, is_valid_session_id, now_ms};
 
 /// Why the session log could not be opened, written or continued. After a write error the
@@ -53,6 +54,12 @@ pub enum LogError {
         /// The 1-based number of the cut line.
         line: u64,
     },
+    /// Another process (or another open log in this one) is writing the log: a log has one
+    /// writer at a time (an advisory lock on the file).
+    #[error(
+        "{0}: another process is writing this log (it is locked); wait for it to finish — a log has one writer at a time"
+    )]
+    Locked(PathBuf),
     /// The log to continue has no header line.
     #[error("{0}: the log is empty (no header line)")]
     Empty(PathBuf),

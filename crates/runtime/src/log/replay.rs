@@ -46,11 +46,22 @@ pub struct ReplayOptions {
     /// The contract's policies: when given, each record's action is checked against them
     /// (the `policy` check, [`super::policy`]).
     pub policies: Option<Arc<PolicyBook>>,
+    /// A head kept earlier (`SEQ:HASH`): the line whose `seq` it names is found and its hash
+    /// compared ([`LogReport::head_found`]), so a head printed before the log was extended
+    /// still verifies the extended log's prefix.
+    pub head: Option<LogHead>,
 }
 
 impl Default for ReplayOptions {
     fn default() -> Self {
-        ReplayOptions { rules: Rules::Project, max_line: DEFAULT_MAX_LINE, threads: 1, seal_key: None, policies: None }
+        ReplayOptions {
+            rules: Rules::Project,
+            max_line: DEFAULT_MAX_LINE,
+            threads: 1,
+            seal_key: None,
+            policies: None,
+            head: None,
+        }
     }
 }
 
@@ -219,6 +230,19 @@ pub struct LogReport {
     pub seal_problems: Vec<ChainBreak>,
     /// The last chained line's `seq` and SHA-256.
     pub head: Option<LogHead>,
+    /// The line a head given in [`ReplayOptions::head`] names, when a line carries its `seq`.
+    pub head_found: Option<HeadFound>,
+    /// Seal lines that carry a MAC (the log was written with a key).
+    pub keyed_seals: u64,
+}
+
+/// The line a kept head names, as found in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct HeadFound {
+    /// Its 1-based line number.
+    pub line: u64,
+    /// Whether its SHA-256 is the head's.
+    pub matches: bool,
 }
 
 impl LogReport {
@@ -248,7 +272,8 @@ pub fn replay_reader<R: Read + Send>(
     let mut merger = Merger::default();
     if options.threads <= 1 {
         // Lines are verified where the reader holds them: nothing is copied.
-        let mut verifier = Verifier::new(options.rules, options.seal_key.clone(), options.policies.clone());
+        let mut verifier =
+            Verifier::new(options.rules, options.seal_key.clone(), options.policies.clone(), options.head);
         while let Some(line) = lines.next_line()? {
             match line {
                 Line::Text { number, bytes, terminated } => verifier.line(number, LineText::Bytes(bytes), terminated),
@@ -292,7 +317,7 @@ fn replay_parallel<R: Read + Send>(
         for _ in 0..threads {
             let job_rx = Arc::clone(&job_rx);
             let done_tx = done_tx.clone();
-            let (seal_key, policies) = (&options.seal_key, &options.policies);
+            let (seal_key, policies, head) = (&options.seal_key, &options.policies, options.head);
             scope.spawn(move || {
                 loop {
                     let job = match job_rx.lock() {
@@ -300,7 +325,10 @@ fn replay_parallel<R: Read + Send>(
                         Err(_) => return,
                     };
                     let Ok((index, batch)) = job else { return };
-                    if done_tx.send((index, verify_batch(&batch, rules, seal_key.clone(), policies.clone()))).is_err() {
+                    if done_tx
+                        .send((index, verify_batch(&batch, rules, seal_key.clone(), policies.clone(), head)))
+                        .is_err()
+                    {
                         return;
                     }
                 }
@@ -392,6 +420,8 @@ struct Tally {
     chain_claimed: bool,
     last_seal: Option<SealSeen>,
     seal_problems: Vec<ChainBreak>,
+    head_found: Option<HeadFound>,
+    keyed_seals: u64,
 }
 
 impl Tally {
@@ -434,6 +464,7 @@ impl Tally {
             (None, _) => self.bad_seal(line, "the seal carries no line count".to_owned()),
             (Some(_), None) => self.bad_seal(line, "the seal carries no chain fields".to_owned()),
         }
+        self.keyed_seals += u64::from(seal.mac.is_some());
         let mac = match (key, seal.mac) {
             (None, None) => MacCheck::Unkeyed,
             (None, Some(_)) => MacCheck::Unchecked,
@@ -501,8 +532,9 @@ fn verify_batch(
     rules: Rules,
     seal_key: Option<SealKey>,
     policies: Option<Arc<PolicyBook>>,
+    head: Option<LogHead>,
 ) -> BatchOutcome {
-    let mut verifier = Verifier::new(rules, seal_key, policies);
+    let mut verifier = Verifier::new(rules, seal_key, policies, head);
     for line in &batch.lines {
         let text = match &line.body {
             LineBody::Bytes(range) => LineText::Bytes(batch.data.get(range.clone()).unwrap_or(&[])),
@@ -540,11 +572,13 @@ struct Verifier {
     previous_text: Vec<u8>,
     parser: LineParser,
     memo: MergedDigests,
+    head: Option<LogHead>,
 }
 
 impl Verifier {
-    fn new(rules: Rules, seal_key: Option<SealKey>, policies: Option<Arc<PolicyBook>>) -> Self {
+    fn new(rules: Rules, seal_key: Option<SealKey>, policies: Option<Arc<PolicyBook>>, head: Option<LogHead>) -> Self {
         Verifier {
+            head,
             rules,
             seal_key,
             policies,
@@ -586,6 +620,12 @@ impl Verifier {
                 None
             }
         };
+        if let (Some(head), Some(seq), None) = (self.head, fields.seq, self.tally.head_found)
+            && head.seq == seq
+        {
+            let sha256 = self.previous_sha256.unwrap_or_else(|| Sha256::digest(&self.previous_text).into());
+            self.tally.head_found = Some(HeadFound { line: number, matches: sha256 == head.sha256 });
+        }
     }
 
     /// Reads one line and counts what it holds; its chain fields, or `None` when the line
@@ -601,8 +641,9 @@ impl Verifier {
             LineText::Bytes(bytes) => *bytes,
         };
         if bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
-            // Blank lines are neither counted nor chained.
-            return None;
+            // A blank line is not counted; it carries no chain fields, so inside a chained
+            // log it is a break like any other inserted line (every byte counts).
+            return Some(ChainFields::default());
         }
         // The common case, an event line in canonical form, is read in place.
         if let Some(event) = self.parser.event(bytes) {
@@ -803,6 +844,8 @@ impl Merger {
         }
         let room = MAX_LISTED.saturating_sub(t.seal_problems.len());
         t.seal_problems.extend(tally.seal_problems.into_iter().take(room));
+        t.head_found = t.head_found.or(tally.head_found);
+        t.keyed_seals += tally.keyed_seals;
     }
 
     fn finish(self) -> LogReport {
@@ -851,6 +894,8 @@ impl Merger {
             last_seal: t.last_seal,
             seal_problems: t.seal_problems,
             head,
+            head_found: t.head_found,
+            keyed_seals: t.keyed_seals,
         }
     }
 }

@@ -137,6 +137,10 @@ pub enum KeyError {
     /// The variable holds bytes that are not UTF-8.
     #[error("${SEAL_KEY_VARIABLE} is not valid UTF-8")]
     NotUnicode,
+    /// The variable is set and empty: a key was meant and none was given (an empty key never
+    /// silently means "no key").
+    #[error("${SEAL_KEY_VARIABLE} is set and empty: give a key of at least {MIN_KEY_BYTES} bytes, or unset it")]
+    Empty,
 }
 
 impl fmt::Debug for SealKey {
@@ -157,10 +161,11 @@ impl SealKey {
         Ok(SealKey { keyed, len: bytes.len() })
     }
 
-    /// The key in [`SEAL_KEY_VARIABLE`]; `Ok(None)` when it is unset or empty.
+    /// The key in [`SEAL_KEY_VARIABLE`]; `Ok(None)` when it is unset. A variable set to the
+    /// empty string is an error ([`KeyError::Empty`]), not "no key".
     pub fn from_env() -> Result<Option<Self>, KeyError> {
         match std::env::var(SEAL_KEY_VARIABLE) {
-            Ok(value) if value.is_empty() => Ok(None),
+            Ok(value) if value.is_empty() => Err(KeyError::Empty),
             Ok(value) => SealKey::new(value.into_bytes()).map(Some),
             Err(std::env::VarError::NotPresent) => Ok(None),
             Err(std::env::VarError::NotUnicode(_)) => Err(KeyError::NotUnicode),
@@ -174,12 +179,42 @@ impl SealKey {
         mac.finalize().into_bytes().into()
     }
 
+    /// HMAC-SHA256 of `context`, a line break and `parts`, each part preceded by its length
+    /// in decimal and a colon and followed by a line break, so no two lists of parts share a
+    /// message. Used for the MACs of other lines than the seal (an approval's answer).
+    pub fn mac_parts(&self, context: &str, parts: &[&[u8]]) -> [u8; 32] {
+        let mut mac = self.keyed.clone();
+        mac.update(&framed(context, parts));
+        mac.finalize().into_bytes().into()
+    }
+
+    /// Whether `mac` is [`SealKey::mac_parts`] of `context` and `parts` (constant time).
+    pub fn verify_parts(&self, context: &str, parts: &[&[u8]], mac: &[u8; 32]) -> bool {
+        let mut hmac = self.keyed.clone();
+        hmac.update(&framed(context, parts));
+        hmac.verify_slice(mac).is_ok()
+    }
+
     /// Whether `mac` is the seal's MAC (compared in constant time).
     pub fn verify(&self, lines: u64, prev: &[u8; 32], mac: &[u8; 32]) -> bool {
         let mut hmac = self.keyed.clone();
         update(&mut hmac, lines, prev);
         hmac.verify_slice(mac).is_ok()
     }
+}
+
+/// The message [`SealKey::mac_parts`] authenticates (and that an unkeyed binding hashes).
+pub(crate) fn framed(context: &str, parts: &[&[u8]]) -> Vec<u8> {
+    let mut message = Vec::with_capacity(context.len() + 1 + parts.iter().map(|p| p.len() + 24).sum::<usize>());
+    message.extend_from_slice(context.as_bytes());
+    message.push(b'\n');
+    for part in parts {
+        message.extend_from_slice(itoa::Buffer::new().format(part.len()).as_bytes());
+        message.push(b':');
+        message.extend_from_slice(part);
+        message.push(b'\n');
+    }
+    message
 }
 
 fn update(mac: &mut Hmac<Sha256>, lines: u64, prev: &[u8; 32]) {

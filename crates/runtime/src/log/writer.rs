@@ -70,6 +70,17 @@ pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)).unwrap_or(0)
 }
 
+/// Takes the advisory exclusive lock on the log file: one writer at a time. The lock is held
+/// as long as the file stays open (the [`SessionLog`] lives) and released by the system when
+/// the process ends, however it ends.
+fn lock(file: &File, path: &Path) -> Result<(), LogError> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(LogError::Locked(path.to_path_buf())),
+        Err(std::fs::TryLockError::Error(source)) => Err(LogError::Io { path: path.to_path_buf(), source }),
+    }
+}
+
 /// A torn last line that [`SessionLog::open_repairing`] removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Repair {
@@ -138,6 +149,7 @@ impl SessionLog {
             .append(true)
             .open(&path)
             .map_err(|source| LogError::Io { path: path.clone(), source })?;
+        lock(&file, &path)?;
         let mut log = SessionLog::with_file(file, path, 0, [0; 32], 0, policy);
         let start = log.begin_line()?;
         let line = &mut log.held;
@@ -178,6 +190,9 @@ impl SessionLog {
     fn open_with(path: &Path, policy: FsyncPolicy, repair: bool) -> Result<(Self, Option<Repair>), LogError> {
         let path = path.to_path_buf();
         let io_error = |source| LogError::Io { path: path.clone(), source };
+        // The lock is taken before the log is read: what is read is what is appended to.
+        let file = OpenOptions::new().append(true).open(&path).map_err(io_error)?;
+        lock(&file, &path)?;
         let reader = File::open(&path).map_err(io_error)?;
         let mut lines = LineReader::new(io::BufReader::new(reader), DEFAULT_MAX_LINE);
         let mut last: Option<([u8; 32], Option<u64>)> = None;
@@ -207,7 +222,6 @@ impl SessionLog {
             }
         }
         let (prev, last_seq) = last.ok_or_else(|| LogError::Empty(path.clone()))?;
-        let file = OpenOptions::new().append(true).open(&path).map_err(io_error)?;
         let repaired = match torn {
             Some((line, bytes)) => {
                 let length = file.metadata().map_err(io_error)?.len();

@@ -1,0 +1,636 @@
+//! The session-log half of approvals, for any host: a call a person must authorise becomes an
+//! `approval:pending` line, a person's answer an `approval:answer` line bound to it, and the
+//! run that acts on the answer records `approval:used`. The host keeps what is its own (which
+//! calls are gated, how an input is validated, how a run continues).
+//!
+//! # The binding
+//!
+//! An answer carries `binding`: a MAC over the session id (the log header's `id`), the
+//! approval id, the pending call's fingerprint, its request digest, the SHA-256 of the pending
+//! line, and the answer itself (approved or not, the fingerprint it allows, its reason, its
+//! modified input). On a keyed log (`keyed: true`) it is HMAC-SHA256 under the log key
+//! ([`super::SEAL_KEY_VARIABLE`]): only a key holder can answer, an answer copied from
+//! another session or another call does not verify, and nothing in the answer can be changed.
+//! On an unkeyed log it is a plain SHA-256 of the same message: it still ties the answer to
+//! its call, its session and its pending line, but anyone who can write the log can compute
+//! it — without a secret nothing can be authenticated (see `docs/security.md`).
+//!
+//! # Single use
+//!
+//! An approval is answered once (the first answer counts, [`append_answer`] refuses a second)
+//! and used once: [`Ledger::problems`] reports a second `approval:used` of one id.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use decision_protocol::digest::stringify;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+use super::envelope::{LineKind, hex32, parse_hex32, parse_line};
+use super::replay::{ChainStatus, LogReport, ReplayOptions, replay_file};
+use super::seal::{LogHead, SealKey, framed};
+use super::{FsyncPolicy, LogError, SEAL_KEY_VARIABLE, SessionLog, now_ms};
+use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
+
+/// The event a pending approval is recorded as.
+pub const PENDING_EVENT: &str = "approval:pending";
+/// The event an answer is recorded as.
+pub const ANSWER_EVENT: &str = "approval:answer";
+/// The event a run records when it acts on an answer.
+pub const USED_EVENT: &str = "approval:used";
+/// What an answer's binding is taken over, before its parts.
+const BINDING_CONTEXT: &str = "decision-approval-answer/v1";
+
+/// SHA-256 (hex) of `JSON.stringify({"tool": tool, "input": input})`: what binds an approval
+/// to one call.
+pub fn call_fingerprint(tool: &str, input: &Value) -> String {
+    let text = stringify(&json!({"tool": tool, "input": input}));
+    let hash: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+    hex32(&hash)
+}
+
+/// A pending approval as its line records it, with its answer and whether it was used.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pending {
+    /// The approval id (what `decision approve` names).
+    pub id: String,
+    /// The run that asked.
+    pub run: u64,
+    /// Its 1-based line number.
+    pub line: u64,
+    /// The SHA-256 of its line.
+    #[serde(skip)]
+    pub line_sha256: [u8; 32],
+    /// The gated tool.
+    pub tool: String,
+    /// The tool input as proposed.
+    pub input: Value,
+    /// [`call_fingerprint`] of the call, as recorded.
+    pub fingerprint: String,
+    /// The request digest of the decision that asked for a person.
+    pub request_digest: String,
+    /// The whole pending event, for the host's own fields.
+    #[serde(skip)]
+    pub event: Map<String, Value>,
+    /// The first answer recorded for it.
+    pub answer: Option<Answer>,
+    /// Whether an `approval:used` names it.
+    pub used: bool,
+}
+
+impl Pending {
+    /// Whether the recorded call still matches its fingerprint.
+    pub fn call_matches(&self) -> bool {
+        call_fingerprint(&self.tool, &self.input) == self.fingerprint
+    }
+
+    /// The input a run acts on: the answer's modified one when it changed it.
+    pub fn effective_input(&self) -> &Value {
+        self.answer.as_ref().and_then(|a| a.input.as_ref()).unwrap_or(&self.input)
+    }
+}
+
+/// A person's answer, as its line records it, and what its binding says.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Answer {
+    /// Its 1-based line number.
+    pub line: u64,
+    /// Whether the call may run.
+    pub approved: bool,
+    /// Why it was denied, when said.
+    pub reason: Option<String>,
+    /// The approved modified input.
+    pub input: Option<Value>,
+    /// The fingerprint of the call it allows.
+    pub allows_fingerprint: String,
+    /// Whether the binding says it is keyed.
+    pub keyed: bool,
+    /// The binding's check.
+    pub binding: BindingCheck,
+}
+
+/// What an answer's binding says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase", tag = "status", content = "why")]
+pub enum BindingCheck {
+    /// Keyed, and the MAC verifies under the key given.
+    Verified,
+    /// Unkeyed, and the digest matches (ties the answer to its call; authenticates nothing).
+    Unkeyed,
+    /// Keyed, and no key was given to check it.
+    Unchecked,
+    /// It does not hold: why.
+    Failed(String),
+}
+
+/// One `approval:used` line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Use {
+    /// Its 1-based line number.
+    pub line: u64,
+    /// The approval it names.
+    pub id: String,
+    /// The fingerprint of the call it was used for.
+    pub fingerprint: String,
+    /// The step, when recorded.
+    pub step: Option<u64>,
+}
+
+/// Every approval of a log, read in one streaming pass.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Ledger {
+    /// The header's session id.
+    pub session: Option<String>,
+    /// The pending approvals, in order, each with its answer.
+    pub approvals: Vec<Pending>,
+    /// Every `approval:used`, in order.
+    pub uses: Vec<Use>,
+    /// Answer lines that name no earlier pending approval, or a second answer to one.
+    pub stray_answers: Vec<u64>,
+}
+
+/// An event line handed to the caller of [`read_ledger`].
+#[derive(Debug)]
+pub struct EventLine<'a> {
+    /// Its 1-based line number.
+    pub line: u64,
+    /// The run it belongs to.
+    pub run: u64,
+    /// The event (`e`).
+    pub event: &'a Map<String, Value>,
+}
+
+/// Why approvals could not be read, answered or verified.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ApprovalError {
+    /// The log could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The log.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The log could not be opened (locked, say) or written.
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// The log does not verify.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// No `approval:pending` event has this id.
+    #[error("no approval `{0}` in the log")]
+    Unknown(String),
+    /// The approval has an answer already.
+    #[error("approval `{0}` was already answered; an approval is answered once")]
+    AlreadyAnswered(String),
+    /// A run has used the approval already.
+    #[error("approval `{0}` was already used by a resumed run")]
+    AlreadyUsed(String),
+    /// The recorded call, or its answer, does not match its fingerprint.
+    #[error("approval `{id}`: the recorded call does not match its fingerprint (the log was changed)")]
+    Tampered {
+        /// The approval.
+        id: String,
+    },
+}
+
+/// Why a log does not verify, at its first failing line when there is one.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{}: {}{reason}", path.display(), line.map(|l| format!("line {l}: ")).unwrap_or_default())]
+pub struct Refusal {
+    /// The log.
+    pub path: PathBuf,
+    /// The first line that fails, when one does.
+    pub line: Option<u64>,
+    /// What does not hold.
+    pub reason: String,
+}
+
+/// How [`verify_log`] checks a log before anything acts on it.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyOptions {
+    /// The log key; a keyed log is refused without it.
+    pub key: Option<SealKey>,
+    /// A head kept earlier: line `seq` must have its hash (a prefix check).
+    pub head: Option<LogHead>,
+    /// A key is required even when the log looks unkeyed.
+    pub require_key: bool,
+    /// Lines longer than this are refused without being held (default 16 MiB).
+    pub max_line: Option<usize>,
+}
+
+/// The log verified, and its approvals.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    /// What replay found.
+    pub report: LogReport,
+    /// The approvals, every answer's binding checked.
+    pub ledger: Ledger,
+    /// Whether the log is keyed and was verified under the key (its text is authenticated).
+    pub authenticated: bool,
+}
+
+/// Verifies the whole log before anything acts on it: the header, the chain (every byte,
+/// blank lines included), every seal, the keyed seal's MAC when the log is keyed (refused
+/// without the key), the head when one is given, every record, every answer's binding and
+/// single use. Refuses at the first line that fails. A torn last line (a crash mid-write) is
+/// allowed: the writer removes it. On a keyed log every line must be covered by a keyed seal.
+pub fn verify_log(path: &Path, options: &VerifyOptions) -> Result<Verified, Refusal> {
+    let refuse = |line: Option<u64>, reason: String| Refusal { path: path.to_path_buf(), line, reason };
+    let max_line = options.max_line.unwrap_or(DEFAULT_MAX_LINE);
+    let replay =
+        ReplayOptions { max_line, seal_key: options.key.clone(), head: options.head, ..ReplayOptions::default() };
+    let mut first_mismatch = None;
+    let report = replay_file(path, &replay, &mut |result| {
+        if result.status == decision_protocol::record::VerifyOutcome::Mismatch && first_mismatch.is_none() {
+            first_mismatch = Some(result.line);
+        }
+    })
+    .map_err(|e| refuse(None, format!("cannot read it: {e}")))?;
+    let mut failures: Vec<(u64, String)> = Vec::new();
+    if let Some(b) = report.breaks.first() {
+        failures.push((b.line, b.reason.clone()));
+    }
+    if let Some(s) = report.seal_problems.first() {
+        failures.push((s.line, s.reason.clone()));
+    }
+    if let Some(s) = report.skipped.iter().find(|s| Some(s.line) != report.torn_tail) {
+        failures.push((s.line, format!("not a line of this log: {}", s.reason)));
+    }
+    if let Some(line) = first_mismatch {
+        failures.push((line, "the decision record does not verify".into()));
+    }
+    if let Some((line, reason)) = failures.into_iter().min_by_key(|(line, _)| *line) {
+        return Err(refuse(Some(line), reason));
+    }
+    match report.chain_status() {
+        ChainStatus::Intact => {}
+        status => {
+            return Err(refuse(
+                None,
+                format!("the chain is {}: only a log written with its hash chain can be acted on", status.as_str()),
+            ));
+        }
+    }
+    let keyed = report.keyed_seals > 0;
+    if options.key.is_none() && (keyed || options.require_key) {
+        let why = if keyed { "the log is keyed" } else { "a key is required" };
+        return Err(refuse(None, format!("{why} and ${SEAL_KEY_VARIABLE} is not set: nothing is checked or acted on")));
+    }
+    let mut problems = Vec::new();
+    if let Some(head) = options.head {
+        let required = crate::api::replay::Requirements { head: Some(head), ..Default::default() };
+        problems = crate::api::replay::log_problems(&report, &required);
+    }
+    if let Some(problem) = problems.into_iter().next() {
+        return Err(refuse(report.head_found.map(|f| f.line), problem));
+    }
+    let authenticated = options.key.is_some();
+    if authenticated {
+        // Every line must be under a keyed seal: a line after the last one is not authenticated.
+        let sealed_to = report.last_seal.map_or(0, |s| s.line);
+        let last = report.head.map(|h| h.seq + 1).unwrap_or(0);
+        if sealed_to < last {
+            return Err(refuse(
+                Some(sealed_to + 1),
+                "a line after the last keyed seal: it is not authenticated (a run that stopped without its seal cannot be resumed on a keyed log)".into(),
+            ));
+        }
+    }
+    let ledger =
+        read_ledger(path, options.key.as_ref(), max_line, &[], &mut |_| {}).map_err(|e| refuse(None, e.to_string()))?;
+    if let Some(problem) = ledger.first_problem() {
+        return Err(refuse(Some(problem.0), problem.1));
+    }
+    Ok(Verified { report, ledger, authenticated })
+}
+
+impl Ledger {
+    /// The approval with `id` (the first pending line naming it).
+    pub fn get(&self, id: &str) -> Option<&Pending> {
+        self.approvals.iter().find(|a| a.id == id)
+    }
+
+    /// Every broken rule, with its line, in log order: a call that does not match its
+    /// fingerprint, an answer whose binding or allowed fingerprint does not hold, an answer to
+    /// nothing, and a use of an approval never answered, not given for that call, or used twice.
+    pub fn problems(&self) -> Vec<(u64, String)> {
+        let mut out = Vec::new();
+        for a in &self.approvals {
+            if !a.call_matches() {
+                out.push((a.line, format!("approval `{}`: the recorded call does not match its fingerprint", a.id)));
+            }
+            let Some(answer) = &a.answer else { continue };
+            if let BindingCheck::Failed(why) = &answer.binding {
+                out.push((answer.line, format!("approval `{}`: the answer's binding does not hold: {why}", a.id)));
+            }
+            let allowed = match (&answer.input, answer.approved) {
+                (Some(_), false) => None,
+                (input, _) => Some(call_fingerprint(&a.tool, input.as_ref().unwrap_or(&a.input))),
+            };
+            if allowed.as_deref() != Some(answer.allows_fingerprint.as_str()) {
+                out.push((answer.line, format!("approval `{}`: the answer does not allow the call it names", a.id)));
+            }
+        }
+        for line in &self.stray_answers {
+            out.push((*line, "an answer to no pending approval, or a second answer to one".into()));
+        }
+        for (index, u) in self.uses.iter().enumerate() {
+            let twice = self.uses.iter().take(index).any(|earlier| earlier.id == u.id);
+            let problem = match self.get(&u.id) {
+                _ if twice => Some(format!("approval `{}` was used twice", u.id)),
+                None => Some(format!("approval `{}` was used but never requested", u.id)),
+                Some(Pending { answer: None, .. }) => Some(format!("approval `{}` was used but never answered", u.id)),
+                Some(Pending { answer: Some(answer), .. }) if answer.allows_fingerprint != u.fingerprint => {
+                    Some(format!("approval `{}` was used for a call it was not given for", u.id))
+                }
+                Some(_) => None,
+            };
+            if let Some(problem) = problem {
+                out.push((u.line, problem));
+            }
+        }
+        out.sort_by_key(|(line, _)| *line);
+        out
+    }
+
+    fn first_problem(&self) -> Option<(u64, String)> {
+        self.problems().into_iter().next()
+    }
+}
+
+/// The binding of an answer: its message parts.
+fn binding_parts(
+    session: &str,
+    pending: &Pending,
+    approved: bool,
+    allows: &str,
+    reason: Option<&str>,
+    input: Option<&Value>,
+) -> Vec<Vec<u8>> {
+    let optional = |text: Option<String>| text.map_or_else(Vec::new, |t| format!("={t}").into_bytes());
+    vec![
+        session.as_bytes().to_vec(),
+        pending.id.as_bytes().to_vec(),
+        pending.fingerprint.as_bytes().to_vec(),
+        pending.request_digest.as_bytes().to_vec(),
+        hex32(&pending.line_sha256).into_bytes(),
+        if approved { b"approved".to_vec() } else { b"denied".to_vec() },
+        allows.as_bytes().to_vec(),
+        optional(reason.map(str::to_owned)),
+        optional(input.map(stringify)),
+    ]
+}
+
+fn binding(key: Option<&SealKey>, parts: &[Vec<u8>]) -> [u8; 32] {
+    let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    match key {
+        Some(key) => key.mac_parts(BINDING_CONTEXT, &parts),
+        None => Sha256::digest(framed(BINDING_CONTEXT, &parts)).into(),
+    }
+}
+
+/// Reads every approval of the log at `path` in one streaming pass (no line longer than
+/// `max_line` is held: such a line is skipped), checking each answer's binding under `key`.
+/// Events whose type is in `also` are handed to `on_event`.
+pub fn read_ledger(
+    path: &Path,
+    key: Option<&SealKey>,
+    max_line: usize,
+    also: &[&str],
+    on_event: &mut dyn FnMut(EventLine<'_>),
+) -> Result<Ledger, ApprovalError> {
+    let read = |source| ApprovalError::Read { path: path.to_path_buf(), source };
+    let file = File::open(path).map_err(read)?;
+    let mut lines = LineReader::new(io::BufReader::new(file), max_line);
+    let mut ledger = Ledger::default();
+    let needles: Vec<String> = also.iter().map(|t| format!("\"{t}\"")).collect();
+    while let Some(line) = lines.next_line().map_err(read)? {
+        let Line::Text { number, bytes, .. } = line else { continue };
+        if number == 1
+            && let Ok(parsed) = parse_line(bytes)
+            && let LineKind::Header { id, .. } = parsed.kind
+        {
+            ledger.session = id;
+            continue;
+        }
+        // Only the lines that can matter are parsed.
+        let wanted = memchr::memmem::find(bytes, b"\"approval:").is_some()
+            || needles.iter().any(|n| memchr::memmem::find(bytes, n.as_bytes()).is_some());
+        if !wanted {
+            continue;
+        }
+        let Ok(value) = serde_json::from_slice::<Value>(bytes) else { continue };
+        if value.get("kind").and_then(Value::as_str) != Some("event") {
+            continue;
+        }
+        let run = value.get("run").and_then(Value::as_u64).unwrap_or(0);
+        let Some(Value::Object(e)) = value.get("e") else { continue };
+        let text = |key: &str| e.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        match e.get("type").and_then(Value::as_str) {
+            Some(PENDING_EVENT) => ledger.approvals.push(Pending {
+                id: text("id"),
+                run,
+                line: number,
+                line_sha256: Sha256::digest(bytes).into(),
+                tool: text("tool"),
+                input: e.get("input").cloned().unwrap_or(Value::Null),
+                fingerprint: text("fingerprint"),
+                request_digest: text("requestDigest"),
+                event: e.clone(),
+                answer: None,
+                used: false,
+            }),
+            Some(ANSWER_EVENT) => {
+                let session = ledger.session.clone().unwrap_or_default();
+                let id = text("id");
+                let Some(pending) = ledger.approvals.iter_mut().find(|a| a.id == id && a.answer.is_none()) else {
+                    ledger.stray_answers.push(number);
+                    continue;
+                };
+                let approved = e.get("approved").and_then(Value::as_bool) == Some(true);
+                let reason = e.get("reason").and_then(Value::as_str).map(str::to_owned);
+                let input = e.get("input").cloned();
+                let allows = text("allowsFingerprint");
+                let keyed = e.get("keyed").and_then(Value::as_bool) == Some(true);
+                let recorded = e.get("binding").and_then(Value::as_str).and_then(parse_hex32);
+                let parts = binding_parts(&session, pending, approved, &allows, reason.as_deref(), input.as_ref());
+                let check = match (recorded, keyed, key) {
+                    (None, _, _) => BindingCheck::Failed("the answer carries no binding".into()),
+                    (Some(mac), true, Some(key)) => {
+                        let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+                        match key.verify_parts(BINDING_CONTEXT, &parts, &mac) {
+                            true => BindingCheck::Verified,
+                            false => BindingCheck::Failed("its MAC does not verify under the key".into()),
+                        }
+                    }
+                    (Some(_), true, None) => BindingCheck::Unchecked,
+                    (Some(_), false, Some(_)) => {
+                        BindingCheck::Failed("a key was given and the answer is not keyed".into())
+                    }
+                    (Some(digest), false, None) => match binding(None, &parts) == digest {
+                        true => BindingCheck::Unkeyed,
+                        false => {
+                            BindingCheck::Failed("its digest does not match this session, call and pending line".into())
+                        }
+                    },
+                };
+                pending.answer = Some(Answer {
+                    line: number,
+                    approved,
+                    reason,
+                    input,
+                    allows_fingerprint: allows,
+                    keyed,
+                    binding: check,
+                });
+            }
+            Some(USED_EVENT) => {
+                let id = text("id");
+                if let Some(pending) = ledger.approvals.iter_mut().find(|a| a.id == id) {
+                    pending.used = true;
+                }
+                let step = e.get("step").and_then(Value::as_u64);
+                ledger.uses.push(Use { line: number, id, fingerprint: text("fingerprint"), step });
+            }
+            Some(other) if also.contains(&other) => on_event(EventLine { line: number, run, event: e }),
+            _ => {}
+        }
+    }
+    Ok(ledger)
+}
+
+/// A person's verdict on a pending approval.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Run the call as proposed.
+    Approve,
+    /// Run this input instead (the host has validated it).
+    ApproveModified(Value),
+    /// Do not run it, for this reason.
+    Deny(String),
+}
+
+/// Records `verdict` on approval `id` in the log at `path`: takes the log's lock, verifies the
+/// whole log ([`verify_log`]: a keyed log is refused without `key`, and nothing is written),
+/// refuses an unknown, answered, used or changed approval, then appends the bound answer and
+/// a seal (keyed under `key`), synced. Returns the answer event written.
+pub fn append_answer(
+    path: &Path,
+    id: &str,
+    verdict: &Verdict,
+    key: Option<&SealKey>,
+) -> Result<Map<String, Value>, ApprovalError> {
+    // The lock first: what is verified is what the answer is appended to.
+    let mut log = SessionLog::open(path, FsyncPolicy::EveryLine)?;
+    let verified = verify_log(path, &VerifyOptions { key: key.cloned(), ..VerifyOptions::default() })?;
+    let ledger = verified.ledger;
+    let pending = ledger.get(id).ok_or_else(|| ApprovalError::Unknown(id.to_owned()))?;
+    if pending.used {
+        return Err(ApprovalError::AlreadyUsed(id.to_owned()));
+    }
+    if pending.answer.is_some() {
+        return Err(ApprovalError::AlreadyAnswered(id.to_owned()));
+    }
+    if !pending.call_matches() {
+        return Err(ApprovalError::Tampered { id: id.to_owned() });
+    }
+    let (approved, reason, input) = match verdict {
+        Verdict::Approve => (true, None, None),
+        Verdict::ApproveModified(input) => (true, None, Some(input.clone())),
+        Verdict::Deny(reason) => (false, Some(reason.clone()), None),
+    };
+    let allows = match &input {
+        Some(input) => call_fingerprint(&pending.tool, input),
+        None => pending.fingerprint.clone(),
+    };
+    let session = ledger.session.clone().unwrap_or_default();
+    let parts = binding_parts(&session, pending, approved, &allows, reason.as_deref(), input.as_ref());
+    let mut event = Map::new();
+    event.insert("id".into(), json!(id));
+    event.insert("fingerprint".into(), json!(pending.fingerprint));
+    event.insert("approved".into(), json!(approved));
+    if let Some(reason) = &reason {
+        event.insert("reason".into(), json!(reason));
+    }
+    if let Some(input) = &input {
+        event.insert("input".into(), input.clone());
+    }
+    event.insert("allowsFingerprint".into(), json!(allows));
+    event.insert("at".into(), json!(now_ms()));
+    event.insert("keyed".into(), json!(key.is_some()));
+    event.insert("binding".into(), json!(hex32(&binding(key, &parts))));
+    log.set_run(pending.run);
+    log.set_seal_key(key.cloned());
+    log.append_event(ANSWER_EVENT, &event)?;
+    log.seal()?;
+    Ok(event)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_parts_cannot_be_shifted_into_one_another() {
+        let a = framed(BINDING_CONTEXT, &[b"ab", b"c"]);
+        let b = framed(BINDING_CONTEXT, &[b"a", b"bc"]);
+        assert_ne!(a, b);
+    }
+
+    /// A host of its own (not the coding host): a pending call, answered through the API,
+    /// verified under the key and refused under another key or none.
+    #[test]
+    fn any_host_can_queue_answer_and_verify_an_approval() {
+        use super::super::{LogHeader, SealStatus};
+        let dir = std::env::temp_dir().join(format!("decision-approval-api-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("gateway.jsonl");
+        let key = SealKey::new(b"0123456789abcdef0123".to_vec()).unwrap();
+        let input = json!({"repo": "x", "branch": "main"});
+        let print = call_fingerprint("git.push", &input);
+        let header = LogHeader { id: "gw-1".into(), created_at_ms: 0, cwd: None };
+        let mut log = SessionLog::create(&path, &header, FsyncPolicy::Never).unwrap();
+        log.set_seal_key(Some(key.clone()));
+        let pending = json!({"id": "push-1", "tool": "git.push", "input": input, "fingerprint": print,
+                             "requestDigest": "0123456789abcdef"});
+        log.append_event(PENDING_EVENT, pending.as_object().unwrap()).unwrap();
+        log.seal().unwrap();
+        drop(log);
+        // Without the key nothing is written.
+        let before = std::fs::read(&path).unwrap();
+        assert!(matches!(append_answer(&path, "push-1", &Verdict::Approve, None), Err(ApprovalError::Refused(_))));
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        append_answer(&path, "push-1", &Verdict::Approve, Some(&key)).unwrap();
+        assert!(matches!(
+            append_answer(&path, "push-1", &Verdict::Deny("no".into()), Some(&key)),
+            Err(ApprovalError::AlreadyAnswered(_))
+        ));
+        let verified = verify_log(&path, &VerifyOptions { key: Some(key.clone()), ..Default::default() }).unwrap();
+        assert!(verified.authenticated);
+        assert_eq!(verified.report.seal, SealStatus::Sealed);
+        let answer = verified.ledger.get("push-1").and_then(|a| a.answer.clone()).unwrap();
+        assert_eq!((answer.approved, answer.binding), (true, BindingCheck::Verified));
+        let other = SealKey::new(b"0123456789abcdef0124".to_vec()).unwrap();
+        let ledger = read_ledger(&path, Some(&other), DEFAULT_MAX_LINE, &[], &mut |_| {}).unwrap();
+        assert!(matches!(ledger.approvals[0].answer.as_ref().unwrap().binding, BindingCheck::Failed(_)));
+        assert!(!ledger.problems().is_empty());
+        let refusal = verify_log(&path, &VerifyOptions::default()).unwrap_err();
+        assert!(refusal.reason.contains("the log is keyed"), "{refusal}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn fingerprints_bind_tool_and_input() {
+        let print = call_fingerprint("read_file", &json!("a"));
+        assert_eq!(print.len(), 64);
+        assert_ne!(print, call_fingerprint("read_file", &json!("b")));
+        assert_ne!(print, call_fingerprint("delete_file", &json!("a")));
+    }
+}
