@@ -7,6 +7,7 @@ pub mod check;
 pub mod contract_input;
 pub mod eval;
 pub mod explain;
+pub mod export;
 pub mod frame;
 pub mod outcomes;
 pub mod replay;
