@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_export::{ExportOptions, Format, Progress, SCHEMA_VERSION, expand_inputs, export_to_path};
+use decision_export::{ExportOptions, Format, Progress, SCHEMA_VERSION, export_to_path};
 use decision_runtime::log::{ReplayOptions, SealKey};
 use decision_runtime::terminal;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -37,9 +37,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let logs = match expand_inputs(&args.inputs) {
+    let logs = match super::log_inputs::expand(&args.inputs) {
         Ok(logs) => logs,
-        Err(e) => return super::usage_error(&terminal::one_line(&e.to_string())),
+        Err(message) => return super::usage_error(&message),
     };
     let seal_key = match SealKey::from_env() {
         Ok(key) => key,
