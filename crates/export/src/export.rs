@@ -39,17 +39,11 @@ pub enum ExportError {
 }
 
 /// How to export.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ExportOptions {
     /// How replay reads each log (the line cap, a seal key); its `threads` is not used: each
     /// log is replayed on one thread beside the reader.
     pub replay: ReplayOptions,
-}
-
-impl Default for ExportOptions {
-    fn default() -> Self {
-        ExportOptions { replay: ReplayOptions::default() }
-    }
 }
 
 /// What an export wrote.
