@@ -33,6 +33,8 @@ enum Command {
     Replay(cmd::replay::Args),
     /// Evaluate a block's policy on given answers.
     Eval(cmd::eval::Args),
+    /// Export session logs as one Parquet, CSV or JSON Lines file: a row per decision.
+    Export(cmd::export::Args),
     /// Ask a decision provider one block's questions and evaluate its policy.
     Ask(cmd::ask::Args),
     /// Run the reference coding host on a task.
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         Command::Frame(args) => cmd::frame::run(args),
         Command::Replay(args) => cmd::replay::run(args),
         Command::Eval(args) => cmd::eval::run(args),
+        Command::Export(args) => cmd::export::run(args),
         Command::Ask(args) => cmd::ask::run(args),
         Command::Run(args) => cmd::run::run(args),
         Command::Resume(args) => cmd::resume::run(args),

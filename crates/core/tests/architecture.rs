@@ -33,7 +33,9 @@ fn layer(name: &str) -> u8 {
         "decision-runtime" => 2,
         "decision-coding-host" => 3,
         "decision" => 4,
-        "decision-mcp" => 5,
+        // Libraries over the facade that applications use: the MCP gateway, and the export
+        // (kept out of the facade for its heavy dependencies, Arrow and Parquet).
+        "decision-mcp" | "decision-export" => 5,
         _ => 6,
     }
 }

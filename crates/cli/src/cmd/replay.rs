@@ -70,12 +70,16 @@ pub struct Args {
     /// is a mismatch).
     #[arg(long, value_name = "DECISION.md")]
     contract: Option<PathBuf>,
-    /// Session logs (JSON Lines).
+    /// Session logs (JSON Lines), or directories walked for their `*.jsonl` files.
     #[arg(required = true, value_name = "LOG")]
     logs: Vec<PathBuf>,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(mut args: Args) -> ExitCode {
+    args.logs = match super::log_inputs::expand(&args.logs) {
+        Ok(logs) => logs,
+        Err(message) => return super::usage_error(&message),
+    };
     let threads = if args.jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { args.jobs };
     if args.head.is_some() && args.logs.len() != 1 {
         return super::usage_error("--head names the last line of one log: give exactly one LOG");

@@ -1,0 +1,137 @@
+//! Export of many logs into one file.
+
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use decision::log::ReplayOptions;
+use thiserror::Error;
+
+use crate::log_rows::read_log_rows;
+use crate::sink::{Format, open_sink};
+
+/// How many failing logs a summary names (all are counted).
+const FAILED_LISTED: usize = 100;
+
+/// Why an export stopped.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// A log could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The log (or directory).
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// The output could not be written.
+    #[error("cannot write the output: {0}")]
+    Output(io::Error),
+    /// The Parquet writer failed.
+    #[error("cannot write the Parquet file: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
+    /// An Arrow batch could not be built.
+    #[error("cannot build the Arrow batch: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+    /// The CSV writer failed.
+    #[error("cannot write the CSV file: {0}")]
+    Csv(#[from] csv::Error),
+}
+
+/// How to export.
+#[derive(Debug, Clone, Default)]
+pub struct ExportOptions {
+    /// How replay reads each log (the line cap, a seal key); its `threads` is not used: each
+    /// log is replayed on one thread beside the reader.
+    pub replay: ReplayOptions,
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportSummary {
+    /// Logs read.
+    pub logs: u64,
+    /// Rows written.
+    pub rows: u64,
+    /// Decision records, by replay verdict (as `decision replay` counts them).
+    pub verified: u64,
+    /// Records some checks could not run on.
+    pub partial: u64,
+    /// Records no check could run on.
+    pub unverifiable: u64,
+    /// Records a check failed on.
+    pub mismatch: u64,
+    /// Logs that do not verify (their rows say `log_verdict` = `failed`).
+    pub failed_logs: u64,
+    /// The first 100 of them.
+    pub failed: Vec<PathBuf>,
+}
+
+/// Where an export is, after each log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Logs done.
+    pub logs_done: u64,
+    /// Logs in all.
+    pub logs_total: u64,
+    /// Rows written so far.
+    pub rows: u64,
+}
+
+/// Exports `logs` as `format` into `out`, calling `progress` after each log.
+pub fn export<W: Write + Send>(
+    logs: &[PathBuf],
+    format: Format,
+    out: W,
+    options: &ExportOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<ExportSummary, ExportError> {
+    let mut sink = open_sink(format, out)?;
+    let mut summary = ExportSummary::default();
+    for path in logs {
+        let display = path.display().to_string();
+        let mut rows = 0u64;
+        let verdict = read_log_rows(path, &display, &options.replay, &mut |row| {
+            rows += 1;
+            sink.write(row)
+        })?;
+        summary.logs += 1;
+        summary.rows += rows;
+        let report = &verdict.report;
+        summary.verified += report.verified;
+        summary.partial += report.partial;
+        summary.unverifiable += report.unverifiable;
+        summary.mismatch += report.mismatch;
+        if !verdict.ok() {
+            summary.failed_logs += 1;
+            if summary.failed.len() < FAILED_LISTED {
+                summary.failed.push(path.clone());
+            }
+        }
+        progress(Progress { logs_done: summary.logs, logs_total: logs.len() as u64, rows: summary.rows });
+    }
+    sink.finish()?;
+    Ok(summary)
+}
+
+/// Exports into the file at `path`: written beside it under a temporary name and renamed
+/// when complete, so a failed export leaves no partial file (and an existing file as it was).
+pub fn export_to_path(
+    logs: &[PathBuf],
+    format: Format,
+    path: &Path,
+    options: &ExportOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<ExportSummary, ExportError> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let temporary = tempfile::NamedTempFile::new_in(dir).map_err(ExportError::Output)?;
+    let summary = {
+        let out = BufWriter::with_capacity(1 << 20, temporary.as_file());
+        export(logs, format, out, options, progress)?
+    };
+    temporary.persist(path).map_err(|e| ExportError::Output(e.error))?;
+    Ok(summary)
+}
