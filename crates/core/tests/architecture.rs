@@ -440,6 +440,7 @@ fn no_modules_import_each_other_in_a_circle() {
         "crates/runtime",
         "crates/coding-host",
         "crates/mcp",
+        "crates/export",
         "crates/cli",
     ] {
         let sources = crate_sources(dir);
