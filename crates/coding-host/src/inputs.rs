@@ -25,6 +25,14 @@ pub(crate) fn input_from_task(tool: &str, task: &str, files: &[String]) -> Optio
             Some(format!("{path}\n{content}{}", if line { "\n" } else { "" }))
         }
         "search" => search_input(&reading.terms),
+        "find_definition" => {
+            let term = reading.terms.first()?;
+            let kind = reading.words.iter().find(|w| DEFINITION_KINDS.contains(&w.as_str()));
+            Some(match kind {
+                Some(kind) => format!("{} {kind}", reading.symbol_of(term)),
+                None => reading.symbol_of(term),
+            })
+        }
         "move_file" => {
             let from = reading.files.iter().find(|f| files.contains(f))?;
             let to = reading.files.iter().find(|f| *f != from)?;
@@ -34,6 +42,10 @@ pub(crate) fn input_from_task(tool: &str, task: &str, files: &[String]) -> Optio
         _ => None,
     }
 }
+
+/// Words of a task that say what kind of definition it asks about.
+const DEFINITION_KINDS: [&str; 12] =
+    ["macro", "enum", "struct", "trait", "class", "function", "method", "fn", "def", "interface", "module", "constant"];
 
 /// The search for the task's terms: one literal as it is; identifiers as whole words; several
 /// terms as one regular expression that matches any of them.
