@@ -264,3 +264,129 @@ fn check_file_list(term: &str, claims: &[&str], steps: &[(&str, &str, &str)]) ->
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::fs;
+
+    struct Tree(std::path::PathBuf, WorkDir);
+
+    fn tree(name: &str) -> Tree {
+        let dir = std::env::temp_dir().join(format!("decision-gate-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("src")).unwrap();
+        fs::write(dir.join("src/map.rs"), "use x;\n\npub fn insert(k: u8) -> Option<u8> {\n    None\n}\n").unwrap();
+        fs::write(dir.join("README.md"), "see insert\n").unwrap();
+        let wd = WorkDir::open(&dir).unwrap();
+        Tree(dir, wd)
+    }
+
+    impl Drop for Tree {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn step(tool: &str, input: &str, result: &str) -> Value {
+        json!({"step": 1, "tool": tool, "input": input, "result": result})
+    }
+
+    fn check(task: &str, draft: &str, history: &[Value], t: &Tree) -> Result<(), Refusal> {
+        check_draft(&TaskReading::of(task), draft, history, &t.1)
+    }
+
+    const FOUND: &str = "[find_definition `insert`: 1 definition in 1 file · whole tree indexed: 1 source file]\n\
+        src/map.rs:3: pub fn insert(k: u8) -> Option<u8> {\n    fn `insert` · returns `Option<u8>` · lines 3-5\n---\n";
+
+    #[test]
+    fn an_empty_answer_is_refused() {
+        let t = tree("empty");
+        assert_eq!(check("What is x?", " ", &[], &t).unwrap_err().halt, "unsupported");
+    }
+
+    #[test]
+    fn cited_lines_must_exist_and_say_what_is_quoted() {
+        let t = tree("cited");
+        let history = [step("read_file", "src/map.rs", "x")];
+        let task = "What does `insert` do?";
+        assert!(check(task, "src/map.rs:3: pub fn insert(k: u8) -> Option<u8> {", &history, &t).is_ok());
+        let wrong = check(task, "src/map.rs:3: pub fn insert(k: String)", &history, &t).unwrap_err();
+        assert!(wrong.reason.contains("says something else"), "{wrong:?}");
+        let missing = check(task, "src/map.rs:99: pub fn insert", &history, &t).unwrap_err();
+        assert!(missing.reason.contains("has no line 99"), "{missing:?}");
+        let no_file = check(task, "`insert` is at `src/set.rs:3`", &history, &t).unwrap_err();
+        assert!(no_file.reason.contains("no such file"), "{no_file:?}");
+        // A quotation of a tool call is not a claim.
+        assert!(check(task, "src/map.rs:3: pub fn insert(\n1. read_file(a.rs:9: x) → y", &history, &t).is_ok());
+    }
+
+    #[test]
+    fn a_definition_question_needs_the_definition_found_and_cited() {
+        let t = tree("definition");
+        let task = "Where is `Map::insert` defined?";
+        let found = [step("find_definition", "Map::insert", FOUND)];
+        assert!(check(task, "Answer: `Map::insert` is defined in `src/map.rs:3`.", &found, &t).is_ok());
+        let uncited = check(task, "Answer: it is in the map module.", &found, &t).unwrap_err();
+        assert_eq!(uncited.halt, "unsupported");
+        let none = [step(
+            "find_definition",
+            "Map::insert",
+            "[find_definition `Map::insert`: 0 definitions in 0 files · whole tree indexed: 1 source file]",
+        )];
+        let refused = check(task, "Answer: no definition of `Map::insert` was found.", &none, &t).unwrap_err();
+        assert_eq!(refused.halt, "not_found");
+        assert!(refused.reason.contains("no definition of `Map::insert`"), "{refused:?}");
+        // A doc comment that mentions the name is not its definition.
+        let mention = [step("search", "re:\\binsert\\b", "[search …]\nREADME.md:1: see insert")];
+        assert_eq!(check(task, "README.md:1: see insert", &mention, &t).unwrap_err().halt, "not_found");
+    }
+
+    #[test]
+    fn occurs_nowhere_only_after_an_exact_whole_tree_search_found_nothing() {
+        let t = tree("absence");
+        let task = "Is `frob` used anywhere?";
+        let draft = "`frob` occurs in no text file of the tree";
+        let nothing = [step(
+            "search",
+            "re:\\bfrob\\b",
+            "[search `re:\\bfrob\\b`: 0 matching lines in 0 files · whole tree searched: 2 text files]",
+        )];
+        assert!(check(task, draft, &nothing, &t).is_ok());
+        let found = [step(
+            "search",
+            "re:\\bfrob\\b",
+            "[search `re:\\bfrob\\b`: 3 matching lines in 1 file · whole tree searched: 2 text files]",
+        )];
+        assert!(check(task, draft, &found, &t).is_err());
+        let partial = [step(
+            "search",
+            "re:\\bfrob\\b",
+            "[search `re:\\bfrob\\b`: 0 matching lines in 0 files · NOT the whole tree: 2 text files]",
+        )];
+        assert!(check(task, draft, &partial, &t).is_err());
+        let other = [step(
+            "search",
+            "frob::x",
+            "[search `frob::x`: 0 matching lines in 0 files · whole tree searched: 2 text files]",
+        )];
+        assert!(check(task, draft, &other, &t).is_err(), "a search for another string says nothing about `frob`");
+    }
+
+    #[test]
+    fn a_file_list_names_every_file_the_search_found() {
+        let t = tree("list");
+        let task = "Which files mention `insert`?";
+        let result = "[search `re:\\binsert\\b`: 2 matching lines in 2 files · whole tree searched: 2 text files]\n\
+            [files with hits (2): README.md, src/map.rs]\nREADME.md:1: see insert\nsrc/map.rs:3: pub fn insert(k: u8) -> Option<u8> {";
+        let history = [step("search", "re:\\binsert\\b", result)];
+        let all = "Answer: `insert` occurs in 2 files:\n    README.md, src/map.rs\nREADME.md:1: see insert";
+        assert!(check(task, all, &history, &t).is_ok());
+        let short = "Answer: `insert` occurs in src/map.rs\nsrc/map.rs:3: pub fn insert(k: u8) -> Option<u8> {";
+        let refused = check(task, short, &history, &t).unwrap_err();
+        assert!(refused.reason.contains("1 of the 2 files"), "{refused:?}");
+        let cut = [step("search", "re:\\binsert\\b", &result.replace("whole tree searched", "NOT the whole tree"))];
+        assert!(check(task, all, &cut, &t).is_err(), "a search that stopped cannot back a complete list");
+    }
+}

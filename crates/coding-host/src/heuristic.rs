@@ -427,6 +427,8 @@ fn looks_like_file(token: &str) -> bool {
                 && (1..=8).contains(&ext.len())
                 && ext.chars().all(|c| c.is_ascii_alphanumeric())
                 && ext.chars().any(|c| c.is_ascii_alphabetic())
+                // `email.policy.Policy`: a class, not a file with the extension `Policy`.
+                && !(ext.chars().any(|c| c.is_ascii_uppercase()) && ext.chars().any(|c| c.is_ascii_lowercase()))
                 && token.chars().all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'))
         }
         None => false,
@@ -906,6 +908,28 @@ mod tests {
     }
 
     #[test]
+    fn qualified_names_definition_questions_and_edits() {
+        let t = TaskReading::of("What does `Map::insert` return?");
+        assert_eq!(t.terms, ["insert"]);
+        assert_eq!(t.symbol_of("insert"), "Map::insert");
+        assert!(t.asks_definition());
+        let t = TaskReading::of("Where is the `json!` macro defined?");
+        assert_eq!((t.terms.as_slice(), t.symbol_of("json").as_str()), (&["json".to_owned()][..], "json!"));
+        let t = TaskReading::of("What does Deserializer::new return?");
+        assert_eq!(t.symbol_of("new"), "Deserializer::new");
+        assert_eq!(
+            TaskReading::of("Where is `email.policy.Policy` defined?").symbol_of("Policy"),
+            "email.policy.Policy"
+        );
+        assert!(TaskReading::of("How many variants does the enum `Value` have?").asks_definition());
+        assert!(!TaskReading::of("Which files mention `RawValue`?").asks_definition());
+        let edit = TaskReading::of("Add a doc comment above `from_str` in src/de.rs");
+        assert!(edit.edit && edit.acts() && !edit.asks_definition());
+        assert!(!TaskReading::of("Add the line 'x' at the end of notes.md").edit, "an append is not an edit");
+        assert!(!TaskReading::of("Which file defines `add`?").edit, "the verb must start the task");
+    }
+
+    #[test]
     fn verbatim_content_is_only_what_the_task_quotes() {
         assert_eq!(verbatim_content("Create a.txt containing `x = 1`").as_deref(), Some("x = 1"));
         assert_eq!(verbatim_content("Create a.txt with the text \"hi\" please").as_deref(), Some("hi"));
@@ -927,6 +951,13 @@ mod tests {
         );
         assert!(!r.found && r.read_on);
         assert_eq!(Latest::of("plain text"), Latest::default());
+        let d =
+            Latest::of("[find_definition `Map::insert`: 1 definition in 1 file · whole tree indexed: 70 source files]");
+        assert_eq!(d.defined, Some((1, true)));
+        let d = Latest::of(
+            "[find_definition `json` (macro): 0 definitions in 0 files · NOT the whole tree: 3 source files read; …]",
+        );
+        assert_eq!(d.defined, Some((0, false)));
     }
 
     #[test]

@@ -270,6 +270,56 @@ fn python_questions(package: &str, tree: &Path, count: usize) -> Vec<Question> {
     out
 }
 
+/// The line (1-based) of the first line of `file` that starts with `prefix` once trimmed,
+/// after the line starting with `after` (when given).
+fn line_of(tree: &Path, file: &str, after: Option<&str>, prefix: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(tree.join(file)).ok()?;
+    let start = after.map_or(Some(0), |a| text.lines().position(|l| l.starts_with(a)))?;
+    text.lines().enumerate().skip(start).find(|(_, l)| l.trim_start().starts_with(prefix)).map(|(n, _)| n + 1)
+}
+
+/// The questions of the issue that asked for the code index, on serde_json, phrased as a user
+/// wrote them, with their answers read from the files here.
+fn issue_questions(tree: &Path) -> Vec<Question> {
+    let ask = |task: &str, needed: Vec<String>| Question {
+        tree: tree.to_path_buf(),
+        task: task.into(),
+        expect: Expect::Delivered(needed),
+        allow_write: false,
+    };
+    let mut out = Vec::new();
+    if let Some(n) = line_of(tree, "src/macros.rs", None, "macro_rules! json {") {
+        out.push(ask("Where is the `json!` macro defined?", vec![format!("src/macros.rs:{n}")]));
+    }
+    if let Some(n) = line_of(tree, "src/ser.rs", None, "pub fn to_string_pretty<") {
+        out.push(ask(
+            "What does the function `to_string_pretty` return?",
+            vec![format!("src/ser.rs:{n}"), "returns `Result<String>`".into()],
+        ));
+    }
+    let text = std::fs::read_to_string(tree.join("src/value/mod.rs")).unwrap_or_default();
+    let variant = Regex::new(r"^    ([A-Z][A-Za-z]*)").unwrap();
+    let variants: Vec<String> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("pub enum Value {"))
+        .take_while(|l| *l != "}")
+        .filter_map(|l| variant.captures(l).map(|c| c[1].to_owned()))
+        .collect();
+    if !variants.is_empty() {
+        let mut needed = vec![format!("has {} variants", variants.len())];
+        needed.extend(variants);
+        out.push(ask("How many variants does the enum `Value` have?", needed));
+    }
+    if let Some(n) = line_of(tree, "src/de.rs", Some("impl<'de, R> Deserializer<R>"), "pub fn new(") {
+        out.push(ask("What does `Deserializer::new` return?", vec![format!("src/de.rs:{n}"), "returns `Self`".into()]));
+    }
+    let (files, lines) = mentions(&text_files(tree), "RawValue");
+    if lines < 200 {
+        out.push(ask("Which files mention `RawValue`?", files));
+    }
+    out
+}
+
 /// Edits the offline host cannot write: a copy of serde_json's `src/de.rs`, asked to change.
 fn edit_questions(serde_json: &Path, dir: &TempDir) -> Vec<Question> {
     let copy = dir.path().join("edit-tree");
@@ -313,6 +363,9 @@ fn the_main_job_answers_questions_about_real_trees() {
                             allow_write: false,
                         });
                     }
+                }
+                if name == "serde_json" {
+                    questions.extend(issue_questions(&tree));
                 }
                 questions.extend(rust_questions(&tree, functions, types, lists));
             }
