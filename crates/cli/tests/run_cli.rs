@@ -42,7 +42,8 @@ fn the_readme_command_delivers_offline_and_its_log_replays() {
     assert!(stdout.contains("time: decisions"), "{stdout}");
     // Each decision as it happens: node, action, probabilities, margin.
     assert!(stderr.contains("needs_tool   → use_tool    needs_tool=0.85  margin 0.35"), "{stderr}");
-    assert!(stderr.contains("pick_input   → use         file="), "{stderr}");
+    // The definition comes from the code index, not from reading files in turn.
+    assert!(stderr.contains("pick_tool    → call        tool=find_definition"), "{stderr}");
     assert!(stderr.contains("can_deliver  → deliver"), "{stderr}");
     let replay = decision(&["replay", s(&log)]);
     assert_eq!(replay.status.code(), Some(0), "{}", text(&replay.stdout));

@@ -12,7 +12,7 @@ use serde_json::Value;
 const CONTRACT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/coding-agent/DECISION.md");
 const WORKSPACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/workspace");
 
-/// A deterministic five-step run of the heuristic host, logged in `dir`.
+/// A deterministic two-step run of the heuristic host (list, then the code index), logged in `dir`.
 fn recorded_run(dir: &Path) -> PathBuf {
     let log = dir.join("run.jsonl");
     let out = decision(&[
@@ -41,7 +41,7 @@ fn the_recorded_contract_changes_nothing() {
     let dir = TempDir::new("what-if-same");
     let log = recorded_run(dir.path());
     let report = json_report(&["what-if", log.to_str().unwrap(), "--contract", CONTRACT, "--format", "json"]);
-    assert_eq!(report["decisions"], 17);
+    assert_eq!(report["decisions"], 11);
     assert_eq!(report["changed"], 0);
     assert_eq!(report["not_comparable"], 0);
 }
@@ -61,9 +61,9 @@ fn a_gate_change_lists_each_changed_decision_with_rule_and_margin() {
         "--format",
         "json",
     ]);
-    assert_eq!(report["changed"], 3, "{report:#}");
-    assert_eq!(report["by_action"]["auto → ask_human"], 3);
-    assert_eq!(report["by_block"]["grade_risk"]["changed"], 3);
+    assert_eq!(report["changed"], 2, "{report:#}");
+    assert_eq!(report["by_action"]["auto → ask_human"], 2);
+    assert_eq!(report["by_block"]["grade_risk"]["changed"], 2);
     let first = &report["changes"][0];
     assert_eq!((first["node"].as_str(), first["step"].as_f64()), (Some("grade_risk"), Some(1.0)));
     assert_eq!((first["old"].as_str(), first["new"].as_str()), (Some("auto"), Some("ask_human")));
@@ -72,8 +72,8 @@ fn a_gate_change_lists_each_changed_decision_with_rule_and_margin() {
 
     let text = decision(&["what-if", log, "--contract", CONTRACT, "--gate", "grade_risk.needs_auth=0.1"]);
     let text = String::from_utf8(text.stdout).unwrap();
-    assert!(text.contains("auto → ask_human: 3"), "{text}");
-    assert!(text.contains("changed: 3"), "{text}");
+    assert!(text.contains("auto → ask_human: 2"), "{text}");
+    assert!(text.contains("changed: 2"), "{text}");
 }
 
 #[test]
@@ -87,8 +87,8 @@ fn changed_questions_are_listed_as_not_comparable() {
     let contract = dir.file("changed.md", &changed);
     let report =
         json_report(&["what-if", log.to_str().unwrap(), "--contract", contract.to_str().unwrap(), "--format", "json"]);
-    assert_eq!(report["not_comparable"], 3, "{report:#}");
-    assert_eq!(report["compared"], 14);
+    assert_eq!(report["not_comparable"], 2, "{report:#}");
+    assert_eq!(report["compared"], 9);
     let reason = report["not_comparable_list"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("question `risk` offers"), "{reason}");
 }

@@ -102,6 +102,12 @@ impl CandidateProvider for ToolsFor {
         if !strings(cells, "files").is_empty() && unused("search") {
             offer("search", "The task names text or an identifier whose place in the tree is not known yet.".into());
         }
+        if !strings(cells, "files").is_empty() && unused("find_definition") {
+            offer(
+                "find_definition",
+                "The task asks where a function, type, macro or constant is defined, what it returns or what it holds, and its definition has not been found yet.".into(),
+            );
+        }
         offer(
             "done",
             "Everything the task asks for has already been done; calling any other tool would not add information."
@@ -167,12 +173,19 @@ mod tests {
         let listed = cells(json!({"history": [{"tool": "list_dir"}], "files": ["a", "b"], "readFiles": ["a"],
             "canWrite": true, "canDelete": false}));
         let c = ToolsFor.candidates(ReadCells::all(&listed));
-        assert_eq!(ids(&c), ["read_file", "write_file", "append_file", "search", "done"]);
+        assert_eq!(ids(&c), ["read_file", "write_file", "append_file", "search", "find_definition", "done"]);
         assert!(c.options[0].1.starts_with("The content of one file"));
         let all = cells(json!({"history": [{"tool": "list_dir"}, {"tool": "write_file"}], "files": ["a", "b", "c"],
             "readFiles": [], "canWrite": true, "canDelete": true}));
         let c = ToolsFor.candidates(ReadCells::all(&all));
-        assert_eq!(ids(&c), ["read_file", "append_file", "delete_file", "move_file", "search", "done"]);
+        assert_eq!(
+            ids(&c),
+            ["read_file", "append_file", "delete_file", "move_file", "search", "find_definition", "done"]
+        );
+        // The code index is offered once files are known, until it was used.
+        let looked_up = cells(json!({"history": [{"tool": "list_files"}, {"tool": "find_definition"}],
+            "files": ["a"], "readFiles": ["a"], "canWrite": false, "canDelete": false}));
+        assert_eq!(ids(&ToolsFor.candidates(ReadCells::all(&looked_up))), ["search", "done"]);
         assert_eq!(c.options[0].1, "The contents of 3 files are still needed: a, b, c.");
         // move needs both permissions; delete alone does not offer it.
         let delete_only =

@@ -68,7 +68,7 @@ fn entries(dir: &WorkDir, rel: &str) -> Result<Vec<(String, Kind)>, String> {
 
 /// At most `max` bytes of the regular file `rel`, and whether it was longer. The handle
 /// refuses FIFOs, devices, sockets and hard-linked files without blocking.
-fn read_capped(dir: &WorkDir, rel: &str, max: u64) -> Result<(Vec<u8>, bool), String> {
+pub(crate) fn read_capped(dir: &WorkDir, rel: &str, max: u64) -> Result<(Vec<u8>, bool), String> {
     let path = dir.path(rel).map_err(|e| e.to_string())?;
     let out = dir.read(&path, 0, max).map_err(|e| e.to_string())?;
     Ok((out.bytes, !out.at_end))
@@ -136,6 +136,11 @@ pub(crate) struct Tree {
 
 /// Walk the tree under `start` (`""`: the root).
 pub(crate) fn walk(workdir: &WorkDir, start: &str) -> Result<Tree, String> {
+    walk_limited(workdir, start, MAX_LISTED_FILES)
+}
+
+/// Walk the tree under `start`, listing at most `max_listed` entries.
+pub(crate) fn walk_limited(workdir: &WorkDir, start: &str, max_listed: usize) -> Result<Tree, String> {
     let mut tree = Tree::default();
     // A walk that starts in a subdirectory still obeys the `.gitignore` files above it.
     let mut above = Vec::new();
@@ -163,7 +168,7 @@ pub(crate) fn walk(workdir: &WorkDir, start: &str) -> Result<Tree, String> {
                 _ if ignored(&matchers, &path, kind == Kind::Dir) => tree.ignored += 1,
                 Kind::Dir if depth + 1 >= MAX_DEPTH => tree.cut = true,
                 Kind::Dir => subdirs.push(path),
-                _ if tree.listed.len() >= MAX_LISTED_FILES => tree.cut = true,
+                _ if tree.listed.len() >= max_listed => tree.cut = true,
                 Kind::Other => {
                     tree.links += 1;
                     tree.listed.push(path);
@@ -408,6 +413,15 @@ pub(crate) fn search(workdir: &WorkDir, input: &str) -> Result<String, String> {
 /// The text of a search's findings.
 pub(crate) fn render_findings(found: &Findings, pattern: &str) -> String {
     let mut out = vec![found.summary(pattern)];
+    let mut files: Vec<&str> = Vec::new();
+    for (file, _, _) in &found.hits {
+        if !files.contains(&file.as_str()) {
+            files.push(file);
+        }
+    }
+    if !files.is_empty() {
+        out.push(format!("{FILES_WITH_HITS}{}): {}]", files.len(), files.join(", ")));
+    }
     out.push(found.blocks.join("\n--\n"));
     for (what, files) in
         [("binary", &found.binary), ("larger than 1 MiB", &found.too_large), ("unreadable", &found.unreadable)]
@@ -422,6 +436,19 @@ pub(crate) fn render_findings(found: &Findings, pattern: &str) -> String {
 }
 
 // --- line ranges --------------------------------------------------------------------------
+
+/// The start of the line after a search's summary that names every file with a hit.
+pub(crate) const FILES_WITH_HITS: &str = "[files with hits (";
+
+/// The files a search result names on its [`FILES_WITH_HITS`] line, in order.
+pub(crate) fn files_with_hits(result: &str) -> Vec<String> {
+    result
+        .lines()
+        .find_map(|l| l.strip_prefix(FILES_WITH_HITS))
+        .and_then(|rest| rest.split_once("): "))
+        .map(|(_, names)| names.trim_end_matches(']').split(", ").map(str::to_owned).collect())
+        .unwrap_or_default()
+}
 
 /// `path:START-END` or `path:START-`: a path and a 1-based inclusive line range.
 pub(crate) fn parse_range(input: &str) -> Option<(&str, usize, Option<usize>)> {
@@ -541,9 +568,12 @@ mod tests {
         );
         let sb = WorkDir::open(&dir).unwrap();
         let out = search(&sb, "with_tax").unwrap();
+        assert_eq!(files_with_hits(&out), ["a.py"], "every file with a hit is named once");
+        assert!(files_with_hits("[search `x`: 0 matching lines in 0 files]").is_empty());
         assert_eq!(
             out,
             "[search `with_tax`: 2 matching lines in 1 file · whole tree searched: 2 text files, 1 binary skipped]\n\
+             [files with hits (1): a.py]\n\
              a.py-2- \na.py:3: def with_tax(p):\na.py-4-     return p * 1.2\na.py-5- \na.py:6: print(with_tax(3))\n\
              [skipped as binary: b.bin]"
         );

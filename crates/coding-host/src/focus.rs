@@ -263,6 +263,14 @@ pub(crate) const SEARCH_LINES: usize = 12;
 /// the rest of the output (the matches with their context).
 pub(crate) fn focus_search(output: &str) -> String {
     let (summary, rest) = output.split_once('\n').unwrap_or((output, ""));
+    // The line naming every file with a hit stays with the summary.
+    let (summary, rest) = match rest.split_once('\n') {
+        Some((files, after)) if files.starts_with(super::explore::FILES_WITH_HITS) => {
+            (output.get(..summary.len() + 1 + files.len()).unwrap_or(summary), after)
+        }
+        None if rest.starts_with(super::explore::FILES_WITH_HITS) => (output, ""),
+        _ => (summary, rest),
+    };
     let hits: Vec<&str> = cited_lines(rest).collect();
     let file_of =
         |line: &str| line.split_once(": ").and_then(|(place, _)| place.rsplit_once(':')).map(|(f, _)| f.to_owned());

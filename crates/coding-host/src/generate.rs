@@ -111,7 +111,10 @@ impl Generator for EvidenceReport {
     fn generate(&self, r: &GenerateRequest<'_>) -> Result<Generated, GenerateError> {
         let started = Instant::now();
         let reading = TaskReading::of(r.task);
-        let mut out = vec![EVIDENCE_REPORT_LABEL.to_owned(), format!("Task: {}", r.task)];
+        let mut out = vec![EVIDENCE_REPORT_LABEL.to_owned()];
+        // The answer in a sentence first, when the evidence gives one; then the evidence.
+        out.extend(answer_sentence(&reading, r.history));
+        out.push(format!("Task: {}", r.task));
         out.push(format!("The tool loop ended: {}.", halt_text(r.halt)));
         if let Some(reason) = r.revise {
             out.push(format!("Revision requested by the delivery gate: {reason}"));
@@ -133,6 +136,99 @@ impl Generator for EvidenceReport {
         }
         Ok(Generated { text: out.join("\n"), latency: started.elapsed(), input_tokens: None, output_tokens: None })
     }
+}
+
+/// The answer in a sentence, from the code index's or the search's result: where a symbol
+/// is defined, what it returns, its variants or fields; which files mention a term, all of
+/// them, grouped by directory.
+fn answer_sentence(task: &TaskReading, history: &[Value]) -> Vec<String> {
+    let result_of = |tool: &str| {
+        history
+            .iter()
+            .rev()
+            .find(|h| h.get("tool").and_then(Value::as_str) == Some(tool))
+            .and_then(|h| h.get("result").and_then(Value::as_str))
+    };
+    if task.asks_definition()
+        && let (Some(term), Some(result)) = (task.terms.first(), result_of("find_definition"))
+    {
+        return definition_sentence(task, &task.symbol_of(term), result);
+    }
+    if task.search
+        && let ([term], Some(result)) = (task.terms.as_slice(), result_of("search"))
+    {
+        let header = result.lines().next().unwrap_or_default();
+        let files = super::explore::files_with_hits(result);
+        if files.is_empty() || !header.contains("whole tree searched") {
+            return Vec::new();
+        }
+        let lines = header.split_once("`: ").and_then(|(_, r)| r.split_once(' ')).map_or("", |(n, _)| n);
+        let mut out = vec![format!(
+            "Answer: `{term}` occurs in {} {} ({lines} matching lines, whole tree searched):",
+            files.len(),
+            if files.len() == 1 { "file" } else { "files" }
+        )];
+        // Grouped by directory, every file named.
+        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+        for file in files {
+            let (dir, name) = file.rsplit_once('/').map_or((".", file.as_str()), |(d, n)| (d, n));
+            let name = name.to_owned();
+            match groups.iter_mut().find(|(d, _)| d == dir) {
+                Some((_, names)) => names.push(name),
+                None => groups.push((dir.to_owned(), vec![name])),
+            }
+        }
+        for (dir, names) in groups {
+            let names: Vec<String> =
+                names.iter().map(|n| if dir == "." { n.clone() } else { format!("{dir}/{n}") }).collect();
+            out.push(format!("    {}", names.join(", ")));
+        }
+        return out;
+    }
+    Vec::new()
+}
+
+/// "`json!` is defined in `src/macros.rs:54` as `macro_rules! json {`." and the like.
+fn definition_sentence(task: &TaskReading, symbol: &str, result: &str) -> Vec<String> {
+    let listed: Vec<&str> = result.lines().skip(1).take_while(|l| *l != "---").collect();
+    // Each definition is a cited line, then its facts on an indented line.
+    let mut found: Vec<(&str, &str, &str)> = Vec::new();
+    for pair in listed.windows(2) {
+        if let [line, facts] = pair
+            && super::focus::is_cited(line)
+            && facts.starts_with("    ")
+            && let Some((place, signature)) = line.split_once(": ")
+        {
+            found.push((place, signature.trim(), facts.trim()));
+        }
+    }
+    let header = result.lines().next().unwrap_or_default().trim_matches(['[', ']']);
+    let Some((place, signature, facts)) = found.first() else {
+        let coverage = header.split_once(" · ").map_or(header, |(_, c)| c);
+        return vec![format!("Answer: no definition of `{symbol}` was found ({coverage}).")];
+    };
+    let fact = |label: &str| facts.split(" · ").find_map(|part| part.strip_prefix(label).map(str::to_owned));
+    let asks = |words: &[&str]| task.words.iter().any(|w| words.contains(&w.as_str()));
+    let mut out = Vec::new();
+    let members =
+        facts.split(" · ").find(|p| p.contains(" variants: ") || p.contains(" fields: ") || p.contains(" members: "));
+    if asks(&["return", "returns"]) {
+        out.push(match fact("returns ") {
+            Some(returns) => format!("Answer: `{symbol}` returns {returns} (`{place}`: `{signature}`)."),
+            None => {
+                format!("Answer: `{symbol}` declares no return type (`{place}`: `{signature}`); its body is below.")
+            }
+        });
+    } else if let Some(members) = members.filter(|_| asks(&["variants", "fields", "members", "many"])) {
+        out.push(format!("Answer: `{symbol}` has {members} (`{place}`)."));
+    } else {
+        out.push(format!("Answer: `{symbol}` is defined in `{place}` as `{signature}`."));
+    }
+    if found.len() > 1 {
+        let others: Vec<String> = found.iter().skip(1).map(|(p, s, _)| format!("`{p}` (`{s}`)")).collect();
+        out.push(format!("It has {} definitions in all; the others: {}.", found.len(), others.join(", ")));
+    }
+    out
 }
 
 /// What the delivery gate sees of each result in its window (the `writeEvidence` projection's
@@ -164,8 +260,17 @@ fn term_section(term: &str, history: &[Value]) -> Vec<String> {
     let search = results.iter().rev().find(|(tool, _, _)| *tool == "search");
     if let Some((_, _, result)) = search {
         let header = result.lines().next().unwrap_or_default();
-        if header.contains("whole tree searched") {
+        if header.contains("whole tree searched") && header.contains(": 0 matching lines") {
             out.push(format!("`{term}` occurs in no text file of the tree: {}", header.trim_matches(['[', ']'])));
+            return out;
+        }
+        if !header.contains(": 0 matching lines") {
+            // The search found lines, and none of those in view holds the term itself: say so,
+            // never that it occurs nowhere.
+            out.push(format!(
+                "The search found lines, and none of those shown here holds `{term}` as a word: {}",
+                header.trim_matches(['[', ']'])
+            ));
             return out;
         }
         out.push(format!(
@@ -204,6 +309,8 @@ pub(crate) fn halt_text(halt: &str) -> String {
         "time_budget" => "the time budget was spent",
         "write_refused" => "the write was refused",
         "not_permitted" => "the action the task asks for is not permitted in this run",
+        "not_found" => "the definition the task asks about was not found",
+        "unsupported" => "the answer was not supported by the evidence",
         other => other,
     };
     match suffix {

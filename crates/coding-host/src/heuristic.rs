@@ -94,6 +94,15 @@ pub(crate) struct TaskReading {
     /// "Which files mention X", "where is X used", "is there a TODO": answered by a search of
     /// the whole tree.
     pub(crate) search: bool,
+    /// A question about a symbol's definition: where it is defined, what it returns, its
+    /// signature, variants or fields. Answered from the code index (`find_definition`).
+    pub(crate) definition: bool,
+    /// A change to existing code ("add a doc comment above …", "fix …", "change …"): the
+    /// task's first word asks for an edit that is not a plain write, append, move or delete.
+    pub(crate) edit: bool,
+    /// Each term as the task spelled it, when it was qualified (`Map::insert`,
+    /// `email.policy.Policy`, `json!`): `(term, spelling)`.
+    pub(crate) spelled: Vec<(String, String)>,
     /// The exact content the task gives for a write: `containing the line '…'`,
     /// `containing "…"`, `with the text `…``.
     pub(crate) content: Option<String>,
@@ -112,8 +121,13 @@ impl TaskReading {
         let files = file_names(task);
         let content = verbatim_content(task);
         let mut terms: Vec<String> = Vec::new();
-        let mut add = |term: String| {
+        let mut spelled: Vec<(String, String)> = Vec::new();
+        let mut add = |spelling: &str| {
+            let term = last_part(spelling).to_owned();
             if !term.is_empty() && !terms.contains(&term) && !files.contains(&term) {
+                if term != spelling {
+                    spelled.push((term.clone(), spelling.to_owned()));
+                }
                 terms.push(term);
             }
         };
@@ -124,10 +138,10 @@ impl TaskReading {
             if looks_like_file(&quoted) || content.as_deref() == Some(quoted.as_str()) {
                 continue;
             }
-            add(last_part(&quoted).to_owned());
+            add(&quoted);
         }
         for word in identifiers(&plain) {
-            add(word);
+            add(&word);
         }
         for word in searched_words(&words).into_iter().chain(named_words(&words)) {
             // A plain word the task also wrote as an identifier is the same term.
@@ -147,7 +161,12 @@ impl TaskReading {
             "return",
             "returns",
             "signature",
+            "variants",
+            "fields",
         ]);
+        const EDITS: [&str; 10] =
+            ["add", "insert", "change", "modify", "edit", "update", "fix", "refactor", "rewrite", "document"];
+        let first_word = words.iter().find(|w| *w != "please").map(String::as_str).unwrap_or_default();
         let search = !define
             && (has(&[
                 "mention",
@@ -172,12 +191,18 @@ impl TaskReading {
                 "contains",
             ]) || phrase(&["is there a", "are there any", "find all", "where is", "which files"]))
             && !terms.is_empty();
+        let write = has(&["write", "create", "save", "overwrite"]) && !append;
+        let delete = has(&["delete", "remove"]);
+        let moves = has(&["move", "rename"]);
         TaskReading {
-            write: has(&["write", "create", "save", "overwrite"]) && !append,
+            definition: define && !search,
+            edit: EDITS.contains(&first_word) && !write && !append && !delete && !moves,
+            spelled,
+            write,
             append,
             overwrite: has(&["overwrite", "replace"]),
-            delete: has(&["delete", "remove"]),
-            moves: has(&["move", "rename"]),
+            delete,
+            moves,
             read_all: has(&["each", "every", "all", "summarise", "summarize", "overview"])
                 && !search
                 && files.is_empty()
@@ -190,17 +215,38 @@ impl TaskReading {
         }
     }
 
-    fn acts(&self) -> bool {
-        self.write || self.append || self.delete || self.moves
+    /// Whether the task asks for a change to the files.
+    pub(crate) fn acts(&self) -> bool {
+        self.write || self.append || self.delete || self.moves || self.edit
+    }
+
+    /// A term as the task spelled it (`Map::insert` for `insert`), or the term itself.
+    pub(crate) fn symbol_of(&self, term: &str) -> String {
+        self.spelled.iter().find(|(t, _)| t == term).map_or_else(|| term.to_owned(), |(_, s)| s.clone())
+    }
+
+    /// Whether the task asks where its one symbol is defined (or what it returns, its
+    /// variants …): the question the code index answers.
+    pub(crate) fn asks_definition(&self) -> bool {
+        self.definition && self.terms.len() == 1 && !self.acts()
     }
 }
 
-/// The last part of a dotted name (`json.dumps` → `dumps`), which is what a definition names.
+/// The last part of a dotted or `::` name (`json.dumps` → `dumps`, `Map::insert` →
+/// `insert`), without a macro's `!` (`json!` → `json`): what a definition names.
 fn last_part(term: &str) -> &str {
-    let is_dotted = term.contains('.')
-        && !term.contains(' ')
-        && term.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'));
-    if is_dotted { term.rsplit('.').next().unwrap_or(term) } else { term }
+    let name = term.strip_suffix('!').filter(|n| is_name(n)).unwrap_or(term);
+    if let Some((_, last)) = name.rsplit_once("::")
+        && name.split("::").all(is_name)
+    {
+        return last;
+    }
+    let is_dotted = name.contains('.') && !name.contains(' ') && name.split('.').all(is_name);
+    if is_dotted { name.rsplit('.').next().unwrap_or(name) } else { name }
+}
+
+fn is_name(part: &str) -> bool {
+    !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// Extensions that make a dotted word a file name rather than a dotted identifier.
@@ -220,6 +266,10 @@ fn identifiers(task: &str) -> Vec<String> {
     let mut out = Vec::new();
     for raw in task.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '`' | '"' | '?' | '!')) {
         let token = raw.trim_matches(|c: char| matches!(c, '.' | ':' | '\'' | '*'));
+        if token.contains("::") && token.split("::").all(is_name) {
+            out.push(token.to_owned());
+            continue;
+        }
         if token.is_empty() || !token.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
             continue;
         }
@@ -377,6 +427,8 @@ fn looks_like_file(token: &str) -> bool {
                 && (1..=8).contains(&ext.len())
                 && ext.chars().all(|c| c.is_ascii_alphanumeric())
                 && ext.chars().any(|c| c.is_ascii_alphabetic())
+                // `email.policy.Policy`: a class, not a file with the extension `Policy`.
+                && !(ext.chars().any(|c| c.is_ascii_uppercase()) && ext.chars().any(|c| c.is_ascii_lowercase()))
                 && token.chars().all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'))
         }
         None => false,
@@ -535,7 +587,7 @@ fn answer(id: &str, question: &WireQuestion, f: &FrameView<'_>) -> Option<Value>
 }
 
 /// A line that quotes a tool call (`N. tool(input) → result`) is a quotation, not a claim.
-fn is_quotation(line: &str) -> bool {
+pub(crate) fn is_quotation(line: &str) -> bool {
     let Some((number, rest)) = line.split_once(". ") else { return false };
     !number.is_empty()
         && number.chars().all(|c| c.is_ascii_digit())
@@ -554,11 +606,22 @@ struct Latest {
     found: bool,
     /// A read that was cut before a term was found.
     read_on: bool,
+    /// A `find_definition`: how many definitions it found, and whether it indexed the whole tree.
+    defined: Option<(usize, bool)>,
 }
 
 impl Latest {
     fn of(result: &str) -> Latest {
         let header = result.lines().next().unwrap_or_default();
+        if let Some(rest) = header.strip_prefix("[find_definition `") {
+            let count = rest
+                .split_once("`: ")
+                .or_else(|| rest.split_once("): "))
+                .and_then(|(_, r)| r.split_once(' '))
+                .and_then(|(n, _)| n.parse::<usize>().ok())
+                .unwrap_or(0);
+            return Latest { defined: Some((count, header.contains("whole tree indexed"))), ..Latest::default() };
+        }
         if let Some(rest) = header.strip_prefix("[search `") {
             let count = rest
                 .split_once("`: ")
@@ -571,7 +634,7 @@ impl Latest {
             return Latest {
                 found: header.contains("` found at line"),
                 read_on: header.contains("read on: "),
-                search: None,
+                ..Latest::default()
             };
         }
         Latest::default()
@@ -606,6 +669,13 @@ fn work_remains(t: &TaskReading, used: &[String], read: &[String], latest: &Late
     }
     if latest.read_on {
         return true;
+    }
+    // The code index answered a definition question: found, or found nowhere in the whole
+    // tree. Otherwise (files left out) the text search goes on.
+    if let Some((count, whole)) = latest.defined
+        && (count > 0 || whole)
+    {
+        return false;
     }
     if named_unread {
         return true;
@@ -671,6 +741,8 @@ fn pick_tool(f: &FrameView<'_>, offered: &[String]) -> String {
         "delete_file"
     } else if t.moves && has("move_file") {
         "move_file"
+    } else if t.asks_definition() && has("find_definition") && !used.iter().any(|u| u == "find_definition") {
+        "find_definition"
     } else if !t.acts() && !t.terms.is_empty() && has("search") && !used.iter().any(|u| u == "search") && !latest.found
     {
         "search"
@@ -836,6 +908,28 @@ mod tests {
     }
 
     #[test]
+    fn qualified_names_definition_questions_and_edits() {
+        let t = TaskReading::of("What does `Map::insert` return?");
+        assert_eq!(t.terms, ["insert"]);
+        assert_eq!(t.symbol_of("insert"), "Map::insert");
+        assert!(t.asks_definition());
+        let t = TaskReading::of("Where is the `json!` macro defined?");
+        assert_eq!((t.terms.as_slice(), t.symbol_of("json").as_str()), (&["json".to_owned()][..], "json!"));
+        let t = TaskReading::of("What does Deserializer::new return?");
+        assert_eq!(t.symbol_of("new"), "Deserializer::new");
+        assert_eq!(
+            TaskReading::of("Where is `email.policy.Policy` defined?").symbol_of("Policy"),
+            "email.policy.Policy"
+        );
+        assert!(TaskReading::of("How many variants does the enum `Value` have?").asks_definition());
+        assert!(!TaskReading::of("Which files mention `RawValue`?").asks_definition());
+        let edit = TaskReading::of("Add a doc comment above `from_str` in src/de.rs");
+        assert!(edit.edit && edit.acts() && !edit.asks_definition());
+        assert!(!TaskReading::of("Add the line 'x' at the end of notes.md").edit, "an append is not an edit");
+        assert!(!TaskReading::of("Which file defines `add`?").edit, "the verb must start the task");
+    }
+
+    #[test]
     fn verbatim_content_is_only_what_the_task_quotes() {
         assert_eq!(verbatim_content("Create a.txt containing `x = 1`").as_deref(), Some("x = 1"));
         assert_eq!(verbatim_content("Create a.txt with the text \"hi\" please").as_deref(), Some("hi"));
@@ -857,6 +951,13 @@ mod tests {
         );
         assert!(!r.found && r.read_on);
         assert_eq!(Latest::of("plain text"), Latest::default());
+        let d =
+            Latest::of("[find_definition `Map::insert`: 1 definition in 1 file · whole tree indexed: 70 source files]");
+        assert_eq!(d.defined, Some((1, true)));
+        let d = Latest::of(
+            "[find_definition `json` (macro): 0 definitions in 0 files · NOT the whole tree: 3 source files read; …]",
+        );
+        assert_eq!(d.defined, Some((0, false)));
     }
 
     #[test]

@@ -25,6 +25,13 @@ pub(crate) fn input_from_task(tool: &str, task: &str, files: &[String]) -> Optio
             Some(format!("{path}\n{content}{}", if line { "\n" } else { "" }))
         }
         "search" => search_input(&reading.terms),
+        "find_definition" => {
+            let symbol = reading.symbol_of(reading.terms.first()?);
+            Some(match definition_kind(task, &symbol) {
+                Some(kind) => format!("{symbol} {kind}"),
+                None => symbol,
+            })
+        }
         "move_file" => {
             let from = reading.files.iter().find(|f| files.contains(f))?;
             let to = reading.files.iter().find(|f| *f != from)?;
@@ -33,6 +40,28 @@ pub(crate) fn input_from_task(tool: &str, task: &str, files: &[String]) -> Optio
         "delete_file" => reading.files.iter().find(|f| files.contains(f)).or(reading.files.first()).cloned(),
         _ => None,
     }
+}
+
+/// Words of a task that say what kind of definition it asks about.
+const DEFINITION_KINDS: [&str; 12] =
+    ["macro", "enum", "struct", "trait", "class", "function", "method", "fn", "def", "interface", "module", "constant"];
+
+/// The kind of definition the task names right next to the symbol ("the `json!` macro", "the
+/// function `to_string`", "enum Value"); a kind word elsewhere ("which module defines X")
+/// says nothing about X.
+pub(crate) fn definition_kind(task: &str, symbol: &str) -> Option<&'static str> {
+    let lower = task.to_lowercase();
+    let symbol = symbol.to_lowercase();
+    DEFINITION_KINDS.into_iter().find(|kind| {
+        [
+            format!("{kind} `{symbol}`"),
+            format!("`{symbol}` {kind}"),
+            format!("{kind} {symbol}"),
+            format!("{symbol} {kind}"),
+        ]
+        .iter()
+        .any(|phrase| super::focus::contains_word(&lower, phrase))
+    })
 }
 
 /// The search for the task's terms: one literal as it is; identifiers as whole words; several
@@ -91,6 +120,23 @@ impl AuditLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kind_of_a_definition_is_the_word_next_to_it() {
+        assert_eq!(definition_kind("Where is the `json!` macro defined?", "json!"), Some("macro"));
+        assert_eq!(definition_kind("What does the function `to_string` return?", "to_string"), Some("function"));
+        assert_eq!(definition_kind("How many variants does the enum Value have?", "Value"), Some("enum"));
+        assert_eq!(definition_kind("Which module defines `value_5`?", "value_5"), None);
+        assert_eq!(definition_kind("Where is `Position` defined?", "Position"), None, "`def` is not `defined`");
+        assert_eq!(
+            input_from_task("find_definition", "What does `Map::insert` return?", &[]).as_deref(),
+            Some("Map::insert")
+        );
+        assert_eq!(
+            input_from_task("find_definition", "Where is the `json!` macro defined?", &[]).as_deref(),
+            Some("json! macro")
+        );
+    }
 
     #[test]
     fn inputs_come_from_the_task() {

@@ -7,10 +7,12 @@
 
 pub mod approvals;
 pub mod candidates;
+mod codeindex;
 mod events;
 mod explore;
 mod floor;
 mod focus;
+mod gate;
 pub mod generate;
 pub mod heuristic;
 pub mod human;

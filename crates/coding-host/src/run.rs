@@ -62,8 +62,9 @@ use decision_runtime::provider::{DecisionProvider, WithDeadline};
 
 /// The bundled contract this host is written for.
 pub const CODING_CONTRACT: &str = include_str!("../../../examples/coding-agent/DECISION.md");
-/// Halts that never count as delivered: the task's action was refused or not permitted.
-const NOT_DELIVERED: [&str; 3] = ["error", "write_refused", "not_permitted"];
+/// Halts that never count as delivered: the task's action was refused or not permitted, or
+/// the host's check of the answer refused it twice.
+const NOT_DELIVERED: [&str; 5] = ["error", "write_refused", "not_permitted", "not_found", "unsupported"];
 
 /// The search hits of a `search` output: its `file:N: text` lines.
 fn search_hits(output: &str) -> Vec<Hit> {
@@ -205,6 +206,8 @@ pub struct CodingRun {
     allow_delete: bool,
     /// This run's index in its log (names pending approvals).
     run_index: u64,
+    /// Why the host's check refused the latest draft ([`super::gate`]), if it did.
+    refusal: Option<super::gate::Refusal>,
 }
 
 impl GraphContext for CodingRun {
@@ -215,6 +218,7 @@ impl GraphContext for CodingRun {
     fn code_decision(&mut self, invocation: &Invocation) -> Option<CodeDecision> {
         match invocation.node.as_str() {
             "step_ok" => self.step_decided.take(),
+            "can_deliver" => self.check_draft(),
             _ => None,
         }
     }
@@ -577,6 +581,26 @@ impl CodingRun {
             allow_write: config.allow_write,
             allow_delete: config.allow_delete,
             run_index: 0,
+            refusal: None,
+        }
+    }
+
+    /// The host's check of the draft before the delivery gate's model is asked: a draft the
+    /// evidence does not support is sent back by code ([`super::gate`]).
+    fn check_draft(&mut self) -> Option<CodeDecision> {
+        let draft = self.cells.get("draft").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let task = TaskReading::of(&self.task());
+        match super::gate::check_draft(&task, &draft, self.history(), self.tools.workdir()) {
+            Ok(()) => {
+                self.refusal = None;
+                None
+            }
+            Err(refusal) => {
+                let reason = format!("evidence check: {} (decided by code; the model was not asked)", refusal.reason);
+                let evidence = json!({"check": refusal.reason, "halt": refusal.halt});
+                self.refusal = Some(refusal);
+                Some(CodeDecision { action: "revise".into(), reason, evidence })
+            }
         }
     }
 
@@ -601,15 +625,30 @@ impl CodingRun {
                         .is_some_and(|r| !r.is_empty() && !r.starts_with(TOOL_ERROR_PREFIX))
             })
         };
-        [(t.write, "write_file"), (t.append, "append_file"), (t.delete, "delete_file"), (t.moves, "move_file")]
-            .into_iter()
-            .find(|(wanted, tool)| *wanted && !succeeded(tool))
-            .map(|(_, tool)| tool)
+        [
+            (t.write || t.edit, "write_file"),
+            (t.append, "append_file"),
+            (t.delete, "delete_file"),
+            (t.moves, "move_file"),
+        ]
+        .into_iter()
+        .find(|(wanted, tool)| *wanted && !succeeded(tool))
+        .map(|(_, tool)| tool)
     }
 
     /// Before the answer is written: a task whose action did not happen says why.
     fn explain_pending_act(&mut self) {
         let Some(tool) = self.act_pending() else { return };
+        let task = TaskReading::of(&self.task());
+        if task.edit && !task.write && !self.generator.writes_content() {
+            self.halt = "write_refused".into();
+            self.halt_detail = Some(
+                "nothing was changed: the task asks for an edit of existing code, and without a generator \
+                 (--generator-url) the host writes only content the task gives word for word"
+                    .into(),
+            );
+            return;
+        }
         let missing = match tool {
             "write_file" | "append_file" if !self.allow_write => Some("--allow-write"),
             "delete_file" if !self.allow_delete => Some("--allow-delete"),
@@ -766,7 +805,14 @@ impl CodingRun {
                     self.generate(step, Some(&reason), &mut *d.sink)?;
                     "revise".into()
                 } else {
-                    self.halt = format!("{}+revise", self.halt);
+                    match self.refusal.clone() {
+                        // The host's check refused the revision too: the halt says why.
+                        Some(refusal) => {
+                            self.halt = refusal.halt.into();
+                            self.halt_detail.get_or_insert(refusal.reason);
+                        }
+                        None => self.halt = format!("{}+revise", self.halt),
+                    }
                     "revise_exhausted".into()
                 }
             }

@@ -35,8 +35,9 @@ pub(crate) struct ToolSpec {
     pub(crate) max_input_chars: Option<usize>,
 }
 
-/// The tool table: the reference's six, then `list_files`, `search` and `append_file`.
-pub(crate) const TOOLS: [ToolSpec; 9] = [
+/// The tool table: the reference's six, then `list_files`, `search` and `append_file`, then
+/// the code index's three.
+pub(crate) const TOOLS: [ToolSpec; 12] = [
     ToolSpec { name: "list_dir", base_risk: 0, max_input_chars: Some(4096) },
     ToolSpec { name: "read_file", base_risk: 0, max_input_chars: Some(4096) },
     ToolSpec { name: "write_file", base_risk: 1, max_input_chars: Some(64_000) },
@@ -46,6 +47,9 @@ pub(crate) const TOOLS: [ToolSpec; 9] = [
     ToolSpec { name: "list_files", base_risk: 0, max_input_chars: Some(4096) },
     ToolSpec { name: "search", base_risk: 0, max_input_chars: Some(4096) },
     ToolSpec { name: "append_file", base_risk: 1, max_input_chars: Some(64_000) },
+    ToolSpec { name: "find_definition", base_risk: 0, max_input_chars: Some(512) },
+    ToolSpec { name: "list_symbols", base_risk: 0, max_input_chars: Some(4096) },
+    ToolSpec { name: "find_references", base_risk: 0, max_input_chars: Some(512) },
 ];
 
 impl ToolSpec {
@@ -114,6 +118,9 @@ impl FileTools {
             },
             "list_files" => super::explore::list_files(&self.dir, input),
             "search" => super::explore::search(&self.dir, input),
+            "find_definition" => super::codeindex::find_definition(&self.dir, input),
+            "list_symbols" => super::codeindex::list_symbols(&self.dir, input),
+            "find_references" => super::codeindex::find_references(&self.dir, input),
             "append_file" => self.append_file(input),
             "write_file" => self.write_file(input),
             "move_file" => self.move_file(input),

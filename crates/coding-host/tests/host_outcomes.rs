@@ -194,7 +194,9 @@ fn a_failed_call_is_not_validated_and_the_model_still_judges_it() {
     assert_eq!(read["outcome"]["error_type"], "execution");
     assert!(read["outcome"]["error_message"].as_str().unwrap().contains("not UTF-8"));
     assert_eq!(asked_ok.load(Ordering::SeqCst), 2, "both steps were judged by the model");
-    assert!(ran.of_type("decision:code").is_empty());
+    // No step was decided by code (the host's check of the draft may still send it back:
+    // the read failed, so the answer holds nothing read).
+    assert!(ran.of_type("decision:code").iter().all(|e| e["node"] == "can_deliver"));
 }
 
 #[test]

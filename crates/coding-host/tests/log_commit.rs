@@ -579,14 +579,15 @@ fn every_event_of_a_host_run_is_written_as_its_event_object() {
     let summary =
         run_task(CODING_CONTRACT.as_bytes(), &config(&ws, dir.path().join("audit.jsonl"), task, false), with, None)
             .unwrap();
-    // Listed, searched, and the defining module read.
-    assert!(summary.steps >= 3, "{summary:?}");
+    // Listed, and the definition found by the code index.
+    assert!(summary.delivered && summary.steps >= 2, "{summary:?}");
+    assert!(summary.answer.contains("`module_005.py:3`"), "{}", summary.answer);
     let lines = whole_lines(&log_path);
     let events = memory.events();
     // The header, one line per event, and the seal.
     assert_eq!(lines.len(), events.len() + 2);
     assert!(lines.last().is_some_and(|l| l.starts_with(r#"{"kind":"seal","#)), "{:?}", lines.last());
-    assert!(events.iter().filter(|e| e["type"] == "decision").count() >= 12);
+    assert!(events.iter().filter(|e| e["type"] == "decision").count() >= 9);
     for (line, event) in lines[1..].iter().zip(&events) {
         assert_eq!(event_bytes(line), stringify(event));
     }
