@@ -52,6 +52,8 @@ enum Command {
     Approvals(cmd::approvals::ListArgs),
     /// Answer a pending approval (approve, deny, or approve a modified input).
     Approve(cmd::approvals::ApproveArgs),
+    /// Serve the language server on stdio: diagnostics, hover and more in an editor.
+    Lsp(cmd::lsp::Args),
 }
 
 /// The exit status of a command whose output was closed before it finished (`decision … |
@@ -95,5 +97,6 @@ fn main() -> ExitCode {
         Command::Test(args) => cmd::test::run(args),
         Command::Approvals(args) => cmd::approvals::list(args),
         Command::Approve(args) => cmd::approvals::approve(args),
+        Command::Lsp(args) => cmd::lsp::run(args),
     }
 }

@@ -8,6 +8,7 @@ pub mod contract_input;
 pub mod eval;
 pub mod explain;
 pub mod frame;
+pub mod lsp;
 pub mod outcomes;
 pub mod replay;
 pub mod resume;
