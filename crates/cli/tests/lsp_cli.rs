@@ -158,7 +158,11 @@ fn matches(expected: &Value, actual: &Value, path: &mut String) -> Result<(), St
     match (expected, actual) {
         (Value::String(s), _) if s == "*" => Ok(()),
         (Value::String(s), Value::String(a)) if s.starts_with('~') => {
-            if a.contains(&s[1..]) { Ok(()) } else { Err(format!("{a:?} does not contain {:?}", &s[1..])) }
+            if a.contains(&s[1..]) {
+                Ok(())
+            } else {
+                Err(format!("{a:?} does not contain {:?}", &s[1..]))
+            }
         }
         (Value::Object(e), Value::Object(a)) => {
             for (key, value) in e {
@@ -214,8 +218,10 @@ fn run_script(name: &str) {
     let script: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let dir_path = dir.path().canonicalize().unwrap();
-    let args: Vec<String> =
-        script["args"].as_array().map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect()).unwrap_or_default();
+    let args: Vec<String> = script["args"]
+        .as_array()
+        .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut session = Session::start(&args, &dir_path);
     let steps = script["steps"].as_array().expect("a script has steps");
@@ -240,7 +246,8 @@ fn run_script(name: &str) {
                 panic!("{context}: {why}");
             }
         } else if let Some(code) = step.get("expectExit") {
-            let extra: Vec<Value> = session.messages.try_iter().filter(|m| m["method"] != "window/logMessage").collect();
+            let extra: Vec<Value> =
+                session.messages.try_iter().filter(|m| m["method"] != "window/logMessage").collect();
             assert!(extra.is_empty(), "{context}: unexpected messages before the exit: {extra:#?}");
             assert_eq!(session.exit_code(), code.as_i64().map(|c| c as i32), "{context}: exit status");
             return;
@@ -331,7 +338,8 @@ fn diagnostics_are_those_of_decision_check() {
                     .take_while(|(u, _)| *u <= units)
                     .map(|(_, b)| b)
                     .sum();
-                let line_offset: usize = text.split_inclusive('\n').take(start["line"].as_u64().unwrap() as usize).map(str::len).sum();
+                let line_offset: usize =
+                    text.split_inclusive('\n').take(start["line"].as_u64().unwrap() as usize).map(str::len).sum();
                 assert_eq!(line_offset + bytes, e["start"].as_u64().unwrap() as usize, "{}: {g:#}", contract.display());
             }
         }

@@ -38,7 +38,8 @@ pub fn diagnostic(text: &str, index: &LineIndex, d: &Diagnostic) -> lsp::Diagnos
 pub fn diagnostics(text: &str, index: &LineIndex, report: &Report) -> Vec<lsp::Diagnostic> {
     let mut out: Vec<lsp::Diagnostic> = report.diagnostics.iter().map(|d| diagnostic(text, index, d)).collect();
     if !report.omitted.is_empty() {
-        let codes: Vec<String> = report.omitted.most_frequent().iter().map(|(code, n)| format!("{code} ×{n}")).collect();
+        let codes: Vec<String> =
+            report.omitted.most_frequent().iter().map(|(code, n)| format!("{code} ×{n}")).collect();
         out.push(at_top(
             DiagnosticSeverity::INFORMATION,
             format!(

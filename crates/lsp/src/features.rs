@@ -42,8 +42,10 @@ fn parse<T: serde::de::DeserializeOwned>(method: &str, params: Value) -> Result<
 }
 
 fn to_value(value: impl serde::Serialize) -> Result<Value, Failure> {
-    serde_json::to_value(value)
-        .map_err(|e| Failure { code: lsp_server::ErrorCode::InternalError, message: format!("cannot encode the answer: {e}") })
+    serde_json::to_value(value).map_err(|e| Failure {
+        code: lsp_server::ErrorCode::InternalError,
+        message: format!("cannot encode the answer: {e}"),
+    })
 }
 
 /// The outline: each block with its questions, frame and policy.
@@ -59,17 +61,45 @@ fn outline(open: &Open) -> Vec<DocumentSymbol> {
             let mut children = Vec::new();
             for q in &block.questions {
                 let last = q.options.last().map_or(q.span.end, |o| o.span.end);
-                children.push(symbol(q.id.clone(), Some(format!("{:?}", q.primitive).to_lowercase()), SymbolKind::FIELD, range(q.span.start, last), range(q.span.start, q.span.end), vec![]));
+                children.push(symbol(
+                    q.id.clone(),
+                    Some(format!("{:?}", q.primitive).to_lowercase()),
+                    SymbolKind::FIELD,
+                    range(q.span.start, last),
+                    range(q.span.start, q.span.end),
+                    vec![],
+                ));
             }
             if let Some(frame) = &block.frame {
-                children.push(symbol("frame".into(), None, SymbolKind::STRUCT, range(frame.span.start, frame.span.end), range(frame.span.start, frame.span.end), vec![]));
+                children.push(symbol(
+                    "frame".into(),
+                    None,
+                    SymbolKind::STRUCT,
+                    range(frame.span.start, frame.span.end),
+                    range(frame.span.start, frame.span.end),
+                    vec![],
+                ));
             }
             if let (Some(first), Some(last)) = (block.policy.first(), block.policy.last()) {
                 let detail = format!("{} rules", block.policy.len());
-                children.push(symbol("policy".into(), Some(detail), SymbolKind::FUNCTION, range(first.span.start, last.span.end), range(first.span.start, first.span.end), vec![]));
+                children.push(symbol(
+                    "policy".into(),
+                    Some(detail),
+                    SymbolKind::FUNCTION,
+                    range(first.span.start, last.span.end),
+                    range(first.span.start, first.span.end),
+                    vec![],
+                ));
             }
             let full = range(block.span.start, end.max(block.span.end));
-            symbol(block.id.clone(), Some(block.kind.as_str().into()), SymbolKind::CLASS, full, range(block.span.start, block.span.end), children)
+            symbol(
+                block.id.clone(),
+                Some(block.kind.as_str().into()),
+                SymbolKind::CLASS,
+                full,
+                range(block.span.start, block.span.end),
+                children,
+            )
         })
         .collect()
 }

@@ -186,7 +186,8 @@ impl<W: Write> Server<W> {
             "textDocument/didClose" => match n.extract::<DidCloseTextDocumentParams>(&method) {
                 Ok(p) => {
                     self.open.remove(&p.text_document.uri);
-                    let params = PublishDiagnosticsParams { uri: p.text_document.uri, diagnostics: vec![], version: None };
+                    let params =
+                        PublishDiagnosticsParams { uri: p.text_document.uri, diagnostics: vec![], version: None };
                     self.notify("textDocument/publishDiagnostics", params)
                 }
                 Err(e) => self.log(MessageType::ERROR, format!("decision: invalid {method}: {e}")),
@@ -247,7 +248,8 @@ impl<W: Write> Server<W> {
             Host::Capabilities(c) => (Some(c), None),
             Host::Unusable(message) => (None, Some(message)),
         };
-        let checked = catch_unwind(AssertUnwindSafe(|| check::check(doc.text.as_bytes(), CheckOptions { capabilities })));
+        let checked =
+            catch_unwind(AssertUnwindSafe(|| check::check(doc.text.as_bytes(), CheckOptions { capabilities })));
         let Ok(report) = checked else {
             return self.log(MessageType::ERROR, format!("decision: checking {} failed", uri.as_str()));
         };

@@ -151,6 +151,8 @@ mod tests {
         std::fs::write(dir.path().join(BESIDE_FILE), "{\"actionz\": []}").unwrap();
         assert!(matches!(cache.host(&settings, Some(&contract)), Host::Unusable(m) if m.contains("actionz")));
         let reference = Settings { reference_profile: true, capabilities: None };
-        assert!(matches!(cache.host(&reference, Some(&contract)), Host::Capabilities(c) if c == &Capabilities::reference()));
+        assert!(
+            matches!(cache.host(&reference, Some(&contract)), Host::Capabilities(c) if c == &Capabilities::reference())
+        );
     }
 }

@@ -135,7 +135,8 @@ impl Document {
         let start = self.index.offset(&self.text, range.start);
         let end = self.index.offset(&self.text, range.end);
         // A range whose end comes before its start is read as the span between the two.
-        let (from, to) = if start.offset <= end.offset { (start.offset, end.offset) } else { (end.offset, start.offset) };
+        let (from, to) =
+            if start.offset <= end.offset { (start.offset, end.offset) } else { (end.offset, start.offset) };
         self.text.replace_range(from..to, &change.text);
         self.index = LineIndex::new(&self.text);
         start.clamped || end.clamped || start.offset > end.offset
