@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use lsp_types::{
     DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, InitializeResult, PositionEncodingKind,
-    ServerCapabilities, ServerInfo, SymbolKind, TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
+    ServerCapabilities, ServerInfo, SymbolKind, TextDocumentSyncCapability, TextDocumentSyncKind,
 };
 use serde_json::Value;
 
@@ -26,11 +26,11 @@ pub fn initialize_result() -> Value {
 }
 
 /// Answers a request on the open documents.
-pub fn request(method: &str, params: Value, open: &HashMap<Uri, Open>) -> Result<Value, Failure> {
+pub fn request(method: &str, params: Value, open: &HashMap<String, Open>) -> Result<Value, Failure> {
     match method {
         "textDocument/documentSymbol" => {
             let p: DocumentSymbolParams = parse(method, params)?;
-            let symbols = open.get(&p.text_document.uri).map(outline).unwrap_or_default();
+            let symbols = open.get(p.text_document.uri.as_str()).map(outline).unwrap_or_default();
             to_value(DocumentSymbolResponse::Nested(symbols))
         }
         _ => Err(Failure { code: lsp_server::ErrorCode::MethodNotFound, message: format!("unknown method {method}") }),

@@ -37,6 +37,8 @@ pub enum Ending {
 
 /// A checked open document.
 pub struct Open {
+    /// The document's URI.
+    pub uri: Uri,
     /// The text and its index.
     pub doc: Document,
     /// The last check of the text.
@@ -49,7 +51,8 @@ struct Server<W: Write> {
     settings: Settings,
     root: Option<PathBuf>,
     capabilities: CapabilitiesCache,
-    open: HashMap<Uri, Open>,
+    /// The open documents by URI text (`Uri` itself caches state inside, so it is no key).
+    open: HashMap<String, Open>,
     initialized: bool,
     shut_down: bool,
 }
@@ -185,7 +188,7 @@ impl<W: Write> Server<W> {
             },
             "textDocument/didClose" => match n.extract::<DidCloseTextDocumentParams>(&method) {
                 Ok(p) => {
-                    self.open.remove(&p.text_document.uri);
+                    self.open.remove(p.text_document.uri.as_str());
                     let params =
                         PublishDiagnosticsParams { uri: p.text_document.uri, diagnostics: vec![], version: None };
                     self.notify("textDocument/publishDiagnostics", params)
@@ -211,7 +214,7 @@ impl<W: Write> Server<W> {
 
     fn change(&mut self, params: DidChangeTextDocumentParams) -> io::Result<()> {
         let uri = params.text_document.uri;
-        let Some(open) = self.open.remove(&uri) else {
+        let Some(open) = self.open.remove(uri.as_str()) else {
             return self.log(MessageType::ERROR, format!("decision: a change to {} which is not open", uri.as_str()));
         };
         let mut doc = open.doc;
@@ -232,7 +235,7 @@ impl<W: Write> Server<W> {
     }
 
     fn recheck_all(&mut self) -> io::Result<()> {
-        let open: Vec<(Uri, Document)> = self.open.drain().map(|(uri, open)| (uri, open.doc)).collect();
+        let open: Vec<(Uri, Document)> = self.open.drain().map(|(_, open)| (open.uri, open.doc)).collect();
         for (uri, doc) in open {
             self.check_and_publish(uri, doc)?;
         }
@@ -259,7 +262,7 @@ impl<W: Write> Server<W> {
             published.insert(0, diagnostics::at_top(DiagnosticSeverity::ERROR, message));
         }
         let params = PublishDiagnosticsParams { uri: uri.clone(), diagnostics: published, version: Some(doc.version) };
-        self.open.insert(uri, Open { doc, report });
+        self.open.insert(uri.as_str().to_string(), Open { uri, doc, report });
         self.notify("textDocument/publishDiagnostics", params)
     }
 }
