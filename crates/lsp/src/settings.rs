@@ -146,8 +146,14 @@ mod tests {
         let mut cache = CapabilitiesCache::default();
         let settings = Settings::default();
         assert!(matches!(cache.host(&settings, Some(&contract)), Host::None));
-        std::fs::write(dir.path().join(BESIDE_FILE), "{\"actions\": [\"x\"]}").unwrap();
-        assert!(matches!(cache.host(&settings, Some(&contract)), Host::Capabilities(c) if c.actions == ["x"]));
+        std::fs::write(
+            dir.path().join(BESIDE_FILE),
+            "{\"positions\": {\"tool-choice\": [\"x\"]}, \"actions\": [\"x\"]}",
+        )
+        .unwrap();
+        assert!(
+            matches!(cache.host(&settings, Some(&contract)), Host::Capabilities(c) if c.actions.iter().any(|a| a == "x"))
+        );
         std::fs::write(dir.path().join(BESIDE_FILE), "{\"actionz\": []}").unwrap();
         assert!(matches!(cache.host(&settings, Some(&contract)), Host::Unusable(m) if m.contains("actionz")));
         let reference = Settings { reference_profile: true, capabilities: None };
