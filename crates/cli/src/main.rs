@@ -56,6 +56,8 @@ enum Command {
     Approve(cmd::approvals::ApproveArgs),
     /// A decision gateway in front of an MCP server: every tools/call decided and recorded.
     Mcp(cmd::mcp::Args),
+    /// Serve the language server on stdio: diagnostics, hover and more in an editor.
+    Lsp(cmd::lsp::Args),
 }
 
 /// The exit status of a command whose output was closed before it finished (`decision … |
@@ -101,5 +103,6 @@ fn main() -> ExitCode {
         Command::Approvals(args) => cmd::approvals::list(args),
         Command::Approve(args) => cmd::approvals::approve(args),
         Command::Mcp(args) => cmd::mcp::run(args),
+        Command::Lsp(args) => cmd::lsp::run(args),
     }
 }

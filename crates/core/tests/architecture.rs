@@ -24,8 +24,9 @@ const IMPURE_CRATES: &[&str] =
 /// Standard-library modules the core does not import.
 const IMPURE_STD_MODULES: &[&str] = &["fs", "net", "time", "thread", "process"];
 
-/// The layer of a workspace crate: a crate may depend only on crates of a lower layer. Every
-/// crate not named here (the CLI, bindings, examples) is an application, at the top.
+/// The layer of a workspace crate: a crate may depend only on crates of a lower layer. The
+/// language server is a library on the facade, under the CLI that serves it. Every crate not
+/// named here (the CLI, bindings, examples) is an application, at the top.
 fn layer(name: &str) -> u8 {
     match name {
         "decision-core" => 0,
@@ -33,16 +34,23 @@ fn layer(name: &str) -> u8 {
         "decision-runtime" => 2,
         "decision-coding-host" => 3,
         "decision" => 4,
-        // Libraries over the facade that applications use: the MCP gateway, and the export
-        // (kept out of the facade for its heavy dependencies, Arrow and Parquet).
-        "decision-mcp" | "decision-export" => 5,
+        // Libraries over the facade that applications use: the MCP gateway, the language
+        // server, and the export (kept out of the facade for its heavy dependencies, Arrow and
+        // Parquet).
+        "decision-mcp" | "decision-lsp" | "decision-export" => 5,
         _ => 6,
     }
 }
 
 /// The workspace crates an example may depend on (normal dependencies), as its description
-/// says; its tests may use more.
-const EXAMPLE_DEPENDENCIES: &[(&str, &[&str])] = &[("decision-external-host", &["decision-core"])];
+/// says; its tests may use more. The language server, the MCP gateway and the export enter
+/// through the facade alone.
+const EXAMPLE_DEPENDENCIES: &[(&str, &[&str])] = &[
+    ("decision-external-host", &["decision-core"]),
+    ("decision-lsp", &["decision"]),
+    ("decision-mcp", &["decision"]),
+    ("decision-export", &["decision"]),
+];
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -440,6 +448,7 @@ fn no_modules_import_each_other_in_a_circle() {
         "crates/runtime",
         "crates/coding-host",
         "crates/mcp",
+        "crates/lsp",
         "crates/export",
         "crates/cli",
     ] {
@@ -519,6 +528,16 @@ fn a_dependency_that_points_up_or_sideways_is_reported() {
     assert_eq!(
         layering_violations(&example),
         ["decision-external-host says it depends on [\"decision-core\"] only, but depends on decision-runtime"]
+    );
+    let server = fake_metadata(&[
+        ("decision-runtime", &[]),
+        ("decision", &[("decision-runtime", None, false)]),
+        ("decision-lsp", &[("decision", None, false), ("decision-runtime", None, false)]),
+        ("decision-cli", &[("decision-lsp", None, false)]),
+    ]);
+    assert_eq!(
+        layering_violations(&server),
+        ["decision-lsp says it depends on [\"decision\"] only, but depends on decision-runtime"]
     );
     let fine = fake_metadata(&[
         ("decision-core", &[]),

@@ -11,6 +11,7 @@ pub mod export;
 pub mod frame;
 pub mod mcp;
 pub mod log_inputs;
+pub mod lsp;
 pub mod outcomes;
 pub mod replay;
 pub mod resume;

@@ -1,0 +1,20 @@
+//! The DECISION.md language server: `decision check`'s diagnostics on every keystroke, and
+//! an outline of the contract, over the Language Server Protocol on a byte stream (the
+//! `decision lsp` command serves it on stdio).
+//!
+//! ```no_run
+//! let stdin = std::io::stdin();
+//! let ending = decision_lsp::serve(stdin.lock(), std::io::stdout(), decision_lsp::Settings::default())?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
+#![deny(missing_docs)]
+
+mod diagnostics;
+mod features;
+mod server;
+mod settings;
+pub mod text;
+pub mod transport;
+
+pub use server::{Ending, serve};
+pub use settings::{BESIDE_FILE, Settings};
