@@ -35,3 +35,18 @@ fn deeply_nested_outcome_contracts_are_refused() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("arrays and objects nest more than 128 deep"), "{stderr}");
 }
+
+/// Escape sequences in a contract (here: recolouring, and retitling the terminal window)
+/// are shown escaped by `decision explain`, never sent to the terminal.
+#[test]
+fn explain_escapes_what_the_contract_says() {
+    let dir = TempDir::new("attack-explain-escapes");
+    let file = dir.file(
+        "DECISION.md",
+        "---\nschema: decision-contract/v1\n---\n# T\u{1b}[31mRED\n\n## b\nkind: rule\nwhen: after-tool —— p \u{1b}]0;owned\u{7}\n",
+    );
+    let out = decision(&["explain", file.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{7}'), "{stdout:?}");
+    assert!(stdout.contains("\\u{1b}[31mRED"), "{stdout}");
+}
