@@ -14,17 +14,38 @@ const TYPES = {
   '.wasm': 'application/wasm',
   '.json': 'application/json',
   '.png': 'image/png',
+  '.svg': 'image/svg+xml',
 };
+
+/** The file under ROOT a request path names, or `null` when it names none (a malformed
+ *  percent-encoding, a NUL byte, a path outside web/). Never throws: any page a visitor
+ *  opens may send such a request, and it must not stop the server. */
+function fileOf(pathname) {
+  let relative;
+  try {
+    relative = decodeURIComponent(pathname === '/' ? '/index.html' : pathname);
+  } catch {
+    return null;
+  }
+  // Browsers ask for /favicon.ico whatever the page links; the page's icon answers both.
+  if (relative === '/favicon.ico') relative = '/favicon.svg';
+  if (relative.includes('\0')) return null;
+  const file = path.resolve(ROOT, `.${relative}`);
+  // Only files inside web/ are served.
+  return file.startsWith(ROOT + path.sep) ? file : null;
+}
 
 /** Starts the server; resolves to `{server, url}`. */
 function serve(port = 0) {
   const server = http.createServer((request, response) => {
-    const url = new URL(request.url, 'http://127.0.0.1');
-    const relative = decodeURIComponent(url.pathname === '/' ? '/index.html' : url.pathname);
-    const file = path.resolve(ROOT, `.${relative}`);
-    // Only files inside web/ are served.
-    if (!file.startsWith(ROOT + path.sep) || request.method !== 'GET') {
-      response.writeHead(404).end();
+    let file = null;
+    try {
+      file = fileOf(new URL(request.url, 'http://127.0.0.1').pathname);
+    } catch {
+      file = null;
+    }
+    if (file === null || request.method !== 'GET') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
     fs.readFile(file, (error, body) => {
@@ -41,7 +62,7 @@ function serve(port = 0) {
   });
 }
 
-module.exports = { serve };
+module.exports = { serve, fileOf };
 
 if (require.main === module) {
   const port = Number(process.argv[2] ?? 8765);

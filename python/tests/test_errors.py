@@ -52,6 +52,14 @@ def test_unknown_block_profile_and_marking_are_usage_errors() -> None:
         dc.check("schema: decision-contract/v1\n", profile="reference", capabilities="{}")
 
 
+def test_a_gate_that_names_nothing_is_a_contract_error_and_a_gate_without_a_number_a_usage_error() -> None:
+    answers = {"is_actionable": {"noul": 0.9}}
+    with pytest.raises(dc.ContractError, match="no block with that id"):
+        triage().evaluate("is_actionable", answers, gates={"nope.q": 0.5})
+    with pytest.raises(dc.UsageError, match="the threshold must be a number"):
+        triage().evaluate("is_actionable", answers, gates={"is_actionable.is_actionable": None})
+
+
 def test_an_invalid_answer_gives_valid_false_and_escalate() -> None:
     out = triage().evaluate("is_actionable", {"is_actionable": {"noul": 1.5}})
     assert out["valid"] is False and out["action"] == "escalate" and out["rule"] is None

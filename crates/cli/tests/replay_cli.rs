@@ -175,3 +175,60 @@ fn usage_and_unreadable_input_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
 }
+
+/// A file replay verified nothing in is not green: an empty file, a file that is not a log,
+/// and a log with an unreadable line in the middle all exit 1 and say why.
+#[test]
+fn a_file_with_nothing_verified_or_unreadable_lines_fails() {
+    let tmp = TempDir::new("replay-unverified");
+    let dir = tmp.path();
+    let empty = dir.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let prose = dir.join("notes.md");
+    std::fs::write(&prose, "# Notes\n\nNot a session log.\n").unwrap();
+    for path in [&empty, &prose] {
+        let out = decision(&["replay", path.to_str().unwrap()]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        assert!(stdout.contains("✗ nothing was verified: the file holds no decision record"), "{stdout}");
+        assert!(!stdout.contains("✓ no inconsistent records"), "{stdout}");
+        let out = decision(&["replay", "--format", "json", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        let problems = json_of(&out)["files"][0]["problems"].to_string();
+        assert!(problems.contains("nothing was verified"), "{problems}");
+    }
+    let prose_report = String::from_utf8_lossy(&decision(&["replay", prose.to_str().unwrap()]).stdout).into_owned();
+    assert!(prose_report.contains("and 2 unreadable lines"), "{prose_report}");
+    // --allow-empty passes a log without records, and only that.
+    assert_eq!(decision(&["replay", "--allow-empty", empty.to_str().unwrap()]).status.code(), Some(0));
+    assert_eq!(decision(&["replay", "--allow-empty", prose.to_str().unwrap()]).status.code(), Some(1));
+
+    // A good log with one line in its middle that is not JSON.
+    let log = dir.join("s.jsonl");
+    write_log(&log);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(2, "garbage");
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let out = decision(&["replay", log.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("1 unreadable lines were not verified"), "{stdout}");
+}
+
+/// A torn last line (a write cut short) is allowed by the append-only format: the rest of the
+/// log still verifies green.
+#[test]
+fn a_torn_last_line_alone_does_not_fail() {
+    let tmp = TempDir::new("replay-torn");
+    let log = tmp.path().join("s.jsonl");
+    write_log(&log);
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    text.push_str("{\"kind\":\"event\",\"run\":0,\"e\":{\"ty");
+    std::fs::write(&log, text).unwrap();
+    let out = decision(&["replay", log.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("torn last line: line 6 was cut short"), "{stdout}");
+    assert!(!stdout.contains("unreadable lines were not verified"), "{stdout}");
+}

@@ -1,13 +1,19 @@
 //! A JSON tree that remembers where every key and value starts, so that lint errors in a
 //! contracts file can point at the line and column of the offending key.
 //!
-//! `serde_json` checks the syntax first (its errors are exact and located; its depth limit also
-//! bounds the recursion here). A small scanner then walks the already-valid text to record
+//! `serde_json` checks the syntax first (its errors are exact and located). That check skips
+//! values without building them, which has no depth limit, so the scanner that follows limits
+//! nesting itself ([`MAX_DEPTH`], as `serde_json` does when it builds values): its recursion
+//! is bounded whatever the input. A small scanner then walks the already-valid text to record
 //! positions; string and number tokens are decoded by `serde_json` itself, so escapes and
 //! number forms follow RFC 8259 exactly. Duplicate keys are kept (not merged) so the loader can
 //! report them.
 
 use serde_json::{Number, Value};
+
+/// How deeply arrays and objects may nest: `serde_json`'s own limit when it builds values, far
+/// beyond any contracts file, and small enough that the recursive scan cannot exhaust a stack.
+pub const MAX_DEPTH: usize = 128;
 
 /// A 1-based line and column; columns count Unicode scalar values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -81,7 +87,8 @@ pub fn parse(text: &str) -> Result<Spanned, SyntaxError> {
     if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
         return Err(syntax_error(text, &error));
     }
-    let mut scanner = Scanner { text, bytes: text.as_bytes(), offset: 0, at: Position { line: 1, column: 1 } };
+    let mut scanner =
+        Scanner { text, bytes: text.as_bytes(), offset: 0, at: Position { line: 1, column: 1 }, depth: 0 };
     scanner.skip_whitespace();
     let value = scanner.value()?;
     Ok(value)
@@ -114,6 +121,8 @@ struct Scanner<'t> {
     bytes: &'t [u8],
     offset: usize,
     at: Position,
+    /// Arrays and objects open around the current position.
+    depth: usize,
 }
 
 impl Scanner<'_> {
@@ -156,8 +165,7 @@ impl Scanner<'_> {
     fn value(&mut self) -> Result<Spanned, SyntaxError> {
         let at = self.at;
         let node = match self.peek() {
-            Some(b'{') => self.object()?,
-            Some(b'[') => self.array()?,
+            Some(b'{' | b'[') => self.nested()?,
             Some(b'"') => Node::String(self.string()?),
             Some(b't') => self.literal("true", Node::Bool(true))?,
             Some(b'f') => self.literal("false", Node::Bool(false))?,
@@ -203,6 +211,20 @@ impl Scanner<'_> {
         }
         let token = self.text.get(start..self.offset).ok_or_else(|| self.unexpected())?;
         serde_json::from_str::<String>(token).map_err(|_| self.unexpected())
+    }
+
+    /// An array or an object, one level deeper: refused beyond [`MAX_DEPTH`].
+    fn nested(&mut self) -> Result<Node, SyntaxError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(SyntaxError {
+                at: self.at,
+                message: format!("arrays and objects nest more than {MAX_DEPTH} deep"),
+            });
+        }
+        self.depth += 1;
+        let node = if self.peek() == Some(b'{') { self.object() } else { self.array() };
+        self.depth -= 1;
+        node
     }
 
     fn array(&mut self) -> Result<Node, SyntaxError> {
@@ -295,5 +317,16 @@ mod tests {
         assert_eq!(error.at, Position { line: 1, column: 7 }, "columns count characters, not bytes");
         assert!(parse("").is_err());
         assert!(parse("[1] x").is_err());
+    }
+
+    #[test]
+    fn nesting_is_limited_and_located() {
+        let at_limit = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(parse(&at_limit).is_ok());
+        // Deep enough to overflow the stack of a recursive scan, were it not limited.
+        let deep = format!("{{\"tools\":\n{}{}}}", "[".repeat(200_000), "]".repeat(200_000));
+        let error = parse(&deep).unwrap_err();
+        assert_eq!(error.message, format!("arrays and objects nest more than {MAX_DEPTH} deep"));
+        assert_eq!(error.at, Position { line: 2, column: MAX_DEPTH });
     }
 }

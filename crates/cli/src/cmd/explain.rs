@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_runtime::api;
+use decision_runtime::{api, terminal};
 
 use super::contract_input::read_source;
 
@@ -18,6 +18,7 @@ pub fn run(args: Args) -> ExitCode {
         Ok(s) => s,
         Err(message) => return super::usage_error(&message),
     };
-    print!("{}", api::explain::cli_output(&args.file.display().to_string(), &source));
+    // The table quotes the contract: none of its text reaches the terminal raw.
+    print!("{}", terminal::lines(&api::explain::cli_output(&args.file.display().to_string(), &source)));
     ExitCode::SUCCESS
 }

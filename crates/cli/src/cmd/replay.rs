@@ -65,6 +65,9 @@ pub struct Args {
     /// (without it, a keyed log fails instead of reading "keyed, not checked").
     #[arg(long)]
     require_key: bool,
+    /// Pass a log that holds no decision record (by default it fails: nothing was verified).
+    #[arg(long)]
+    allow_empty: bool,
     /// The DECISION.md the run followed: each record's action must follow from its recorded
     /// answers under the block's policy (the `policy` check; a record whose action does not
     /// is a mismatch).
@@ -88,8 +91,13 @@ pub fn run(mut args: Args) -> ExitCode {
         Ok(key) => key,
         Err(e) => return super::usage_error(&e.to_string()),
     };
-    let required =
-        Requirements { head: args.head, seal: args.require_seal, chain: args.require_chain, key: args.require_key };
+    let required = Requirements {
+        head: args.head,
+        seal: args.require_seal,
+        chain: args.require_chain,
+        key: args.require_key,
+        allow_empty: args.allow_empty,
+    };
     let policies = match &args.contract {
         Some(path) => match super::eval::load_contract(path).and_then(PolicyBook::new) {
             Ok(book) => Some(Arc::new(book)),
@@ -255,7 +263,10 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::R
     }
     writeln!(out)?;
     if summary.failed {
-        writeln!(out, "✗ some records are inconsistent, or the log's chain, seal or head does not hold")?;
+        writeln!(
+            out,
+            "✗ some records are inconsistent, a log's chain, seal or head does not hold, or a log was not verified"
+        )?;
     } else if summary.unreadable {
         writeln!(out, "? some logs could not be read")?;
     } else {
@@ -268,7 +279,7 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::R
 fn write_counts(out: &mut impl Write, report: &LogReport) -> io::Result<()> {
     write!(out, "records: {} decisions · {} other events · {} runs", report.records, report.other_events, report.runs)?;
     if report.skipped_lines > 0 {
-        write!(out, " · {} unreadable lines (the append-only format allows a torn last line)", report.skipped_lines)?;
+        write!(out, " · {} unreadable lines", report.skipped_lines)?;
     }
     writeln!(out)?;
     if let Some(session) = &report.session {

@@ -177,8 +177,8 @@ pub fn run(args: Args) -> ExitCode {
         };
         eprintln!(
             "continuing from approval {} ({verdict}): {} at step {} goes through the risk gate again",
-            approval.id,
-            decision_runtime::terminal::one_line(&approval.tool),
+            terminal::one_line(&approval.id),
+            terminal::one_line(&approval.tool),
             approval.step
         );
     }

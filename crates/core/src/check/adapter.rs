@@ -26,7 +26,7 @@ impl Sink<'_, '_> {
             layer: Layer::Adapter,
             message,
             span,
-            block: self.block.map(str::to_string),
+            block: self.block.filter(|_| self.out.keeps(Severity::Error)).map(str::to_string),
             help,
         });
     }

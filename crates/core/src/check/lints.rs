@@ -9,16 +9,10 @@ use crate::names::NameSet;
 use crate::policy::{CompiledPolicy, Predicate, QuestionIndex};
 use crate::vocab;
 
-fn warning(code: &'static str, layer: Layer, span: Span, block: &Block, message: String, help: &str) -> Diagnostic {
-    Diagnostic {
-        code,
-        severity: Severity::Warning,
-        layer,
-        message,
-        span,
-        block: Some(block.id.clone()),
-        help: Some(help.into()),
-    }
+/// Adds a warning of `block` to `out` (with the block id only when `out` keeps it).
+fn warn(out: &mut dyn Sink, code: &'static str, layer: Layer, span: Span, block: &Block, message: String, help: &str) {
+    let block = out.keeps(Severity::Warning).then(|| block.id.clone());
+    out.push(Diagnostic { code, severity: Severity::Warning, layer, message, span, block, help: Some(help.into()) });
 }
 
 /// Duplicate fields and exclusions, and cells both read and excluded (unless the host
@@ -30,27 +24,29 @@ pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>, out:
         let mut seen = NameSet::new();
         for field in &frame.fields {
             if !seen.insert(field.key.as_str()) {
-                out.push(warning(
+                warn(
+                    out,
                     codes::L_DUP_FIELD,
                     Layer::Parse,
                     field.span,
                     block,
                     format!("frame field `{}` is declared twice", field.key),
                     "keep one declaration per field",
-                ));
+                );
             }
         }
         let mut seen = NameSet::new();
         for exclusion in &frame.excluded {
             if !seen.insert(exclusion.field.as_str()) {
-                out.push(warning(
+                warn(
+                    out,
                     codes::L_DUP_EXCLUSION,
                     Layer::Parse,
                     exclusion.span,
                     block,
                     format!("`{}` is excluded twice", exclusion.field),
                     "keep one exclusion per cell",
-                ));
+                );
             }
         }
         if coverage_is_checked {
@@ -63,14 +59,15 @@ pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>, out:
         let sources: NameSet<'_> = frame.fields.iter().map(|f| f.source_cell(projection_cell)).collect();
         for exclusion in &frame.excluded {
             if sources.contains(exclusion.field.as_str()) {
-                out.push(warning(
+                warn(
+                    out,
                     codes::L_READ_AND_EXCLUDED,
                     Layer::Parse,
                     exclusion.span,
                     block,
                     format!("`{}` is both read by a field and excluded", exclusion.field),
                     "remove the exclusion or the field that reads it",
-                ));
+                );
             }
         }
     }
@@ -80,7 +77,7 @@ pub(super) fn frame_lints(contract: &Contract, caps: Option<&Capabilities>, out:
 /// values that name no option.
 pub(super) fn policy_lints(block: &Block, policy: &CompiledPolicy, out: &mut dyn Sink) {
     let lint = |out: &mut dyn Sink, code, span, message: String, help: &str| {
-        out.push(warning(code, Layer::Policy, span, block, message, help));
+        warn(out, code, Layer::Policy, span, block, message, help);
     };
     if let Some(catch_all) = policy.rules.iter().position(|r| r.predicate == Predicate::Fallback) {
         let line = policy.rules.get(catch_all).map_or(0, |r| r.span.line);

@@ -178,7 +178,7 @@ fn policies_into(contract: &Contract, diagnostics: &mut dyn Sink) -> Vec<Compile
                 layer: Layer::Policy,
                 message: format!("predicate `{}` (action {}) does not compile: {error}", rule.text, rule.action),
                 span: rule.span,
-                block: Some(block.id.clone()),
+                block: diagnostics.keeps(Severity::Error).then(|| block.id.clone()),
                 help: compile_help(&error, block),
             });
         }

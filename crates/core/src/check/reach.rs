@@ -132,7 +132,7 @@ pub(super) fn dead_rules(block: &Block, policy: &CompiledPolicy, out: &mut dyn S
                     earlier.span.line
                 ),
                 span: rule.span,
-                block: Some(block.id.clone()),
+                block: out.keeps(severity).then(|| block.id.clone()),
                 help: Some("first match wins: write `>=` tiers from the highest threshold down (and `<` tiers from the lowest up)".into()),
             });
             continue;
@@ -148,7 +148,7 @@ pub(super) fn dead_rules(block: &Block, policy: &CompiledPolicy, out: &mut dyn S
                     rule.text, rule.action
                 ),
                 span: rule.span,
-                block: Some(block.id.clone()),
+                block: out.keeps(Severity::Error).then(|| block.id.clone()),
                 help: Some(format!("use a threshold inside [{low}, {high}]")),
             });
         }

@@ -7,10 +7,12 @@
 //! half of the thresholds someone asked for. The overridden rule's text shows the value
 //! actually used, so reasons and logs never show a stale number.
 
+use std::collections::{HashMap, HashSet};
+
 use thiserror::Error;
 
 use super::compile::decimal;
-use super::{Comparison, CompiledPolicy, Predicate};
+use super::{Comparison, CompiledPolicy, CompiledRule, Predicate};
 use crate::contract::Block;
 use crate::syntax::text::js_trim;
 
@@ -99,9 +101,12 @@ pub enum GateError {
 /// skipped; the same key twice is an error (which value was meant is unknowable).
 pub fn parse_gates(text: &str) -> Result<Vec<Gate>, GateError> {
     let mut gates: Vec<Gate> = Vec::new();
+    // The keys given so far: a hash set keeps the duplicate check linear in a long list.
+    let mut seen: HashSet<GateKey<'_>> = HashSet::new();
     for item in text.split([',', ';', '\n']).map(js_trim).filter(|item| !item.is_empty()) {
-        let gate = parse_gate(item)?;
-        if gates.iter().any(|g| g.block == gate.block && g.question == gate.question && g.tier == gate.tier) {
+        let (key, value) = split_gate(item)?;
+        let gate = key.with(value);
+        if !seen.insert(key) {
             return Err(GateError::Duplicate(gate.key()));
         }
         gates.push(gate);
@@ -109,8 +114,26 @@ pub fn parse_gates(text: &str) -> Result<Vec<Gate>, GateError> {
     Ok(gates)
 }
 
+/// A gate's key, borrowed from the text it was written in.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct GateKey<'t> {
+    block: &'t str,
+    question: &'t str,
+    tier: usize,
+}
+
+impl GateKey<'_> {
+    fn with(self, value: f64) -> Gate {
+        Gate { block: self.block.to_string(), question: self.question.to_string(), tier: self.tier, value }
+    }
+}
+
 /// Parse one `block.question=value` or `block.question[i]=value` item.
 pub fn parse_gate(item: &str) -> Result<Gate, GateError> {
+    split_gate(item).map(|(key, value)| key.with(value))
+}
+
+fn split_gate(item: &str) -> Result<(GateKey<'_>, f64), GateError> {
     let (key, value) = item.split_once('=').ok_or_else(|| GateError::Malformed(item.to_string()))?;
     let (key, value) = (js_trim(key), js_trim(value));
     let (name, tier) = match key.strip_suffix(']').and_then(|k| k.split_once('[')) {
@@ -125,7 +148,7 @@ pub fn parse_gate(item: &str) -> Result<Gate, GateError> {
         return Err(GateError::BadKey(key.to_string()));
     }
     let value = decimal(value).ok_or_else(|| GateError::BadValue { key: key.to_string(), value: value.to_string() })?;
-    Ok(Gate { block: block.to_string(), question: question.to_string(), tier, value })
+    Ok((GateKey { block, question, tier }, value))
 }
 
 /// `[A-Za-z_][A-Za-z0-9_-]*`
@@ -137,53 +160,90 @@ fn is_gate_word(word: &str) -> bool {
 
 /// Apply `gates` to the compiled policies of `blocks` (matched by block id). Returns every
 /// policy, overridden where a gate applies, or the first error with nothing applied.
+///
+/// Blocks, policies and each question's tiers are looked up through indexes built once, so
+/// the work grows with the gates plus the contract, never with their product.
 pub fn apply_gates(
     blocks: &[Block],
     policies: &[CompiledPolicy],
     gates: &[Gate],
 ) -> Result<Vec<CompiledPolicy>, GateError> {
     let mut out = policies.to_vec();
+    // The first block and the first policy of each id, as a search in order would find them.
+    let mut block_of: HashMap<&str, &Block> = HashMap::with_capacity(blocks.len());
+    for block in blocks {
+        block_of.entry(block.id.as_str()).or_insert(block);
+    }
+    let mut policy_of: HashMap<&str, usize> = HashMap::with_capacity(policies.len());
+    for (index, policy) in policies.iter().enumerate() {
+        policy_of.entry(policy.block.as_str()).or_insert(index);
+    }
+    // Each block's questions, and each (policy, question)'s tiers, built when first asked.
+    let mut questions_of: HashMap<&str, HashSet<&str>> = HashMap::new();
+    let mut tiers_of: HashMap<(usize, &str), Vec<usize>> = HashMap::new();
     for gate in gates {
-        let key = gate.key();
-        let block = blocks.iter().find(|b| b.id == gate.block).ok_or_else(|| GateError::UnknownBlock(key.clone()))?;
-        if block.question(&gate.question).is_none() {
-            return Err(GateError::UnknownQuestion(key));
+        let key = || gate.key();
+        let block = *block_of.get(gate.block.as_str()).ok_or_else(|| GateError::UnknownBlock(key()))?;
+        let questions = questions_of
+            .entry(block.id.as_str())
+            .or_insert_with(|| block.questions.iter().map(|q| q.id.as_str()).collect());
+        if !questions.contains(gate.question.as_str()) {
+            return Err(GateError::UnknownQuestion(key()));
         }
-        let policy =
-            out.iter_mut().find(|p| p.block == gate.block).ok_or_else(|| GateError::NoThreshold(key.clone()))?;
-        let tiers: Vec<usize> = threshold_rules(policy, &gate.question).collect();
+        let policy_index = *policy_of.get(gate.block.as_str()).ok_or_else(|| GateError::NoThreshold(key()))?;
+        let tiers = tiers_of.entry((policy_index, gate.question.as_str())).or_insert_with(|| {
+            policies.get(policy_index).map_or_else(Vec::new, |p| threshold_rules(p, &gate.question).collect())
+        });
         if tiers.is_empty() {
-            return Err(GateError::NoThreshold(key));
+            return Err(GateError::NoThreshold(key()));
         }
         let index = *tiers.get(gate.tier).ok_or(GateError::TierOutOfRange {
-            key: key.clone(),
+            key: key(),
             tier: gate.tier,
             tiers: tiers.len(),
         })?;
-        if let Some(rule) = policy.rules.get_mut(index) {
+        if let Some(rule) = out.get_mut(policy_index).and_then(|policy| policy.rules.get_mut(index)) {
             set_threshold(&mut rule.predicate, gate.value);
             rule.text = replace_trailing_number(&rule.text, gate.value);
         }
     }
+    // The `>=` thresholds of each overridden policy, by question, in document order: one
+    // pass over its rules; each (policy, question) is then checked once, at its first gate.
+    let mut thresholds_of: HashMap<usize, HashMap<&str, Vec<f64>>> = HashMap::new();
+    let mut checked: HashSet<(usize, &str)> = HashSet::new();
     for gate in gates {
-        if let Some(policy) = out.iter().find(|p| p.block == gate.block) {
-            let thresholds: Vec<f64> = policy
-                .rules
-                .iter()
-                .filter(|r| is_gte_on(&r.predicate, &gate.question))
-                .filter_map(|r| r.predicate.threshold())
-                .collect();
-            if thresholds.windows(2).any(|w| matches!(w, [a, b] if a <= b)) {
-                return Err(GateError::NotDecreasing {
-                    key: gate.key(),
-                    block: gate.block.clone(),
-                    question: gate.question.clone(),
-                    thresholds,
-                });
-            }
+        let Some(&policy_index) = policy_of.get(gate.block.as_str()) else { continue };
+        if !checked.insert((policy_index, gate.question.as_str())) {
+            continue;
+        }
+        let by_question = thresholds_of
+            .entry(policy_index)
+            .or_insert_with(|| gte_thresholds(out.get(policy_index).map_or(&[][..], |policy| policy.rules.as_slice())));
+        let thresholds = by_question.get(gate.question.as_str()).map_or(&[][..], Vec::as_slice);
+        if thresholds.windows(2).any(|w| matches!(w, [a, b] if a <= b)) {
+            return Err(GateError::NotDecreasing {
+                key: gate.key(),
+                block: gate.block.clone(),
+                question: gate.question.clone(),
+                thresholds: thresholds.to_vec(),
+            });
         }
     }
     Ok(out)
+}
+
+/// The thresholds of the `>=` rules (the tiers that must decrease), by question, in
+/// document order.
+fn gte_thresholds(rules: &[CompiledRule]) -> HashMap<&str, Vec<f64>> {
+    let mut by_question: HashMap<&str, Vec<f64>> = HashMap::new();
+    for rule in rules {
+        if let Predicate::Compare { form, question, threshold, .. } = &rule.predicate
+            && form.comparison() == Comparison::AtLeast
+        {
+            by_question.entry(question.as_str()).or_default().push(*threshold);
+        }
+    }
+    by_question
 }
 
 /// Indices of the rules with a threshold on `question`, in document order (the tiers).
@@ -194,12 +254,6 @@ fn threshold_rules<'a>(policy: &'a CompiledPolicy, question: &'a str) -> impl It
         .enumerate()
         .filter(move |(_, r)| r.predicate.threshold().is_some() && r.predicate.question() == Some(question))
         .map(|(i, _)| i)
-}
-
-/// Whether the predicate is an `>=` threshold on `question` (the tiers that must decrease).
-fn is_gte_on(predicate: &Predicate, question: &str) -> bool {
-    matches!(predicate, Predicate::Compare { form, question: q, .. }
-        if form.comparison() == Comparison::AtLeast && q == question)
 }
 
 fn set_threshold(predicate: &mut Predicate, value: f64) {

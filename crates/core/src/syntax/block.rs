@@ -140,7 +140,7 @@ impl<'a> BlockReader<'a> {
             layer: Layer::Parse,
             message,
             span,
-            block: Some(self.id.to_string()),
+            block: self.diagnostics.keeps(Severity::Error).then(|| self.id.to_string()),
             help,
         });
     }
@@ -152,7 +152,7 @@ impl<'a> BlockReader<'a> {
             layer: Layer::Parse,
             message,
             span,
-            block: Some(self.id.to_string()),
+            block: self.diagnostics.keeps(Severity::Warning).then(|| self.id.to_string()),
             help,
         });
     }
@@ -223,7 +223,9 @@ impl<'a> BlockReader<'a> {
                     Some("frame lines must follow `frame:` (or another frame line) with no blank line between".into()),
                 );
             }
-            if let Some(d) = heading_like_lint(line, t, Some(self.id)) {
+            if let Some(d) =
+                heading_like_lint(line, t, Some(self.id).filter(|_| self.diagnostics.keeps(Severity::Warning)))
+            {
                 self.diagnostics.push(d);
             }
             self.prose(t);

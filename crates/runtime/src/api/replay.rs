@@ -49,10 +49,13 @@ pub fn result_json(path: &str, result: &RecordResult) -> Value {
 }
 
 /// What an auditor requires of a log beyond its records (`--head`, `--require-seal`,
-/// `--require-chain`).
+/// `--require-chain`, `--allow-empty`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Requirements {
-    /// The head the log must end with.
+    /// A log without any decision record passes (by default it fails: nothing in it was
+    /// verified, and an empty file or a file that is not a log looks exactly like that).
+    pub allow_empty: bool,
+    /// A head the log must extend: line `seq` has that hash and every line after it chains to it.
     pub head: Option<LogHead>,
     /// The log must end with its writer's seal.
     pub seal: bool,
@@ -66,7 +69,7 @@ pub struct Requirements {
 /// Why a log fails beyond its records: a stripped chain, a seal that does not hold, a
 /// requirement it does not meet, a head that is not its own.
 pub fn log_problems(report: &LogReport, required: &Requirements) -> Vec<String> {
-    let mut problems = Vec::new();
+    let mut problems: Vec<String> = unverified(report, required.allow_empty).into_iter().collect();
     if report.chain_status() == ChainStatus::Missing {
         problems.push(
             "the header says the log was written with a hash chain, and no line carries one: the chain was stripped"
@@ -126,6 +129,22 @@ fn head_problem(report: &LogReport, expected: LogHead, problems: &mut Vec<String
             None => problems.push(format!("--head {expected}: the log has no chained line")),
         },
     }
+/// Why a log's verdict would say nothing about it: it holds no decision record (unless
+/// `allow_empty`), or some of its lines could not be read at all (a torn last line is not
+/// counted: the append-only format allows it). `None` when every line was read.
+pub fn unverified(report: &LogReport, allow_empty: bool) -> Option<String> {
+    let unreadable = report.skipped_lines.saturating_sub(u64::from(report.torn_tail.is_some()));
+    if report.records == 0 && !allow_empty {
+        let lines = if unreadable > 0 { format!(" and {unreadable} unreadable lines") } else { String::new() };
+        return Some(format!(
+            "nothing was verified: the file holds no decision record{lines} (it is empty or not a session log; --allow-empty accepts a log without records)"
+        ));
+    }
+    (unreadable > 0).then(|| {
+        format!(
+            "{unreadable} unreadable lines were not verified (not a session log's lines, or changed; listed as skipped)"
+        )
+    })
 }
 
 /// The counts and the chain status of every log replayed so far, and one entry per log.
