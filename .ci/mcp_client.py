@@ -2,9 +2,8 @@
 filesystem server (run by .ci/mcp.sh, which installs both, pinned).
 
 Checks, as a user would see them: a read tool runs; write_file, edit_file and move_file never
-change a file without an approval (refused with --approvals deny, held with queue); a held
-write released by `decision approve` from another process runs exactly once; every log
-verifies with `decision replay --require-seal`. Then measures the latency a forwarded read
+change a file without an approval (refused with --approvals deny, the only approval mode
+this version serves); every log verifies with `decision replay --require-seal`. Then measures the latency a forwarded read
 call gains through the gateway against calling the server directly, in the same run.
 
 Usage: mcp_client.py DECISION_BIN SERVER_JS WORKDIR
@@ -73,38 +72,6 @@ async def deny_session(log):
     print("  deny: the read ran; write_file, edit_file and move_file were refused; nothing changed")
 
 
-def pending(log):
-    out = subprocess.run([DECISION, "approvals", "--format", "json", log], capture_output=True, text=True, timeout=30)
-    return json.loads(out.stdout or "[]")
-
-
-async def queue_session(log):
-    target = os.path.join(ROOT, "approved.txt")
-    async with stdio_client(gateway(log, "--approvals", "queue", "--approval-timeout", "120")) as (r, w):
-        async with ClientSession(r, w) as s:
-            await s.initialize()
-            await s.list_tools()
-            call = asyncio.create_task(s.call_tool("write_file", {"path": target, "content": "approved\n"}))
-            waiting = []
-            for _ in range(600):
-                waiting = pending(log)
-                if waiting:
-                    break
-                await asyncio.sleep(0.1)
-            assert len(waiting) == 1 and waiting[0]["tool"] == "write_file", waiting
-            assert not os.path.exists(target), "nothing runs before the approval"
-            approve = subprocess.run([DECISION, "approve", log, waiting[0]["id"]], capture_output=True, text=True, timeout=30)
-            assert approve.returncode == 0, approve.stderr
-            res = await asyncio.wait_for(call, 60)
-            assert not res.isError, res
-            assert read(target) == "approved\n"
-            again = subprocess.run([DECISION, "approve", log, waiting[0]["id"]], capture_output=True, text=True, timeout=30)
-            assert again.returncode != 0, "an approval is answered once"
-    events = [json.loads(l).get("e", {}) for l in open(log)]
-    assert sum(e.get("type") == "tool:call" and e.get("tool") == "write_file" for e in events) == 1
-    print("  queue: the held write ran once, after `decision approve` from another process")
-
-
 async def timed_reads(params, label):
     note = os.path.join(ROOT, "note.txt")
     async with stdio_client(params) as (r, w):
@@ -129,7 +96,6 @@ async def main():
     logs = os.path.join(WORK, "logs")
     os.makedirs(logs, exist_ok=True)
     await deny_session(os.path.join(logs, "deny.jsonl"))
-    await queue_session(os.path.join(logs, "queue.jsonl"))
     direct_median, direct_p99 = await timed_reads(direct(), "direct")
     gw_median, gw_p99 = await timed_reads(gateway(os.path.join(logs, "bench.jsonl")), "gateway")
     print(f"  latency of read_text_file over {CALLS} calls, debug or release as built:")

@@ -152,7 +152,11 @@ fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 }
 
 fn verify(log: &Path) -> String {
-    let out = Command::new(BIN).args(["replay", "--require-seal"]).arg(log).output().unwrap();
+    verify_with(log, &[])
+}
+
+fn verify_with(log: &Path, options: &[&str]) -> String {
+    let out = Command::new(BIN).args(["replay", "--require-seal"]).args(options).arg(log).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "replay --require-seal fails:\n{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("seal: sealed"), "{text}");
@@ -209,6 +213,7 @@ fn a_read_runs_a_destructive_call_is_refused_and_bad_input_is_answered_while_ser
 }
 
 #[test]
+#[ignore = "queue and elicit approvals are refused until the gateway binds answers as the runtime's approvals do (docs/mcp-gateway.md)"]
 fn a_queued_call_runs_exactly_once_after_an_approval_from_another_process() {
     if !python_available() {
         return;
@@ -253,11 +258,12 @@ fn a_queued_call_runs_exactly_once_after_an_approval_from_another_process() {
 }
 
 #[test]
+#[ignore = "queue and elicit approvals are refused until the gateway binds answers as the runtime's approvals do (docs/mcp-gateway.md)"]
 fn a_held_call_nobody_answers_is_refused_after_the_timeout_and_a_denial_refuses_at_once() {
     if !python_available() {
         return;
     }
-    let mut gw = Gateway::start(&["--approval-timeout", "1"], &[]);
+    let mut gw = Gateway::start(&["--approvals", "queue", "--approval-timeout", "1"], &[]);
     gw.handshake();
     let started = Instant::now();
     let response = gw.call(3, "write_note", json!({"n": 1}));
@@ -359,7 +365,28 @@ fn sigterm_ends_the_session_with_a_sealed_log() {
     gw.child.stderr.take().map(|mut s| s.read_to_string(&mut stderr));
     let (log, lines, _dir) = gw.close();
     assert!(lines.iter().any(|l| l.contains("stopped by a signal")), "{lines:?}");
-    verify(&log);
+    // No call was made, so the sealed log holds no decision record.
+    verify_with(&log, &["--allow-empty"]);
+}
+
+#[test]
+fn queue_and_elicit_approvals_are_refused_before_anything_starts() {
+    for mode in ["queue", "elicit"] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("session.jsonl");
+        let out = Command::new(BIN)
+            .args(["mcp", "--approvals", mode, "--log"])
+            .arg(&log)
+            .args(["--", "python3", "-c", "pass"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{mode}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("not available in this version"), "{stderr}");
+        assert!(!log.exists(), "no log is created for a refused mode");
+    }
+    // The default is deny, which starts.
+    assert!(Command::new(BIN).args(["mcp", "--help"]).output().unwrap().status.success());
 }
 
 #[test]
@@ -382,6 +409,7 @@ fn a_contract_the_gateway_cannot_honour_is_refused_before_anything_starts() {
 }
 
 #[test]
+#[ignore = "queue and elicit approvals are refused until the gateway binds answers as the runtime's approvals do (docs/mcp-gateway.md)"]
 fn elicit_asks_the_person_through_the_client_and_runs_only_an_accepted_call() {
     if !python_available() {
         return;

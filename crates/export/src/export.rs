@@ -1,42 +1,16 @@
 //! Export of many logs into one file.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use decision::log::ReplayOptions;
-use thiserror::Error;
 
+pub use crate::error::ExportError;
 use crate::log_rows::read_log_rows;
 use crate::sink::{Format, open_sink};
 
 /// How many failing logs a summary names (all are counted).
 const FAILED_LISTED: usize = 100;
-
-/// Why an export stopped.
-#[derive(Debug, Error)]
-#[non_exhaustive]
-pub enum ExportError {
-    /// A log could not be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// The log (or directory).
-        path: PathBuf,
-        /// The I/O error.
-        source: io::Error,
-    },
-    /// The output could not be written.
-    #[error("cannot write the output: {0}")]
-    Output(io::Error),
-    /// The Parquet writer failed.
-    #[error("cannot write the Parquet file: {0}")]
-    Parquet(#[from] parquet::errors::ParquetError),
-    /// An Arrow batch could not be built.
-    #[error("cannot build the Arrow batch: {0}")]
-    Arrow(#[from] arrow_schema::ArrowError),
-    /// The CSV writer failed.
-    #[error("cannot write the CSV file: {0}")]
-    Csv(#[from] csv::Error),
-}
 
 /// How to export.
 #[derive(Debug, Clone, Default)]

@@ -19,6 +19,7 @@
 
 #![deny(missing_docs)]
 
+mod error;
 mod export;
 mod lines;
 mod log_rows;

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::export::ExportError;
+use crate::error::ExportError;
 use crate::lines::{LineRead, read_line};
 use crate::row::Row;
 

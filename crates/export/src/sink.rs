@@ -11,7 +11,7 @@ use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
-use crate::export::ExportError;
+use crate::error::ExportError;
 use crate::row::Row;
 use crate::schema::{SCHEMA_KEY, SCHEMA_VERSION, arrow_schema};
 

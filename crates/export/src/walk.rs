@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use walkdir::WalkDir;
 
-use crate::export::ExportError;
+use crate::error::ExportError;
 
 /// Files under a directory are taken as logs when their name ends with this.
 pub const LOG_EXTENSION: &str = "jsonl";

@@ -9,7 +9,36 @@ use lsp_types::{
 };
 use serde_json::Value;
 
-use crate::server::{Failure, Open};
+use decision::check::Report;
+use lsp_server::ErrorCode;
+use lsp_types::Uri;
+
+use crate::text::Document;
+
+/// A checked open document.
+pub struct Open {
+    /// The document's URI.
+    pub uri: Uri,
+    /// The text and its index.
+    pub doc: Document,
+    /// The last check of the text.
+    pub report: Report,
+}
+
+/// A request's failure: a JSON-RPC error code and message.
+pub struct Failure {
+    /// The JSON-RPC error code.
+    pub code: ErrorCode,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl Failure {
+    /// Params that do not have the method's shape.
+    pub fn invalid_params(method: &str, error: impl std::fmt::Display) -> Failure {
+        Failure { code: ErrorCode::InvalidParams, message: format!("invalid params for {method}: {error}") }
+    }
+}
 
 /// The `initialize` result: incremental sync, UTF-16 positions, and the requests below.
 pub fn initialize_result() -> Value {

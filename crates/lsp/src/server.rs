@@ -10,7 +10,7 @@ use std::io::{self, BufRead, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
-use decision::check::{self, CheckOptions, Report};
+use decision::check::{self, CheckOptions};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::{
     DiagnosticSeverity, DidChangeConfigurationParams, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
@@ -19,7 +19,7 @@ use lsp_types::{
 use serde_json::Value;
 
 use crate::diagnostics;
-use crate::features;
+use crate::features::{self, Failure, Open};
 use crate::settings::{CapabilitiesCache, Host, Settings};
 use crate::text::Document;
 use crate::transport::{self, Frame};
@@ -33,16 +33,6 @@ pub enum Ending {
     ExitWithoutShutdown,
     /// The input ended without `exit`: the client has gone (exit status 1).
     EndOfInput,
-}
-
-/// A checked open document.
-pub struct Open {
-    /// The document's URI.
-    pub uri: Uri,
-    /// The text and its index.
-    pub doc: Document,
-    /// The last check of the text.
-    pub report: Report,
 }
 
 /// The server's state between messages.
@@ -83,21 +73,6 @@ pub fn serve(input: impl BufRead, output: impl Write, settings: Settings) -> io:
         }
     }
     Ok(Ending::EndOfInput)
-}
-
-/// A request's failure: a JSON-RPC error code and message.
-pub struct Failure {
-    /// The JSON-RPC error code.
-    pub code: ErrorCode,
-    /// What went wrong.
-    pub message: String,
-}
-
-impl Failure {
-    /// Params that do not have the method's shape.
-    pub fn invalid_params(method: &str, error: impl std::fmt::Display) -> Failure {
-        Failure { code: ErrorCode::InvalidParams, message: format!("invalid params for {method}: {error}") }
-    }
 }
 
 impl<W: Write> Server<W> {

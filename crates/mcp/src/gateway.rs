@@ -415,7 +415,7 @@ impl<'a> Gateway<'a> {
                 ApprovalMode::Deny => {
                     let why = format!(
                         "the contract asks a person to approve this call ({rule}), and this gateway refuses such calls (--approvals deny); \
-                         run the gateway with --approvals queue to let a person approve it"
+                         a contract whose policy lets this call run would allow it"
                     );
                     self.refuse(&id, step, &tool, &why)
                 }

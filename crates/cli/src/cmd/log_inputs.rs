@@ -8,7 +8,8 @@ use decision_runtime::terminal;
 /// The logs `inputs` name, or the message of the first path that cannot be read.
 /// A directory without any log is an error, so a mistyped path never passes as an empty fleet.
 pub fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let logs = decision_export::expand_inputs(inputs).map_err(|e| terminal::one_line(&e.to_string()).into_owned())?;
+    let logs = decision_export::expand_inputs(inputs)
+        .map_err(|e| format!("cannot read {}", terminal::one_line(&e.to_string())))?;
     if logs.is_empty() {
         let named: Vec<String> =
             inputs.iter().map(|p| terminal::one_line(&p.display().to_string()).into_owned()).collect();

@@ -9,7 +9,7 @@ use decision_protocol::record::{EventRead, REPLAY_NOTES, Rules, VerifyOutcome, r
 use serde_json::{Map, Value, json};
 
 use crate::log::SEAL_KEY_VARIABLE;
-use crate::log::replay::{ChainBreak, MacCheck};
+use crate::log::replay::{ChainBreak, MacCheck, head_problem};
 use crate::log::{ChainStatus, LogHead, LogReport, RecordResult, ReplayOptions, SealStatus, replay_reader};
 
 /// A step as JavaScript would print it: integral values without a fraction.
@@ -99,36 +99,11 @@ pub fn log_problems(report: &LogReport, required: &Requirements) -> Vec<String> 
         }
     }
     if let Some(expected) = required.head {
-        head_problem(report, expected, &mut problems);
+        problems.extend(head_problem(report, expected));
     }
     problems
 }
 
-/// A head is a prefix check: the line carrying its `seq` has its hash, and every line after
-/// it chains to it (the chain is intact), so a head printed at the end of any run keeps
-/// verifying the log once later runs extended it.
-fn head_problem(report: &LogReport, expected: LogHead, problems: &mut Vec<String>) {
-    if report.head == Some(expected) && report.chain_status() == ChainStatus::Intact {
-        return;
-    }
-    match report.head_found {
-        Some(found) if !found.matches => problems.push(format!(
-            "--head {expected}: line {} carries seq {} and its SHA-256 is not the head's (the log was changed up to there)",
-            found.line, expected.seq
-        )),
-        Some(_) if report.chain_status() != ChainStatus::Intact => problems.push(format!(
-            "--head {expected}: the chain is {}, so the lines after the head do not follow from it",
-            report.chain_status().as_str()
-        )),
-        Some(_) => {}
-        None => match report.head {
-            Some(head) => problems.push(format!(
-                "--head {expected}: no line carries seq {} (the log's head is {head})",
-                expected.seq
-            )),
-            None => problems.push(format!("--head {expected}: the log has no chained line")),
-        },
-    }
 /// Why a log's verdict would say nothing about it: it holds no decision record (unless
 /// `allow_empty`), or some of its lines could not be read at all (a torn last line is not
 /// counted: the append-only format allows it). `None` when every line was read.

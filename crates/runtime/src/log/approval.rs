@@ -282,12 +282,7 @@ pub fn verify_log(path: &Path, options: &VerifyOptions) -> Result<Verified, Refu
         let why = if keyed { "the log is keyed" } else { "a key is required" };
         return Err(refuse(None, format!("{why} and ${SEAL_KEY_VARIABLE} is not set: nothing is checked or acted on")));
     }
-    let mut problems = Vec::new();
-    if let Some(head) = options.head {
-        let required = crate::api::replay::Requirements { head: Some(head), ..Default::default() };
-        problems = crate::api::replay::log_problems(&report, &required);
-    }
-    if let Some(problem) = problems.into_iter().next() {
+    if let Some(problem) = options.head.and_then(|head| super::replay::head_problem(&report, head)) {
         return Err(refuse(report.head_found.map(|f| f.line), problem));
     }
     let authenticated = options.key.is_some();

@@ -899,3 +899,28 @@ impl Merger {
         }
     }
 }
+
+/// What is wrong with `report` against the head `expected`, if anything. A head is a prefix
+/// check: the line carrying its `seq` has its hash, and every line after it chains to it (the
+/// chain is intact), so a head printed at the end of any run keeps verifying the log once
+/// later runs extended it.
+pub fn head_problem(report: &LogReport, expected: LogHead) -> Option<String> {
+    if report.head == Some(expected) && report.chain_status() == ChainStatus::Intact {
+        return None;
+    }
+    match report.head_found {
+        Some(found) if !found.matches => Some(format!(
+            "--head {expected}: line {} carries seq {} and its SHA-256 is not the head's (the log was changed up to there)",
+            found.line, expected.seq
+        )),
+        Some(_) if report.chain_status() != ChainStatus::Intact => Some(format!(
+            "--head {expected}: the chain is {}, so the lines after the head do not follow from it",
+            report.chain_status().as_str()
+        )),
+        Some(_) => None,
+        None => Some(match report.head {
+            Some(head) => format!("--head {expected}: no line carries seq {} (the log's head is {head})", expected.seq),
+            None => format!("--head {expected}: the log has no chained line"),
+        }),
+    }
+}
