@@ -26,7 +26,7 @@ def test_close_seals_the_log_and_replay_requires_it(decision: Path, tmp_path: Pa
     assert log.closed and log.close() is None
     last = lines(log_path)[-1]
     assert last["kind"] == "seal" and last["lines"] == 2 and last["run"] == 0
-    status, out, err = run(decision, "replay", "--require-seal", str(log_path))
+    status, out, err = run(decision, "replay", "--require-seal", "--allow-empty", str(log_path))
     assert status == 0, out + err
 
 
@@ -35,10 +35,10 @@ def test_a_log_left_open_is_unfinished(decision: Path, tmp_path: Path) -> None:
     log = dc.SessionLog(log_path)
     log.append_event("note", {"n": 1})
     log.commit()
-    status, out, err = run(decision, "replay", "--require-seal", str(log_path))
+    status, out, err = run(decision, "replay", "--require-seal", "--allow-empty", str(log_path))
     assert status == 1, out + err
     log.close()
-    assert run(decision, "replay", "--require-seal", str(log_path))[0] == 0
+    assert run(decision, "replay", "--require-seal", "--allow-empty", str(log_path))[0] == 0
 
 
 def test_the_context_manager_seals_and_a_reopened_log_is_the_next_run(decision: Path, tmp_path: Path) -> None:
@@ -51,7 +51,7 @@ def test_the_context_manager_seals_and_a_reopened_log_is_the_next_run(decision: 
     seals = [r for r in records if r.get("kind") == "seal"]
     assert [s["run"] for s in seals] == [0, 1]
     assert records[-2]["run"] == 1
-    assert run(decision, "replay", "--require-seal", str(log_path))[0] == 0
+    assert run(decision, "replay", "--require-seal", "--allow-empty", str(log_path))[0] == 0
 
 
 def test_a_keyed_seal_verifies_with_the_key_only(decision: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,9 +60,9 @@ def test_a_keyed_seal_verifies_with_the_key_only(decision: Path, tmp_path: Path,
     with dc.SessionLog(log_path) as log:
         log.append_event("note", {"n": 1})
     assert "mac" in lines(log_path)[-1]
-    assert run(decision, "replay", "--require-seal", str(log_path))[0] == 0
+    assert run(decision, "replay", "--require-seal", "--allow-empty", str(log_path))[0] == 0
     monkeypatch.setenv("DECISION_LOG_KEY", "another-key-of-sixteen-bytes")
-    status, out, err = run(decision, "replay", "--require-seal", str(log_path))
+    status, out, err = run(decision, "replay", "--require-seal", "--allow-empty", str(log_path))
     assert status == 1, out + err
 
 
@@ -80,5 +80,5 @@ def test_ask_with_a_log_path_records_a_sealed_run_each_time(decision: Path, tmp_
         contract.ask("needs_tool", {"task": "Which file defines apply_discount?"}, provider="mock", log=str(log_path))
     seals = [r for r in lines(log_path) if r.get("kind") == "seal"]
     assert [s["run"] for s in seals] == [0, 1]
-    assert run(decision, "replay", "--require-seal", str(log_path))[0] == 0
+    assert run(decision, "replay", "--require-seal", "--allow-empty", str(log_path))[0] == 0
     os.remove(log_path)
