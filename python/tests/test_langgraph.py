@@ -24,7 +24,7 @@ from langgraph.prebuilt import tools_condition  # noqa: E402
 from langgraph.types import Command  # noqa: E402
 
 import decision_contract as dc  # noqa: E402
-from conftest import REPO, run  # noqa: E402
+from conftest import KNOWN_UNBOUND, KNOWN_UNBOUND_REASON, REPO, run  # noqa: E402
 from decision_contract.integrations.langgraph import DecisionToolNode  # noqa: E402
 
 RAN: List[str] = []
@@ -95,9 +95,6 @@ def verified(decision: Path, log: Path) -> None:
     assert status == 0, out + err
 
 
-
-# A known defect, tracked: see the reason.
-KNOWN_UNBOUND = pytest.mark.xfail(strict=True, reason="approval answers recorded by the integrations are not bound to their call yet (the session log now requires every answer to carry its binding): a log that holds an approval does not pass decision replay — docs/python-frameworks.md")
 
 @pytest.fixture(autouse=True)
 def clean() -> None:
@@ -182,7 +179,7 @@ def test_arguments_that_fail_the_schema_run_nothing_and_ask_nobody(tmp_path: Pat
         ({"approved": True, "id": "ap-other-123"}, "is for approval 'ap-other-123'"),
     ],
 )
-@pytest.mark.xfail(strict=False, reason="approval answers recorded by the integrations are not bound to their call yet (the session log now requires every answer to carry its binding): a log that holds an approval does not pass decision replay — docs/python-frameworks.md")
+@pytest.mark.xfail(strict=False, reason=KNOWN_UNBOUND_REASON)
 def test_a_bad_answer_is_refused_and_runs_nothing(decision: Path, tmp_path: Path, value: Any, complaint: str) -> None:
     log = tmp_path / "log.jsonl"
     with DecisionToolNode(TOOLS, log=log) as node:

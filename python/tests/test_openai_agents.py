@@ -19,7 +19,7 @@ from agents.models.interface import Model  # noqa: E402
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
 
 import decision_contract as dc  # noqa: E402
-from conftest import REPO, run  # noqa: E402
+from conftest import KNOWN_UNBOUND, REPO, run  # noqa: E402
 from decision_contract.integrations.openai_agents import DecisionGuard  # noqa: E402
 
 set_tracing_disabled(True)
@@ -79,9 +79,6 @@ def verified(decision: Path, log: Path) -> None:
     assert status == 0, out + err
 
 
-
-# A known defect, tracked: see the reason.
-KNOWN_UNBOUND = pytest.mark.xfail(strict=True, reason="approval answers recorded by the integrations are not bound to their call yet (the session log now requires every answer to carry its binding): a log that holds an approval does not pass decision replay — docs/python-frameworks.md")
 
 @pytest.fixture(autouse=True)
 def clean() -> None:
