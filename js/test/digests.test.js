@@ -6,13 +6,18 @@ const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const dc = require('..');
-const { SHARED } = require('./helpers');
+const { REFERENCE } = require('./helpers');
 
-const vectors = JSON.parse(fs.readFileSync(path.join(SHARED, 'vectors', 'digests.json'), 'utf8'));
+// Without the reference files there are no vectors (test/reference.test.js says so).
+const vectors = REFERENCE
+  ? JSON.parse(fs.readFileSync(path.join(REFERENCE, 'vectors', 'digests.json'), 'utf8'))
+  : { frame: [], request: [], stringify: [] };
 
-test('the shared vectors file has every kind of vector', () => {
-  assert.ok(vectors.frame.length >= 10 && vectors.request.length >= 5 && vectors.stringify.length >= 5);
-});
+if (REFERENCE) {
+  test('the shared vectors file has every kind of vector', () => {
+    assert.ok(vectors.frame.length >= 10 && vectors.request.length >= 5 && vectors.stringify.length >= 5);
+  });
+}
 
 for (const v of vectors.frame) {
   test(`frame vector ${v.name}`, () => {

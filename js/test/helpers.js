@@ -9,6 +9,12 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const SHARED = process.env.DECISION_REFERENCE_DIR
   ? path.resolve(process.env.DECISION_REFERENCE_DIR)
   : path.resolve(ROOT, '..', 'shared');
+/** The reference conformance files the suite compares with, when they are present
+ *  (DECISION_REFERENCE_DIR, or ../shared beside the repository): else `null`, and the tests
+ *  that need them are not registered; test/reference.test.js prints the one line saying so. */
+const REFERENCE_FILES = ['fixtures/jevloop/DECISION.md', 'fixtures/jevloop/custom-graph.DECISION.md', 'vectors/digests.json'];
+const REFERENCE_MISSING = REFERENCE_FILES.filter((file) => !fs.existsSync(path.join(SHARED, file)));
+const REFERENCE = REFERENCE_MISSING.length === 0 ? SHARED : null;
 const CLI = process.env.DECISION_BIN
   || path.join(process.env.CARGO_TARGET_DIR ? path.resolve(ROOT, process.env.CARGO_TARGET_DIR) : path.join(ROOT, 'target'), 'debug', 'decision');
 
@@ -45,4 +51,4 @@ function scratch(name) {
   return dir;
 }
 
-module.exports = { ROOT, SHARED, CLI, cli, cliJson, read, sameJson, scratch };
+module.exports = { ROOT, SHARED, REFERENCE, REFERENCE_MISSING, CLI, cli, cliJson, read, sameJson, scratch };

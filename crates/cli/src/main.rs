@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod cmd;
 mod provider;
@@ -58,6 +58,16 @@ enum Command {
     Mcp(cmd::mcp::Args),
     /// Serve the language server on stdio: diagnostics, hover and more in an editor.
     Lsp(cmd::lsp::Args),
+    /// Print a shell's completion script (e.g. `decision completions bash > ~/.local/share/bash-completion/completions/decision`).
+    Completions(CompletionsArgs),
+}
+
+/// `decision completions`.
+#[derive(clap::Args)]
+struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
 }
 
 /// The exit status of a command whose output was closed before it finished (`decision … |
@@ -104,5 +114,9 @@ fn main() -> ExitCode {
         Command::Approve(args) => cmd::approvals::approve(args),
         Command::Mcp(args) => cmd::mcp::run(args),
         Command::Lsp(args) => cmd::lsp::run(args),
+        Command::Completions(args) => {
+            clap_complete::generate(args.shell, &mut Cli::command(), "decision", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
     }
 }

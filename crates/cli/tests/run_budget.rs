@@ -111,3 +111,46 @@ fn a_server_sending_one_byte_a_second_cannot_stretch_a_run_past_its_budget() {
     assert!(!text.contains("retrying in"), "no timeout is retried past the budget");
     assert!(server.connections.load(Ordering::SeqCst) >= 1);
 }
+
+/// `decision ask --timeout-ms` bounds the whole call, retries included: against the same
+/// trickling server a 1.5 s limit ends the call by then (plus the process's own start), where
+/// a limit per attempt let each retry take 1.5 s more.
+#[test]
+fn ask_timeout_bounds_the_whole_call_not_each_attempt() {
+    let server = Trickle::start();
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/support-triage");
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let (contract, state) = (format!("{examples}/DECISION.md"), format!("{examples}/state.json"));
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_decision"))
+        .args(["ask", &contract, "--block", "is_actionable", "--state", &state, "--cells", "state"])
+        .args(["--provider", "systemone", "--url", &url, "--timeout-ms", "1500"])
+        .env_remove("TYPESAFE_API_KEY")
+        .env_remove("DECISION_GENERATOR_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded: a call that outlasts 20 s is killed and fails the test.
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = started.elapsed();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let mut stdout = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    assert!(status.is_some(), "the call was still going after {elapsed:?}");
+    assert!(elapsed.as_secs_f64() < 1.5 + 1.5, "the call took {elapsed:?}: {stderr}");
+    // The model was not reached in time: the block escalates (fail closed), it does not pass.
+    assert!(!stdout.contains("→ continue") && !stderr.contains("→ continue"), "{stdout}{stderr}");
+    assert!(server.connections.load(Ordering::SeqCst) >= 1);
+}

@@ -5,12 +5,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use decision_runtime::api;
 use decision_runtime::decide::{Decider, NodeDecision, NodeSpec};
 use decision_runtime::log::{FsyncPolicy, LogHeader, SealKey, SessionLog, next_run, now_ms};
-use decision_runtime::provider::{DecisionProvider, OpenAiMode};
+use decision_runtime::provider::{DecisionProvider, OpenAiMode, WithDeadline};
 use decision_runtime::terminal;
 use serde_json::{Map, Value};
 
@@ -68,7 +68,7 @@ pub struct Args {
     /// Which OpenAI-compatible endpoint to use.
     #[arg(long, value_enum, default_value_t = OpenAiApi::Chat)]
     openai_api: OpenAiApi,
-    /// Request timeout in milliseconds.
+    /// The whole call's time limit in milliseconds, every attempt and retry included.
     #[arg(long, default_value_t = 30_000)]
     timeout_ms: u64,
     /// The candidates a `dynamic:` block offers: `{"question": {"id": "criterion", …}}`.
@@ -131,7 +131,11 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
         frame_digest: artifact.as_ref().map(|a| a.digest.clone()),
         model: args.model.clone(),
     };
-    let decider = Decider::new(provider).with_timeout(Duration::from_millis(args.timeout_ms));
+    // `--timeout-ms` bounds the whole call: every attempt and retry shares one deadline, so
+    // no retry starts (or runs) past it.
+    let timeout = Duration::from_millis(args.timeout_ms);
+    let bounded: Arc<dyn DecisionProvider> = Arc::new(WithDeadline::new(provider, Instant::now() + timeout));
+    let decider = Decider::new(bounded).with_timeout(timeout);
     let mut decision = decider.decide(&spec).map_err(|e| e.to_string())?;
     if decision.valid {
         decision.reason = gated.reason(&decision.reason, decision.rule);

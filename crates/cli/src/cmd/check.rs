@@ -38,6 +38,10 @@ pub fn run(args: Args) -> ExitCode {
             Ok(s) => s,
             Err(message) => {
                 eprintln!("error: {message}");
+                // The document says so too: a reader of the JSON alone sees every file given.
+                if args.format == Format::Json {
+                    files.push(api::check::unreadable_file_json(&path.display().to_string(), &message));
+                }
                 io_error = true;
                 continue;
             }

@@ -218,6 +218,13 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::R
             }
         };
         write_counts(&mut out, &report)?;
+        if let Some(contract) = &args.contract {
+            writeln!(
+                out,
+                "policy: each decision's action was checked against the policy of {} (the `policy` check above)",
+                terminal::one_line(&contract.display().to_string())
+            )?;
+        }
         // Logs with approvals also have their approvals checked (other logs print as before).
         match verify_approvals_with(path, options.seal_key.as_ref(), options.max_line) {
             Ok(audit) if audit.approvals > 0 => {
@@ -311,6 +318,11 @@ fn write_chain(out: &mut impl Write, report: &LogReport) -> io::Result<()> {
             writeln!(out, "chain: broken ({} breaks)", report.chain_breaks)?;
             for ChainBreak { line, reason } in &report.breaks {
                 writeln!(out, "  ✗ line {line}: {}", terminal::one_line(reason))?;
+            }
+            // Past the listed ones the breaks are counted only: say how many are not shown.
+            let unlisted = report.chain_breaks.saturating_sub(report.breaks.len() as u64);
+            if unlisted > 0 {
+                writeln!(out, "  … and {unlisted} more")?;
             }
             Ok(())
         }

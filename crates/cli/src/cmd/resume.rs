@@ -80,7 +80,16 @@ pub fn run(args: Args) -> ExitCode {
         Ok(point) => point,
         Err(e) => return super::usage_error(&e.to_string()),
     };
-    log.set_run(point.run + 1);
+    // The last possible run index has no next one: refused, never wrapped round to run 0
+    // (which would make the log's runs ambiguous).
+    let Some(next) = point.run.checked_add(1) else {
+        return super::usage_error(&format!(
+            "nothing was resumed: {} ends with run {}, the last run index there is; start a new log with `decision run`",
+            terminal::one_line(&args.log.display().to_string()),
+            point.run
+        ));
+    };
+    log.set_run(next);
     let flag = |key: &str| point.start.get(key).and_then(Value::as_bool).unwrap_or(false);
     let (workdir, allow_write, allow_delete) = match &args.workdir {
         Some(given) => {

@@ -20,7 +20,7 @@ use decision_coding_host::{
 };
 use decision_outcomes::{ContractSet, load_contracts};
 use decision_runtime::graph::{EventSink, FnSink, Tee};
-use decision_runtime::log::{FsyncPolicy, LogHeader, SealKey, SessionLog, now_ms, read_head};
+use decision_runtime::log::{FsyncPolicy, LogError, LogHeader, SealKey, SessionLog, now_ms, read_head};
 use decision_runtime::provider::{ApiKey, OpenAiMode, OpenAiProvider};
 use decision_runtime::terminal;
 use serde_json::{Map, Value, json};
@@ -214,7 +214,7 @@ pub fn open_log(path: &Path, workdir: Option<&Path>, run: Option<u64>) -> Result
     }
     let mut log = match run {
         // A torn last line left by a killed process is removed (it is the uncommitted group).
-        Some(_) => SessionLog::open_repairing(path, FsyncPolicy::Never).map(|(log, repair)| {
+        Some(_) => SessionLog::open_repairing(path, FsyncPolicy::Never).map_err(|e| e.to_string()).map(|(log, repair)| {
             if let Some(repair) = repair {
                 eprintln!(
                     "repaired {}: line {} was cut short when the process stopped ({} bytes of a write that never completed, so nothing it recorded took effect); it was removed",
@@ -234,10 +234,19 @@ pub fn open_log(path: &Path, workdir: Option<&Path>, run: Option<u64>) -> Result
                 created_at_ms: now_ms(),
                 cwd: workdir.and_then(|w| std::fs::canonicalize(w).ok()).map(|p| p.display().to_string()),
             };
-            SessionLog::create(path, &header, FsyncPolicy::Never)
+            SessionLog::create(path, &header, FsyncPolicy::Never).map_err(|e| match &e {
+                // A log is never overwritten: what it recorded is the run's evidence.
+                LogError::Io { source, .. } if source.kind() == std::io::ErrorKind::AlreadyExists => format!(
+                    "{} already exists, and a session log is never overwritten: give a new path with --log, \
+                     or continue the run it records with `decision resume {}`",
+                    terminal::one_line(&path.display().to_string()),
+                    terminal::one_line(&path.display().to_string())
+                ),
+                _ => e.to_string(),
+            })
         }
     }
-    .map_err(|e| e.to_string())?;
+?;
     if let Some(run) = run {
         log.set_run(run);
     }

@@ -33,6 +33,12 @@ pub fn file_json(path: Option<&str>, report: &Report) -> Value {
     Value::Object(file)
 }
 
+/// The object of a file that could not be read: `path`, `ok` (false) and `error`, the reason
+/// (the other keys of [`file_json`] are absent: nothing was checked).
+pub fn unreadable_file_json(path: &str, error: &str) -> Value {
+    json!({ "path": path, "ok": false, "error": error })
+}
+
 /// The whole document: `{"files": [...]}`.
 pub fn document(files: Vec<Value>) -> Value {
     json!({ "files": files })

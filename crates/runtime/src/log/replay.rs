@@ -39,7 +39,8 @@ pub struct ReplayOptions {
     pub rules: Rules,
     /// Lines longer than this are skipped and reported, never held in memory.
     pub max_line: usize,
-    /// Worker threads; 1 verifies on the calling thread.
+    /// Worker threads; 1 verifies on the calling thread. More than the machine's cores are
+    /// not started (each would only wait, with its stack and its queue of batches).
     pub threads: usize,
     /// The key of the keyed seal: when given, every seal must carry a MAC made with it.
     pub seal_key: Option<SealKey>,
@@ -298,7 +299,8 @@ fn replay_parallel<R: Read + Send>(
     merger: &mut Merger,
     on_result: &mut dyn FnMut(&RecordResult),
 ) -> io::Result<()> {
-    let threads = options.threads;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = options.threads.min(cores).max(1);
     let rules = options.rules;
     let (job_tx, job_rx) = mpsc::sync_channel::<(u64, Batch)>(threads * 2);
     let (done_tx, done_rx) = mpsc::sync_channel::<(u64, BatchOutcome)>(threads * 2);

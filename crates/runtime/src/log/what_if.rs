@@ -325,10 +325,25 @@ pub struct Located {
     pub line: u64,
     /// The run index of the event's envelope.
     pub run: u64,
-    /// The recorded `step`, when there is one.
+    /// The recorded `step`, when there is one (an integral step is written as an integer).
+    #[serde(serialize_with = "integral_step")]
     pub step: Option<f64>,
     /// The recorded graph node, else the decision spec id.
     pub node: String,
+}
+
+/// A step as JSON: `3`, not `3.0`, when it is a whole number JavaScript holds exactly (as
+/// the reference writes it); any other recorded value as the number it is.
+fn integral_step<S: serde::Serializer>(step: &Option<f64>, serializer: S) -> Result<S::Ok, S::Error> {
+    match step {
+        Some(n) if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 =>
+        {
+            #[allow(clippy::cast_possible_truncation)]
+            serializer.serialize_i64(*n as i64)
+        }
+        Some(n) => serializer.serialize_f64(*n),
+        None => serializer.serialize_none(),
+    }
 }
 
 /// A decision whose action the new contract changes, as the report lists it.
@@ -434,7 +449,15 @@ impl WhatIfReport {
             }
             WhatIfComparison::NotComparable { reason } => {
                 self.not_comparable += 1;
-                let block = recorded.block.clone().unwrap_or_else(|| "?".into());
+                // Named as the log names it: its block, else its graph node, else its
+                // decision id (a record with none of them is `(unnamed)`).
+                let block = [&recorded.block, &recorded.node]
+                    .into_iter()
+                    .flatten()
+                    .chain(std::iter::once(&recorded.id))
+                    .find(|name| !name.is_empty())
+                    .cloned()
+                    .unwrap_or_else(|| "(unnamed)".into());
                 let summary = self.by_block.entry(block).or_default();
                 summary.decisions += 1;
                 summary.not_comparable += 1;
