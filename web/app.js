@@ -277,9 +277,20 @@ function scheduleUpdate() {
   pending = setTimeout(update, 60);
 }
 
+/** The example picker shows which example the editor holds, and `(edited)` once its text
+ *  differs from the example's: the label never claims text the editor no longer has. */
+function labelExamples() {
+  const edited = source.value !== current.text;
+  for (const option of $('example').options) {
+    const example = examples[Number(option.value)];
+    option.textContent = example === current && edited ? `${example.title} (edited)` : example.title;
+  }
+}
+
 function loadExample(example) {
   current = example;
   source.value = example.text;
+  labelExamples();
   $('frame-state').value = example.state;
   $('frame-untrusted').value = example.untrusted.join(', ');
   $('frame-reference').checked = example.profile === 'reference';
@@ -295,7 +306,10 @@ async function main() {
   const picker = $('example');
   picker.replaceChildren(...examples.map((e, i) => element('option', { value: i }, e.title)));
   picker.addEventListener('change', () => loadExample(examples[Number(picker.value)]));
-  source.addEventListener('input', scheduleUpdate);
+  source.addEventListener('input', () => {
+    labelExamples();
+    scheduleUpdate();
+  });
   source.addEventListener('scroll', () => { gutter.scrollTop = source.scrollTop; });
   for (const id of ['frame-block', 'frame-marking', 'frame-reference']) $(id).addEventListener('change', renderFrame);
   for (const id of ['frame-state', 'frame-untrusted']) $(id).addEventListener('input', renderFrame);

@@ -118,6 +118,31 @@ test('fixed, the contract gets the explain table and a policy result', async () 
   assert.match(await page.textContent('#policy-rule'), /rule 2: else → answer/);
 });
 
+test('the example picker says when the text was edited, and loading an example clears it', async () => {
+  // The earlier tests replaced the first example's text.
+  const label = () => page.$eval('#example', (select) => select.options[select.selectedIndex].textContent);
+  assert.match(await label(), / \(edited\)$/);
+  await page.selectOption('#example', { index: 1 });
+  assert.doesNotMatch(await label(), /edited/);
+  assert.strictEqual(await page.$$eval('#example option', (options) => options.filter((o) => o.textContent.includes('edited')).length), 0);
+  await page.type('#source', ' ');
+  assert.match(await label(), / \(edited\)$/);
+});
+
+test('the explain table stays inside its pane at 1,400 px for every example', async () => {
+  const count = await page.$$eval('#example option', (options) => options.length);
+  for (let index = 0; index < count; index += 1) {
+    await page.selectOption('#example', { index });
+    await page.click('.tabs button[data-tab="explain"]');
+    const sizes = await page.$eval('#explain-table', (table) => ({
+      table: table.scrollWidth, pane: table.parentElement.clientWidth, page: document.documentElement.scrollWidth,
+      viewport: document.documentElement.clientWidth,
+    }));
+    assert.ok(sizes.table <= sizes.pane && sizes.page <= sizes.viewport, `example ${index}: ${JSON.stringify(sizes)}`);
+  }
+  await page.screenshot({ path: path.join(OUTPUT, 'explain.png') });
+});
+
 test('the frame preview shows the digest, untrusted marks and truncation', async () => {
   await page.selectOption('#example', { label: 'Coding agent (the reference host profile)' });
   await page.waitForFunction(() => document.querySelector('#frame-block').value === 'step_ok');

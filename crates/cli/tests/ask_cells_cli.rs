@@ -72,7 +72,10 @@ fn the_reference_cells_refuse_a_contract_with_other_cells_and_untrusted_needs_st
     let base = ["ask", &contract, "--block", "is_actionable", "--state", &state, "--provider", &provider];
     let out = decision(&base);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("subject"), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("subject"), "{stderr}");
+    // The error names the host asked against and the flag that chooses another.
+    assert!(stderr.contains("the reference coding host's") && stderr.contains("`--cells state`"), "{stderr}");
     let mut args = base.to_vec();
     args.extend(["--untrusted", "body"]);
     let out = decision(&args);

@@ -104,3 +104,25 @@ fn bad_gates_and_missing_logs_are_usage_errors() {
     let out = decision(&["what-if", missing.to_str().unwrap(), "--contract", CONTRACT]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A record without its block (as another writer may leave it) is counted under its decision
+/// id in the by-block summary, never under `?`; steps are written as the integers they are.
+#[test]
+fn decisions_not_compared_are_summarised_by_name_and_steps_are_integers() {
+    let dir = TempDir::new("what-if-unnamed");
+    let log = recorded_run(dir.path());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let without_blocks = dir.file("no-blocks.jsonl", &text.replace(r#","block":"grade_risk""#, ""));
+    let original = std::fs::read_to_string(CONTRACT).unwrap();
+    let contract = dir.file("changed.md", &original.replace("- irreversible\n- destructive\n", "- irreversible\n"));
+    let args = ["what-if", without_blocks.to_str().unwrap(), "--contract", contract.to_str().unwrap()];
+    let report = json_report(&[&args[..], &["--format", "json"]].concat());
+    assert!(report["not_comparable"].as_u64().unwrap() >= 1, "{report:#}");
+    let by_block = report["by_block"].as_object().unwrap();
+    assert!(!by_block.contains_key("?"), "{report:#}");
+    assert!(by_block["loop.gradeRisk"]["not_comparable"].as_u64().unwrap() >= 1, "{report:#}");
+    let step = &report["not_comparable_list"][0]["step"];
+    assert!(step.is_u64(), "an integral step is an integer: {step}");
+    let human = String::from_utf8(decision(&args).stdout).unwrap();
+    assert!(human.contains("  loop.gradeRisk ") && !human.contains("  ? "), "{human}");
+}

@@ -122,7 +122,18 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
         CellSource::Reference => None,
         CellSource::State => Some(super::frame::cells_of_state(&state, &args.untrusted)),
     };
-    let artifact = api::ask::compile(block, &state, host_cells)?;
+    // A frame that reads a cell the chosen host does not have names the host and the flag
+    // that chooses another one.
+    let artifact = api::ask::compile(block, &state, host_cells).map_err(|e| match args.cells {
+        CellSource::Reference => format!(
+            "{e} (the cells asked against are the reference coding host's, the default; a host with its own cells \
+             gives `--cells state`, which takes them from the keys of {})",
+            args.state.display()
+        ),
+        CellSource::State => {
+            format!("{e} (the cells asked against are the keys of {}, from `--cells state`)", args.state.display())
+        }
+    })?;
     let spec = NodeSpec {
         id: artifact.as_ref().map_or_else(|| block.id.clone(), |a| a.node.clone()),
         state: artifact.as_ref().map_or(state, |a| Map::clone(&a.state)),

@@ -1,14 +1,18 @@
-//! `decision explain`: the contract as a readable table.
+//! `decision explain`: the contract as a readable table, or as data (`--format json`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use decision_runtime::{api, terminal};
 
-use super::contract_input::read_source;
+use super::contract_input::{Format, read_source};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// Output format: the table, or the same content as a JSON document (with `text`, the
+    /// table itself), as the npm package's and the Python package's `explain` return it.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
     /// The DECISION.md to explain.
     file: PathBuf,
 }
@@ -18,7 +22,12 @@ pub fn run(args: Args) -> ExitCode {
         Ok(s) => s,
         Err(message) => return super::usage_error(&message),
     };
-    // The table quotes the contract: none of its text reaches the terminal raw.
-    print!("{}", terminal::lines(&api::explain::cli_output(&args.file.display().to_string(), &source)));
+    let path = args.file.display().to_string();
+    match args.format {
+        // The table quotes the contract: none of its text reaches the terminal raw.
+        Format::Human => print!("{}", terminal::lines(&api::explain::cli_output(&path, &source))),
+        // JSON escapes every control character itself.
+        Format::Json => println!("{}", api::explain::document(&path, &source)),
+    }
     ExitCode::SUCCESS
 }

@@ -80,14 +80,9 @@ pub fn run(args: Args) -> ExitCode {
         Ok(point) => point,
         Err(e) => return super::usage_error(&e.to_string()),
     };
-    // The last possible run index has no next one: refused, never wrapped round to run 0
-    // (which would make the log's runs ambiguous).
-    let Some(next) = point.run.checked_add(1) else {
-        return super::usage_error(&format!(
-            "nothing was resumed: {} ends with run {}, the last run index there is; start a new log with `decision run`",
-            terminal::one_line(&args.log.display().to_string()),
-            point.run
-        ));
+    let next = match next_run_index(&args.log, point.run) {
+        Ok(next) => next,
+        Err(message) => return super::usage_error(&message),
     };
     log.set_run(next);
     let flag = |key: &str| point.start.get(key).and_then(Value::as_bool).unwrap_or(false);
@@ -192,4 +187,30 @@ pub fn run(args: Args) -> ExitCode {
         );
     }
     execute_approved(&source, &config, &args.common, log, &args.log, Some(&point.state), approval.as_ref())
+}
+
+/// The run index the resumed run writes: one after the log's last. The last possible index
+/// has no next one: refused, never wrapped round to run 0 (which would make the log's runs
+/// ambiguous).
+fn next_run_index(log: &std::path::Path, last: u64) -> Result<u64, String> {
+    last.checked_add(1).ok_or_else(|| {
+        format!(
+            "nothing was resumed: {} ends with run {last}, the last run index there is; start a new log with `decision run`",
+            terminal::one_line(&log.display().to_string())
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_run_index;
+
+    #[test]
+    fn the_last_run_index_has_no_next_one() {
+        let log = std::path::Path::new("session.jsonl");
+        assert_eq!(next_run_index(log, 0), Ok(1));
+        assert_eq!(next_run_index(log, u64::MAX - 1), Ok(u64::MAX));
+        let refused = next_run_index(log, u64::MAX).unwrap_err();
+        assert!(refused.contains("ends with run 18446744073709551615"), "{refused}");
+    }
 }

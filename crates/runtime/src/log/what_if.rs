@@ -449,12 +449,13 @@ impl WhatIfReport {
             }
             WhatIfComparison::NotComparable { reason } => {
                 self.not_comparable += 1;
-                // Named as the log names it: its block, else its graph node, else its
-                // decision id (a record with none of them is `(unnamed)`).
-                let block = [&recorded.block, &recorded.node]
-                    .into_iter()
-                    .flatten()
+                // Named as the log names it: its block, else its decision id, else its
+                // graph node (a record with none of them is `(unnamed)`).
+                let block = recorded
+                    .block
+                    .iter()
                     .chain(std::iter::once(&recorded.id))
+                    .chain(recorded.node.iter())
                     .find(|name| !name.is_empty())
                     .cloned()
                     .unwrap_or_else(|| "(unnamed)".into());
