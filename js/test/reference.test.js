@@ -17,9 +17,11 @@ if (!REFERENCE) {
 test('without the reference files the suite skips their tests and says so once', { skip: Boolean(process.env.DECISION_TEST_NESTED) }, () => {
   const empty = scratch('no-reference-files');
   const files = ['check', 'frame', 'digests', 'reference'].map((name) => path.join('test', `${name}.test.js`));
+  // Without NODE_TEST_CONTEXT: the inner runner then reports as text, not to this runner.
+  const { NODE_TEST_CONTEXT: _, ...env } = process.env;
   const run = spawnSync(process.execPath, ['--test', ...files], {
     cwd: path.join(ROOT, 'js'), encoding: 'utf8', timeout: 300_000,
-    env: { ...process.env, DECISION_REFERENCE_DIR: empty, DECISION_TEST_NESTED: '1' },
+    env: { ...env, DECISION_REFERENCE_DIR: empty, DECISION_TEST_NESTED: '1' },
   });
   assert.strictEqual(run.status, 0, run.stdout + run.stderr);
   assert.doesNotMatch(run.stdout + run.stderr, /ENOENT/);
