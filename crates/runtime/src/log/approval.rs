@@ -727,7 +727,7 @@ pub fn append_checked_answer(
 /// Refuses an unanswered, denied or already used approval.
 pub fn append_used(log: &mut SessionLog, pending: &mut Pending, step: Option<u64>) -> Result<(), ApprovalError> {
     match &pending.answer {
-        _ if pending.used => return Err(ApprovalError::AlreadyUsed(pending.id.clone())),
+        _ if pending.used => Err(ApprovalError::AlreadyUsed(pending.id.clone())),
         Some(answer) if answer.approved => {
             let mut event = Map::new();
             event.insert("id".into(), json!(pending.id));
