@@ -16,6 +16,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_decision");
 /// The longest a test waits for one answer (the Python server can be slow to start on a busy
 /// machine).
 const WAIT: Duration = Duration::from_secs(30);
+/// The log key's variable.
+const KEY_VARIABLE: &str = "DECISION_LOG_KEY";
 
 fn server() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/data/fake_server.py")
@@ -42,7 +44,7 @@ impl Gateway {
         let calls = dir.path().join("calls.jsonl");
         let mut command = Command::new(BIN);
         command.arg("mcp").arg("--log").arg(&log).args(options).arg("--").arg("python3").arg(server());
-        command.env("FAKE_SERVER_CALLS", &calls).env_remove("DECISION_SEAL_KEY");
+        command.env("FAKE_SERVER_CALLS", &calls).env_remove(KEY_VARIABLE);
         for (key, value) in env {
             command.env(key, value);
         }
@@ -156,7 +158,16 @@ fn verify(log: &Path) -> String {
 }
 
 fn verify_with(log: &Path, options: &[&str]) -> String {
-    let out = Command::new(BIN).args(["replay", "--require-seal"]).args(options).arg(log).output().unwrap();
+    verify_keyed(log, options, None)
+}
+
+fn verify_keyed(log: &Path, options: &[&str], key: Option<&str>) -> String {
+    let mut replay = Command::new(BIN);
+    replay.args(["replay", "--require-seal"]).args(options).arg(log).env_remove(KEY_VARIABLE);
+    if let Some(key) = key {
+        replay.env(KEY_VARIABLE, key);
+    }
+    let out = replay.output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "replay --require-seal fails:\n{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("seal: sealed"), "{text}");
@@ -166,6 +177,38 @@ fn verify_with(log: &Path, options: &[&str]) -> String {
 fn refused(response: &Value) -> bool {
     response["result"]["isError"] == json!(true)
         && response["result"]["content"][0]["text"].as_str().unwrap().starts_with("The decision gateway refused")
+}
+
+/// `decision approve LOG ID [options]` with the log key `key` (none: unset).
+fn approve(log: &Path, id: &str, options: &[&str], key: Option<&str>) -> std::process::Output {
+    let mut command = Command::new(BIN);
+    command.arg("approve").args(options).arg(log).arg(id).env_remove(KEY_VARIABLE);
+    if let Some(key) = key {
+        command.env(KEY_VARIABLE, key);
+    }
+    command.output().unwrap()
+}
+
+/// The id of the held call of step `step`, once the log records it.
+fn held_id(log: &Path, step: u64) -> String {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let pending = events(log).into_iter().find(|e| e["type"] == "approval:pending" && e["step"] == step);
+        if let Some(p) = pending {
+            return p["id"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "step {step} is held");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits until the log has `count` events of type `kind`.
+fn wait_for_events(log: &Path, kind: &str, count: usize) {
+    let deadline = Instant::now() + WAIT;
+    while of_type(&events(log), kind).len() < count {
+        assert!(Instant::now() < deadline, "{count} `{kind}` event(s) in the log");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
@@ -213,7 +256,6 @@ fn a_read_runs_a_destructive_call_is_refused_and_bad_input_is_answered_while_ser
 }
 
 #[test]
-#[ignore = "queue and elicit approvals are refused until the gateway binds answers as the runtime's approvals do (docs/mcp-gateway.md)"]
 fn a_queued_call_runs_exactly_once_after_an_approval_from_another_process() {
     if !python_available() {
         return;
@@ -237,14 +279,17 @@ fn a_queued_call_runs_exactly_once_after_an_approval_from_another_process() {
     assert!(gw.ran().is_empty(), "nothing runs before the approval");
     // Meanwhile the gateway serves other requests.
     assert_eq!(gw.request(4, "ping", json!({}))["result"], json!({}));
-    let approve = Command::new(BIN).arg("approve").arg(&gw.log).arg(&id).output().unwrap();
-    assert!(approve.status.success(), "{}", String::from_utf8_lossy(&approve.stderr));
+    let approved = approve(&gw.log, &id, &[], None);
+    assert!(approved.status.success(), "{}", String::from_utf8_lossy(&approved.stderr));
+    let said = String::from_utf8_lossy(&approved.stdout);
+    assert!(said.contains("approved") && said.contains("handed to it"), "{said}");
     let response = gw.next();
     assert_eq!(response["id"], 3);
     assert_eq!(response["result"]["content"][0]["text"], "ran write_note", "{response}");
     // A second answer to the same approval is refused, and nothing runs twice.
-    let again = Command::new(BIN).arg("approve").arg(&gw.log).arg(&id).output().unwrap();
+    let again = approve(&gw.log, &id, &[], None);
     assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already answered"));
     let (log, stderr, _dir) = {
         let ran = gw.ran();
         assert_eq!(ran.len(), 1, "{ran:?}");
@@ -253,12 +298,14 @@ fn a_queued_call_runs_exactly_once_after_an_approval_from_another_process() {
     assert!(stderr.iter().any(|l| l.contains("decision approve") && l.contains(&id)), "{stderr:?}");
     let events = events(&log);
     assert_eq!(of_type(&events, "approval:used").len(), 1);
+    assert_eq!(of_type(&events, "tool:call").len(), 1);
+    assert_eq!(of_type(&events, "mcp:answered")[0]["via"], "decision approve");
+    assert!(!log.with_file_name("session.jsonl.answers").exists(), "the inbox goes with the session");
     let text = verify(&log);
-    assert!(text.contains("approvals: 1 requested · 1 answered · 1 used"), "{text}");
+    assert!(text.contains("✓ approvals: 1 requested · 1 answered · 1 used"), "{text}");
 }
 
 #[test]
-#[ignore = "queue and elicit approvals are refused until the gateway binds answers as the runtime's approvals do (docs/mcp-gateway.md)"]
 fn a_held_call_nobody_answers_is_refused_after_the_timeout_and_a_denial_refuses_at_once() {
     if !python_available() {
         return;
@@ -272,25 +319,109 @@ fn a_held_call_nobody_answers_is_refused_after_the_timeout_and_a_denial_refuses_
     assert!(started.elapsed() < Duration::from_secs(10));
 
     gw.send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "write_note", "arguments": {"n": 2}}}));
-    let deadline = Instant::now() + WAIT;
-    let id = loop {
-        let text = std::fs::read_to_string(&gw.log).unwrap();
-        let pending: Vec<Value> =
-            events(&gw.log).into_iter().filter(|e| e["type"] == "approval:pending" && e["step"] == 2).collect();
-        if let Some(p) = pending.first() {
-            break p["id"].as_str().unwrap().to_string();
-        }
-        assert!(Instant::now() < deadline, "{text}");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let deny =
-        Command::new(BIN).args(["approve", "--deny", "--reason", "not today"]).arg(&gw.log).arg(&id).output().unwrap();
-    assert!(deny.status.success());
+    let id = held_id(&gw.log, 2);
+    let deny = approve(&gw.log, &id, &["--deny", "--reason", "not today"], None);
+    assert!(deny.status.success(), "{}", String::from_utf8_lossy(&deny.stderr));
+    assert!(String::from_utf8_lossy(&deny.stdout).contains("denied"));
     let response = gw.next();
-    assert!(refused(&response) && response["result"]["content"][0]["text"].as_str().unwrap().contains("not today"));
-    assert!(gw.ran().is_empty());
+    assert_eq!(response["id"], 4);
+    assert!(refused(&response), "{response}");
+    assert!(response["result"]["content"][0]["text"].as_str().unwrap().contains("a person denied it: not today"));
+    assert!(gw.ran().is_empty(), "neither call ran");
     let (log, _, _dir) = gw.close();
-    verify(&log);
+    let events = events(&log);
+    let answers = of_type(&events, "approval:answer");
+    assert_eq!(answers.len(), 2, "the timeout is recorded as a denial, bound like any answer");
+    assert_eq!(answers[0]["approved"], false);
+    assert!(answers[0]["reason"].as_str().unwrap().contains("no person answered within 1 s"));
+    assert_eq!(answers[1]["reason"], "not today");
+    assert!(of_type(&events, "approval:used").is_empty(), "a denial is never used");
+    assert!(of_type(&events, "tool:call").is_empty());
+    let text = verify(&log);
+    assert!(text.contains("✓ approvals: 2 requested · 2 answered · 0 used"), "{text}");
+    let listed = Command::new(BIN).arg("approvals").arg(&log).output().unwrap();
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("0 pending approval(s)"));
+}
+
+#[test]
+fn a_forged_or_changed_answer_in_the_inbox_is_refused_and_the_call_stays_held() {
+    use decision_runtime::log::approval::{Verdict, answer_event, read_ledger};
+    if !python_available() {
+        return;
+    }
+    let mut gw = Gateway::start(&["--approvals", "queue", "--approval-timeout", "60"], &[]);
+    gw.handshake();
+    gw.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "write_note", "arguments": {"n": 1}}}));
+    let id = held_id(&gw.log, 1);
+    let file = gw.log.with_file_name("session.jsonl.answers").join(format!("{id}.json"));
+    let ledger = read_ledger(&gw.log, None, 1 << 20, &[], &mut |_| {}).unwrap();
+    let pending = ledger.get(&id).unwrap();
+    let session = ledger.session.clone().unwrap();
+    // An approval made up by hand: the right shape, a binding that does not hold.
+    let mut forged = answer_event(&session, pending, &Verdict::Approve, None, 0);
+    forged.insert("binding".into(), json!("00".repeat(32)));
+    // A real denial, changed into an approval on its way.
+    let mut changed = answer_event(&session, pending, &Verdict::Deny("no".into()), None, 0);
+    changed.insert("approved".into(), json!(true));
+    // A real approval carrying a member no answer has (it would be recorded unbound).
+    let mut padded = answer_event(&session, pending, &Verdict::Approve, None, 0);
+    padded.insert("via".into(), json!("someone"));
+    // An answer from another session.
+    let elsewhere = answer_event("mcp-other-session", pending, &Verdict::Approve, None, 0);
+    for (n, answer) in [forged, changed, padded, elsewhere].into_iter().enumerate() {
+        std::fs::write(&file, Value::Object(answer).to_string()).unwrap();
+        wait_for_events(&gw.log, "mcp:answer-refused", n + 1);
+    }
+    std::fs::write(&file, b"not json").unwrap();
+    wait_for_events(&gw.log, "mcp:answer-refused", 5);
+    assert!(gw.ran().is_empty(), "nothing ran on a forged or changed answer");
+    // A modified input is not something the gateway runs: refused before anything is handed in.
+    let modified = approve(&gw.log, &id, &["--input", "\"other\""], None);
+    assert_eq!(modified.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&modified.stderr).contains("never a modified input"));
+    // The call is still held: a real approval runs it, once.
+    assert!(approve(&gw.log, &id, &[], None).status.success());
+    let response = gw.next();
+    assert_eq!(response["id"], 3);
+    assert_eq!(response["result"]["content"][0]["text"], "ran write_note", "{response}");
+    assert_eq!(gw.ran().len(), 1);
+    let (log, stderr, _dir) = gw.close();
+    assert!(stderr.iter().any(|l| l.contains("was refused") && l.contains(&id)), "{stderr:?}");
+    let events = events(&log);
+    assert_eq!(of_type(&events, "mcp:answer-refused").len(), 5);
+    assert_eq!(of_type(&events, "approval:answer").len(), 1, "only the answer that holds is recorded");
+    let text = verify(&log);
+    assert!(text.contains("✓ approvals: 1 requested · 1 answered · 1 used"), "{text}");
+}
+
+#[test]
+fn a_keyed_log_takes_only_answers_bound_under_its_key() {
+    if !python_available() {
+        return;
+    }
+    let key = "a key of the gateway's log, 32+ bytes";
+    let mut gw = Gateway::start(&["--approvals", "queue", "--approval-timeout", "60"], &[(KEY_VARIABLE, key)]);
+    gw.handshake();
+    gw.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "write_note", "arguments": {"n": 1}}}));
+    let id = held_id(&gw.log, 1);
+    let without = approve(&gw.log, &id, &[], None);
+    assert_eq!(without.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&without.stderr).contains("keyed"), "{}", String::from_utf8_lossy(&without.stderr));
+    // Under another key the answer is built and handed in, and the gateway refuses it.
+    let other = approve(&gw.log, &id, &[], Some("another key, not the log's, 32+ bytes"));
+    assert!(other.status.success(), "{}", String::from_utf8_lossy(&other.stderr));
+    wait_for_events(&gw.log, "mcp:answer-refused", 1);
+    assert!(gw.ran().is_empty());
+    let right = approve(&gw.log, &id, &[], Some(key));
+    assert!(right.status.success(), "{}", String::from_utf8_lossy(&right.stderr));
+    let response = gw.next();
+    assert_eq!(response["result"]["content"][0]["text"], "ran write_note", "{response}");
+    assert_eq!(gw.ran().len(), 1);
+    let (log, _, _dir) = gw.close();
+    let events = events(&log);
+    assert_eq!(of_type(&events, "approval:answer")[0]["keyed"], true);
+    let text = verify_keyed(&log, &[], Some(key));
+    assert!(text.contains("✓ approvals: 1 requested · 1 answered · 1 used"), "{text}");
 }
 
 #[test]
@@ -370,26 +501,6 @@ fn sigterm_ends_the_session_with_a_sealed_log() {
 }
 
 #[test]
-fn queue_and_elicit_approvals_are_refused_before_anything_starts() {
-    for mode in ["queue", "elicit"] {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("session.jsonl");
-        let out = Command::new(BIN)
-            .args(["mcp", "--approvals", mode, "--log"])
-            .arg(&log)
-            .args(["--", "python3", "-c", "pass"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{mode}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("not available in this version"), "{stderr}");
-        assert!(!log.exists(), "no log is created for a refused mode");
-    }
-    // The default is deny, which starts.
-    assert!(Command::new(BIN).args(["mcp", "--help"]).output().unwrap().status.success());
-}
-
-#[test]
 fn a_contract_the_gateway_cannot_honour_is_refused_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
     let contract = dir.path().join("c.md");
@@ -409,7 +520,6 @@ fn a_contract_the_gateway_cannot_honour_is_refused_before_anything_starts() {
 }
 
 #[test]
-#[ignore = "queue and elicit approvals are refused until the gateway binds answers as the runtime's approvals do (docs/mcp-gateway.md)"]
 fn elicit_asks_the_person_through_the_client_and_runs_only_an_accepted_call() {
     if !python_available() {
         return;
@@ -443,6 +553,27 @@ fn elicit_asks_the_person_through_the_client_and_runs_only_an_accepted_call() {
     assert_eq!(accepted["result"]["content"][0]["text"], "ran write_note", "{accepted}");
     assert_eq!(gw.ran().len(), 1);
     let (log, _, _dir) = gw.close();
-    assert_eq!(of_type(&events(&log), "approval:answer").len(), 2);
-    assert!(verify(&log).contains("approvals: 2 requested · 2 answered · 2 used"));
+    let events = events(&log);
+    assert_eq!(of_type(&events, "approval:answer").len(), 2);
+    let via: Vec<&Value> = of_type(&events, "mcp:answered").iter().map(|e| &e["via"]).collect();
+    assert_eq!(via, [&json!("elicitation"), &json!("elicitation")]);
+    let text = verify(&log);
+    assert!(text.contains("✓ approvals: 2 requested · 2 answered · 1 used"), "{text}");
+}
+
+#[test]
+fn elicit_falls_back_to_the_queue_for_a_client_that_cannot_ask() {
+    if !python_available() {
+        return;
+    }
+    let mut gw = Gateway::start(&["--approvals", "elicit", "--approval-timeout", "60"], &[]);
+    gw.handshake();
+    gw.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "write_note", "arguments": {"n": 1}}}));
+    let id = held_id(&gw.log, 1);
+    assert!(approve(&gw.log, &id, &[], None).status.success());
+    let response = gw.next();
+    assert_eq!(response["id"], 3, "no elicitation/create went to a client without the capability: {response}");
+    assert_eq!(response["result"]["content"][0]["text"], "ran write_note");
+    let (log, _, _dir) = gw.close();
+    verify(&log);
 }

@@ -5,24 +5,34 @@
 //!
 //! Requests in flight to the upstream server carry a deadline (the time budget): a request
 //! the server does not answer in time, or that is in flight when the server exits, is
-//! answered with a JSON-RPC error, so a client never waits forever.
+//! answered with a JSON-RPC error, so a client never waits forever. A held call carries one
+//! too (the approval timeout), and while calls are held the loop looks in the inbox beside the
+//! log ([`crate::inbox`]) for answers from `decision approve` every [`INBOX_LOOK`].
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use decision::log::approval::{ApprovalError, Pending, Verdict};
 use decision::log::{LogError, LogHead};
 use serde_json::{Map, Value, json};
 use thiserror::Error;
 
-use crate::approvals::{self, Answer, Held};
+use crate::approvals;
 use crate::framing::{self, INVALID_REQUEST, Kind, Line, PARSE_ERROR, UPSTREAM_ERROR};
 use crate::gate::{CallFacts, Gate, GateError};
+use crate::inbox::{Inbox, START_EVENT};
 use crate::session::Session;
 use crate::tools::Catalog;
+
+/// How often the loop looks in the inbox for answers while calls are held.
+pub const INBOX_LOOK: Duration = Duration::from_millis(100);
+
+/// The members an answer event may have (what [`decision::log::approval::answer_event`]
+/// writes); an answer handed in with any other is refused, so nothing unbound is recorded.
+const ANSWER_MEMBERS: [&str; 9] =
+    ["id", "fingerprint", "approved", "reason", "input", "allowsFingerprint", "at", "keyed", "binding"];
 
 /// Enforce the contract's decisions, or only record them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,8 +51,8 @@ pub enum ApprovalMode {
     /// Hold it, record it pending, and wait for `decision approve` (or the timeout).
     Queue,
     /// Ask the person through the client's elicitation capability (`elicitation/create`),
-    /// holding the call as [`ApprovalMode::Queue`] does meanwhile; a client without the
-    /// capability gets the queue alone.
+    /// holding the call as [`ApprovalMode::Queue`] does meanwhile (whichever answer comes
+    /// first counts); a client without the capability gets the queue alone.
     Elicit,
 }
 
@@ -82,13 +92,6 @@ pub enum Event {
     Upstream(Line),
     /// The upstream server's output ended (it exited or closed it).
     UpstreamEnd,
-    /// A person's answer to a held call (or its timeout).
-    Answer {
-        /// The approval id.
-        id: String,
-        /// What came of it.
-        answer: Answer,
-    },
     /// SIGINT or SIGTERM: finish and seal.
     Stop,
 }
@@ -103,6 +106,18 @@ pub enum GatewayError {
     /// The decision could not be asked at all (a wiring error).
     #[error(transparent)]
     Gate(#[from] GateError),
+    /// An approval could not be recorded as the runtime requires (a wiring error).
+    #[error("an approval: {0}")]
+    Approval(ApprovalError),
+}
+
+impl From<ApprovalError> for GatewayError {
+    fn from(error: ApprovalError) -> Self {
+        match error {
+            ApprovalError::Log(e) => GatewayError::Log(e),
+            other => GatewayError::Approval(other),
+        }
+    }
 }
 
 /// How a session ended.
@@ -133,8 +148,37 @@ struct InFlight {
 /// A call held for a person, with the request it answers.
 struct HeldCall {
     request_id: Value,
+    /// The `tools/call` as it arrived, forwarded as it is when approved.
     message: Vec<u8>,
-    held: Held,
+    step: u64,
+    /// The held call as the log records it.
+    pending: Pending,
+    /// When it is refused if nobody answered.
+    deadline: Instant,
+}
+
+/// Where an answer to a held call came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// `decision approve`, through the inbox.
+    Approve,
+    /// The client's elicitation.
+    Elicitation,
+    /// Nobody answered in time: the gateway recorded a denial.
+    Timeout,
+    /// The session ended first: the gateway recorded a denial.
+    Stop,
+}
+
+impl Via {
+    fn as_str(self) -> &'static str {
+        match self {
+            Via::Approve => "decision approve",
+            Via::Elicitation => "elicitation",
+            Via::Timeout => "timeout",
+            Via::Stop => "stop",
+        }
+    }
 }
 
 /// The relay loop's state.
@@ -144,8 +188,10 @@ pub struct Gateway<'a> {
     session: Session,
     client: &'a mut dyn Write,
     upstream: &'a mut dyn Write,
-    events: Sender<Event>,
-    stop: Arc<AtomicBool>,
+    /// Where `decision approve` hands in answers (only when calls can be held).
+    inbox: Option<Inbox>,
+    /// When the inbox is looked in next, while calls are held.
+    next_look: Instant,
     catalog: Catalog,
     calls_so_far: Vec<String>,
     step: u64,
@@ -173,16 +219,15 @@ fn payload(value: Value) -> Map<String, Value> {
 
 impl<'a> Gateway<'a> {
     /// A gateway writing to `client` and `upstream`, deciding with `gate`, recording in
-    /// `session`; `events` is the sender of the loop's own channel (approval waiters answer
-    /// on it) and `stop` tells the waiters to give up.
+    /// `session`, taking answers from `decision approve` through `inbox` (without one, held
+    /// calls are answered only through the client, or refused at their timeout).
     pub fn new(
         config: GatewayConfig,
         gate: &'a Gate,
         session: Session,
+        inbox: Option<Inbox>,
         client: &'a mut dyn Write,
         upstream: &'a mut dyn Write,
-        events: Sender<Event>,
-        stop: Arc<AtomicBool>,
     ) -> Gateway<'a> {
         Gateway {
             config,
@@ -190,8 +235,8 @@ impl<'a> Gateway<'a> {
             session,
             client,
             upstream,
-            events,
-            stop,
+            inbox,
+            next_look: Instant::now(),
             catalog: Catalog::new(),
             calls_so_far: Vec::new(),
             step: 0,
@@ -215,9 +260,11 @@ impl<'a> Gateway<'a> {
             ApprovalMode::Queue => "queue",
             ApprovalMode::Elicit => "elicit",
         };
+        let inbox = self.inbox.as_ref().map(|i| i.dir().display().to_string());
         let event = json!({"upstream": upstream, "contract": contract, "block": self.gate.block_id(),
-                           "provider": self.gate.provider_name(), "mode": mode, "approvals": approvals});
-        self.session.event("mcp:start", payload(event))?;
+                           "provider": self.gate.provider_name(), "mode": mode, "approvals": approvals,
+                           "keyed": self.session.keyed(), "inbox": inbox});
+        self.session.event(START_EVENT, payload(event))?;
         Ok(())
     }
 
@@ -237,21 +284,26 @@ impl<'a> Gateway<'a> {
                 },
             };
             self.expire()?;
+            self.look_for_answers()?;
             match event {
                 None => {}
                 Some(Event::Client(Line::End)) => break "client disconnected",
                 Some(Event::Client(line)) => self.on_client(line)?,
                 Some(Event::Upstream(line)) => self.on_upstream(line)?,
                 Some(Event::UpstreamEnd) => self.upstream_ended()?,
-                Some(Event::Answer { id, answer }) => self.answered(&id, answer)?,
                 Some(Event::Stop) => break "stopped by a signal",
             }
         };
         self.finish(ended)
     }
 
+    /// The next moment the loop has something to do without a message: a request's time
+    /// budget, a held call's timeout, the next look in the inbox.
     fn next_deadline(&self) -> Option<Instant> {
-        self.in_flight.values().map(|f| f.deadline).min()
+        let in_flight = self.in_flight.values().map(|f| f.deadline);
+        let held = self.held.values().map(|h| h.deadline);
+        let look = (self.inbox.is_some() && !self.held.is_empty()).then_some(self.next_look);
+        in_flight.chain(held).chain(look).min()
     }
 
     fn send_client(&mut self, message: &Value) {
@@ -340,17 +392,79 @@ impl<'a> Gateway<'a> {
         }
     }
 
-    /// A person's answer through the client's elicitation: recorded as an `approval:answer`,
-    /// then used as one from `decision approve` would be.
+    /// A person's answer through the client's elicitation: recorded as an `approval:answer`
+    /// bound to the held call, then acted on. An answer that comes after the call was
+    /// answered otherwise is ignored.
     fn elicited(&mut self, approval: &str, response: &Value) -> Result<(), GatewayError> {
-        let Some(call) = self.held.get(approval) else { return Ok(()) };
-        let answer = approvals::elicited_answer(response);
-        let event = match &answer {
-            Answer::Denied(reason) => call.held.answer_event(false, Some(reason)),
-            _ => call.held.answer_event(true, None),
+        self.answer_ourselves(approval, &approvals::elicited_verdict(response), Via::Elicitation)
+    }
+
+    /// Records the gateway's own bound answer to a held call (a person's at the client, or a
+    /// denial when nobody answered), then acts on it.
+    fn answer_ourselves(&mut self, approval: &str, verdict: &Verdict, via: Via) -> Result<(), GatewayError> {
+        let Some(call) = self.held.get_mut(approval) else { return Ok(()) };
+        self.session.bound_answer(&mut call.pending, verdict)?;
+        self.release(approval, via)
+    }
+
+    /// Looks in the inbox for answers to the held calls (at most every [`INBOX_LOOK`]), and
+    /// refuses the held calls whose timeout passed.
+    fn look_for_answers(&mut self) -> Result<(), GatewayError> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let now = Instant::now();
+        if now >= self.next_look {
+            self.next_look = now + INBOX_LOOK;
+            let mut ids: Vec<String> = self.held.keys().cloned().collect();
+            ids.sort();
+            for id in ids {
+                let Some(found) = self.inbox.as_ref().and_then(|inbox| inbox.take(&id)) else { continue };
+                self.handed_in(&id, found)?;
+            }
+        }
+        let mut expired: Vec<(u64, String)> =
+            self.held.iter().filter(|(_, h)| h.deadline <= now).map(|(id, h)| (h.step, id.clone())).collect();
+        expired.sort();
+        for (_, id) in expired {
+            let why = format!(
+                "no person answered within {} s (approval {id}); ask again, or answer sooner with `decision approve`",
+                self.config.approval_timeout.as_secs_f64()
+            );
+            self.answer_ourselves(&id, &Verdict::Deny(why), Via::Timeout)?;
+        }
+        Ok(())
+    }
+
+    /// An answer `decision approve` handed in for held call `id`: recorded and acted on when
+    /// its binding holds for this call in this session; otherwise refused — reported on
+    /// stderr and in the log — and the call stays held.
+    fn handed_in(&mut self, id: &str, found: Result<Map<String, Value>, String>) -> Result<(), GatewayError> {
+        let event = match found {
+            Ok(event) => event,
+            Err(why) => return self.refuse_answer(id, &why),
         };
-        self.session.event(approvals::ANSWER_EVENT, event)?;
-        self.answered(approval, answer)
+        if let Some(extra) = event.keys().find(|k| !ANSWER_MEMBERS.contains(&k.as_str())) {
+            let why = format!("it has a member an answer does not have (`{extra}`)");
+            return self.refuse_answer(id, &why);
+        }
+        let Some(call) = self.held.get_mut(id) else { return Ok(()) };
+        match self.session.checked_answer(&mut call.pending, event) {
+            Ok(()) => self.release(id, Via::Approve),
+            Err(ApprovalError::Log(e)) => Err(e.into()),
+            Err(_) => {
+                self.refuse_answer(id, "its binding does not hold for this call in this session under this log's key")
+            }
+        }
+    }
+
+    fn refuse_answer(&mut self, id: &str, why: &str) -> Result<(), GatewayError> {
+        eprintln!(
+            "decision mcp: an answer handed in for approval {id} was refused: {}; the call is still held",
+            decision::terminal::one_line(why)
+        );
+        self.session.event("mcp:answer-refused", payload(json!({"id": id, "why": why})))?;
+        Ok(())
     }
 
     /// Forwards a request and tracks it until its response; answers it with an error at once
@@ -407,10 +521,10 @@ impl<'a> Gateway<'a> {
                 "mcp:shadow",
                 payload(json!({"step": step, "tool": tool, "action": action, "wouldHave": would})),
             )?;
-            return self.forward_call(&id, step, &tool, &arguments, &bytes);
+            return self.forward_call(&id, step, &tool, &input_text(&arguments), &bytes);
         }
         match action.as_str() {
-            "auto" | "auto_audit" => self.forward_call(&id, step, &tool, &arguments, &bytes),
+            "auto" | "auto_audit" => self.forward_call(&id, step, &tool, &input_text(&arguments), &bytes),
             "ask_human" => match self.config.approvals {
                 ApprovalMode::Deny => {
                     let why = format!(
@@ -430,15 +544,16 @@ impl<'a> Gateway<'a> {
         }
     }
 
+    /// Forwards a call, recorded as `tool:call` with its `input` (`JSON.stringify` of its
+    /// arguments, see [`input_text`]).
     fn forward_call(
         &mut self,
         id: &Value,
         step: u64,
         tool: &str,
-        arguments: &Value,
+        input: &str,
         bytes: &[u8],
     ) -> Result<(), GatewayError> {
-        let input = input_text(arguments);
         self.session.event("tool:call", payload(json!({"step": step, "tool": tool, "input": input})))?;
         self.calls_so_far.push(tool.to_string());
         if self.forward_request(id, "tools/call", Some((step, tool.to_string())), bytes)? {
@@ -465,57 +580,49 @@ impl<'a> Gateway<'a> {
         rule: &str,
         message: Vec<u8>,
     ) -> Result<(), GatewayError> {
-        let held = Held::new(0, step, tool, &input_text(arguments), request_digest, rule);
-        self.session.event(approvals::PENDING_EVENT, held.pending_event())?;
+        let input = input_text(arguments);
+        let pending = self.session.pending(approvals::pending_call(0, step, tool, &input, request_digest, rule))?;
         self.summary.3 += 1;
-        let path = self.session.path().to_path_buf();
+        let id = pending.id.clone();
+        let elicit = self.config.approvals == ApprovalMode::Elicit && self.client_elicits;
+        if elicit {
+            let ask = format!("decision-mcp-elicit-{step}");
+            self.send_client(&approvals::elicitation_request(&ask, tool, &input, rule));
+            self.elicitations.insert(ask, id.clone());
+        }
         eprintln!(
-            "decision mcp: `{}` is held for a person ({}): decision approve {} {}   (or --deny)",
+            "decision mcp: `{}` is held for a person ({}){}: decision approve {} {}   (or --deny --reason TEXT)",
             decision::terminal::one_line(tool),
             decision::terminal::one_line(rule),
-            path.display(),
-            held.id
+            if elicit { ", asked at the client too" } else { "" },
+            decision::terminal::one_line(&self.session.path().display().to_string()),
+            id
         );
-        let from = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        let (events, stop, timeout, waiting) =
-            (self.events.clone(), Arc::clone(&self.stop), self.config.approval_timeout, held.clone());
-        std::thread::spawn(move || {
-            let answer = approvals::wait_for_answer(&path, &waiting, from, timeout, &stop);
-            let _ = events.send(Event::Answer { id: waiting.id, answer });
-        });
-        if self.config.approvals == ApprovalMode::Elicit && self.client_elicits {
-            let ask = format!("decision-mcp-elicit-{}", held.step);
-            self.send_client(&held.elicitation_request(&ask));
-            self.elicitations.insert(ask, held.id.clone());
-        }
-        self.held.insert(held.id.clone(), HeldCall { request_id, message, held });
+        let deadline = Instant::now() + self.config.approval_timeout;
+        self.held.insert(id, HeldCall { request_id, message, step, pending, deadline });
         Ok(())
     }
 
-    fn answered(&mut self, id: &str, answer: Answer) -> Result<(), GatewayError> {
-        let Some(call) = self.held.remove(id) else { return Ok(()) };
-        let HeldCall { request_id, message, held } = call;
+    /// Acts on the recorded answer to held call `id`: an approval records `approval:used` and
+    /// forwards the call exactly as it arrived; a denial refuses it with the reason.
+    fn release(&mut self, id: &str, via: Via) -> Result<(), GatewayError> {
+        let Some(mut call) = self.held.remove(id) else { return Ok(()) };
+        self.session.event("mcp:answered", payload(json!({"id": id, "step": call.step, "via": via.as_str()})))?;
+        let tool = call.pending.tool.clone();
+        let answer = call.pending.answer.clone();
         match answer {
-            Answer::Approved => {
-                self.session.event(approvals::USED_EVENT, held.used_event())?;
-                let arguments: Value = serde_json::from_str(&held.input).unwrap_or(Value::Null);
-                self.forward_call(&request_id, held.step, &held.tool, &arguments, &message)
+            Some(answer) if answer.approved => {
+                self.session.used(&mut call.pending, call.step)?;
+                let input = call.pending.input.as_str().unwrap_or_default().to_string();
+                self.forward_call(&call.request_id, call.step, &tool, &input, &call.message)
             }
-            Answer::Denied(reason) => {
-                self.session.event(approvals::USED_EVENT, held.used_event())?;
-                let why = format!("a person denied it: {reason}");
-                self.refuse(&request_id, held.step, &held.tool, &why)
-            }
-            Answer::TimedOut => {
-                let why = format!(
-                    "no person answered within {} s (approval {}); ask again, or answer sooner with `decision approve`",
-                    self.config.approval_timeout.as_secs(),
-                    held.id
-                );
-                self.refuse(&request_id, held.step, &held.tool, &why)
-            }
-            Answer::Stopped => {
-                self.refuse(&request_id, held.step, &held.tool, "the gateway stopped before a person answered")
+            answer => {
+                let reason = answer.and_then(|a| a.reason).unwrap_or_else(|| "denied by a person".to_string());
+                let why = match via {
+                    Via::Approve | Via::Elicitation => format!("a person denied it: {reason}"),
+                    Via::Timeout | Via::Stop => reason,
+                };
+                self.refuse(&call.request_id, call.step, &tool, &why)
             }
         }
     }
@@ -616,10 +723,14 @@ impl<'a> Gateway<'a> {
     }
 
     fn finish(mut self, ended: &'static str) -> Result<Summary, GatewayError> {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let held: Vec<String> = self.held.keys().cloned().collect();
-        for id in held {
-            self.answered(&id, Answer::Stopped)?;
+        let mut held: Vec<(u64, String)> = self.held.iter().map(|(id, h)| (h.step, id.clone())).collect();
+        held.sort();
+        for (_, id) in held {
+            let why = Verdict::Deny("the gateway stopped before a person answered".into());
+            self.answer_ourselves(&id, &why, Via::Stop)?;
+        }
+        if let Some(inbox) = self.inbox.take() {
+            inbox.remove();
         }
         let why = format!("the session ended ({ended}) before the server answered");
         self.fail_in_flight(|_| true, &why)?;

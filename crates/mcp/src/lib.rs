@@ -11,7 +11,8 @@
 //! The modules, in the order a message meets them: [`framing`] (bounded JSON Lines and the
 //! JSON-RPC shapes the gateway writes itself), [`tools`] (the tool definitions a server listed,
 //! their annotations with the protocol's defaults, and their pinned digests), [`gate`] (the
-//! contract, the frame and the decision), [`approvals`], [`session`] (the log), [`gateway`]
+//! contract, the frame and the decision), [`approvals`] and [`inbox`] (held calls, answered
+//! through the client or by `decision approve` from another process), [`session`] (the log), [`gateway`]
 //! (the relay loop) and [`stdio`] (the gateway on standard input and output, the upstream
 //! server spawned as a child process).
 #![deny(missing_docs)]
@@ -21,6 +22,7 @@ pub mod framing;
 pub mod gate;
 pub mod gateway;
 pub mod heuristic;
+pub mod inbox;
 pub mod session;
 pub mod stdio;
 pub mod tools;

@@ -6,9 +6,8 @@
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::Path;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, Sender};
 use std::time::{Duration, Instant};
 
@@ -19,7 +18,8 @@ use thiserror::Error;
 
 use crate::framing::{self, Line};
 use crate::gate::Gate;
-use crate::gateway::{Event, Gateway, GatewayConfig, GatewayError, Summary};
+use crate::gateway::{ApprovalMode, Event, Gateway, GatewayConfig, GatewayError, Mode, Summary};
+use crate::inbox::{Inbox, inbox_dir};
 use crate::session::Session;
 
 /// Why a stdio gateway could not run.
@@ -40,6 +40,14 @@ pub enum ServeError {
     /// The signal handlers could not be installed.
     #[error("cannot watch for SIGINT and SIGTERM: {0}")]
     Signals(io::Error),
+    /// The inbox beside the log could not be created.
+    #[error("cannot create the approvals inbox {path}: {source}")]
+    Inbox {
+        /// The inbox directory.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
     /// The session log could not be created or written.
     #[error(transparent)]
     Log(#[from] decision::log::LogError),
@@ -100,6 +108,13 @@ pub fn serve(
     let seal_key = SealKey::from_env()
         .map_err(|e| ServeError::Signals(io::Error::new(io::ErrorKind::InvalidInput, format!("the seal key: {e}"))))?;
     let session = Session::create(log, seal_key)?;
+    // Calls are held only in enforce mode with approvals that wait; only then is there an
+    // inbox for `decision approve` to hand answers to.
+    let holds = config.mode == Mode::Enforce && config.approvals != ApprovalMode::Deny;
+    let inbox = match holds {
+        true => Some(Inbox::create(log).map_err(|source| ServeError::Inbox { path: inbox_dir(log), source })?),
+        false => None,
+    };
     let (events, receiver) = mpsc::channel();
     let max = config.max_message;
 
@@ -130,8 +145,8 @@ pub fn serve(
 
     let stdout = io::stdout();
     let mut client = stdout.lock();
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut gateway = Gateway::new(config, gate, session, &mut client, &mut upstream_in, events, stop);
+    drop(events);
+    let mut gateway = Gateway::new(config, gate, session, inbox, &mut client, &mut upstream_in);
     gateway.start(&shown, contract)?;
     let summary = gateway.run(&receiver);
     handle.close();

@@ -1,11 +1,16 @@
 //! `decision approvals LOG [--format json]`: the pending approvals of a session log;
 //! `decision approve LOG ID [--deny [--reason TEXT]] [--input JSON]`: answer one, bound to the
-//! fingerprint of the call it was made for. `decision resume LOG` then continues the run.
+//! fingerprint of the call it was made for. `decision resume LOG` then continues the run; a
+//! call held by a running decision gateway (`decision mcp`, which holds its log) is answered
+//! through the gateway's inbox instead, and the gateway runs or refuses it at once.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_coding_host::approvals::{pending_json, read_approvals, record_answer};
+use decision_coding_host::approvals::{ApprovalError, pending_json, read_approvals, record_answer};
+use decision_mcp::inbox::hand_off;
+use decision_runtime::log::approval::{ApprovalError as LogApprovalError, Verdict};
+use decision_runtime::log::{LogError, SealKey};
 use serde_json::Value;
 
 use super::contract_input::Format;
@@ -76,6 +81,34 @@ fn record(args: &ApproveArgs) -> Result<String, String> {
         None => None,
     };
     let deny = args.deny.then(|| args.reason.clone().unwrap_or_else(|| "denied by a person".into()));
-    let verdict = record_answer(&args.log, &args.id, deny.as_deref(), input.as_deref()).map_err(|e| e.to_string())?;
-    Ok(format!("{} {verdict}; continue with: decision resume {}", safe(&args.id), args.log.display()))
+    match record_answer(&args.log, &args.id, deny.as_deref(), input.as_deref()) {
+        Ok(verdict) => {
+            Ok(format!("{} {verdict}; continue with: decision resume {}", safe(&args.id), args.log.display()))
+        }
+        // A live writer holds the log: a running gateway takes the answer through its inbox.
+        Err(ApprovalError::Log(LogApprovalError::Log(LogError::Locked(_)))) => {
+            hand_to_gateway(args, deny, input.map(Value::String))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Answers a call held by the decision gateway that is writing the log: the answer is bound
+/// here (under the log key on a keyed log) and handed to the gateway, which checks it, records
+/// it and runs or refuses the call.
+fn hand_to_gateway(args: &ApproveArgs, deny: Option<String>, input: Option<Value>) -> Result<String, String> {
+    let verdict = match (deny, input) {
+        (Some(reason), _) => Verdict::Deny(reason),
+        (None, Some(input)) => Verdict::ApproveModified(input),
+        (None, None) => Verdict::Approve,
+    };
+    let key = SealKey::from_env().map_err(|e| e.to_string())?;
+    let handed = hand_off(&args.log, &args.id, &verdict, key.as_ref()).map_err(|e| e.to_string())?;
+    let what = if matches!(verdict, Verdict::Deny(_)) { "denied" } else { "approved" };
+    Ok(format!(
+        "{} {what}; the log is held by a running decision gateway, so the answer was handed to it ({}): it checks the answer, records it and {} the call",
+        safe(&args.id),
+        safe(&handed.file.display().to_string()),
+        if what == "denied" { "refuses" } else { "runs" }
+    ))
 }

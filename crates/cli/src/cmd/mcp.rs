@@ -53,9 +53,8 @@ pub struct Args {
     /// The model to name in requests (systemone, openai).
     #[arg(long)]
     model: Option<String>,
-    /// What a call the contract gives to a person becomes. Only `deny` is available in this
-    /// version: `queue` and `elicit` are refused until the gateway's answers carry the
-    /// approvals' binding and reach the log through its one writer (docs/mcp-gateway.md).
+    /// What a call the contract gives to a person becomes: refused at once (deny), held until
+    /// `decision approve LOG ID` answers it (queue), or asked at the client as well (elicit).
     #[arg(long, value_enum, default_value_t = Approvals::Deny)]
     approvals: Approvals,
     /// How long a held call waits for `decision approve`, in seconds, before it is refused.
@@ -113,15 +112,6 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 fn serve(args: &Args) -> Result<decision_mcp::gateway::Summary, String> {
-    if !matches!(args.approvals, Approvals::Deny) {
-        // An answer the gateway recorded would carry no binding, and `decision approve` cannot
-        // write a log the running gateway holds locked: refuse rather than record approvals
-        // that do not verify.
-        return Err("--approvals queue and --approvals elicit are not available in this version: an approval \
-             must be bound to its call and written by the log's one writer, and the gateway does not do \
-             that yet; use --approvals deny (see docs/mcp-gateway.md)"
-            .to_string());
-    }
     let approval_timeout = seconds(args.approval_timeout, "--approval-timeout")?;
     let time_budget = seconds(args.time_budget, "--time-budget")?;
     let (name, source) = match &args.contract {

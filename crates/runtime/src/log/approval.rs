@@ -454,26 +454,13 @@ pub fn read_ledger(
                 let allows = text("allowsFingerprint");
                 let keyed = e.get("keyed").and_then(Value::as_bool) == Some(true);
                 let recorded = e.get("binding").and_then(Value::as_str).and_then(parse_hex32);
-                let parts = binding_parts(&session, pending, approved, &allows, reason.as_deref(), input.as_ref());
-                let check = match (recorded, keyed, key) {
-                    (None, _, _) => BindingCheck::Failed("the answer carries no binding".into()),
-                    (Some(mac), true, Some(key)) => {
-                        let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-                        match key.verify_parts(BINDING_CONTEXT, &parts, &mac) {
-                            true => BindingCheck::Verified,
-                            false => BindingCheck::Failed("its MAC does not verify under the key".into()),
-                        }
+                let check = match recorded {
+                    None => BindingCheck::Failed("the answer carries no binding".into()),
+                    Some(recorded) => {
+                        let parts =
+                            binding_parts(&session, pending, approved, &allows, reason.as_deref(), input.as_ref());
+                        check_binding(&parts, keyed, &recorded, key)
                     }
-                    (Some(_), true, None) => BindingCheck::Unchecked,
-                    (Some(_), false, Some(_)) => {
-                        BindingCheck::Failed("a key was given and the answer is not keyed".into())
-                    }
-                    (Some(digest), false, None) => match binding(None, &parts) == digest {
-                        true => BindingCheck::Unkeyed,
-                        false => {
-                            BindingCheck::Failed("its digest does not match this session, call and pending line".into())
-                        }
-                    },
                 };
                 pending.answer = Some(Answer {
                     line: number,
@@ -535,6 +522,26 @@ pub fn append_answer(
     if !pending.call_matches() {
         return Err(ApprovalError::Tampered { id: id.to_owned() });
     }
+    let session = ledger.session.clone().unwrap_or_default();
+    let event = answer_event(&session, pending, verdict, key, now_ms());
+    log.set_run(pending.run);
+    log.set_seal_key(key.cloned());
+    log.append_event(ANSWER_EVENT, &event)?;
+    log.seal()?;
+    Ok(event)
+}
+
+/// Builds the `approval:answer` event recording `verdict` on `pending`, bound to it (see the
+/// module's docs): keyed under `key` (the log's key) when given, else a plain digest. The
+/// event's fields, in order: `id`, `fingerprint`, `approved`, `reason` (a denial), `input`
+/// (a modified input), `allowsFingerprint`, `at` (`at_ms`), `keyed`, `binding`.
+pub fn answer_event(
+    session: &str,
+    pending: &Pending,
+    verdict: &Verdict,
+    key: Option<&SealKey>,
+    at_ms: u64,
+) -> Map<String, Value> {
     let (approved, reason, input) = match verdict {
         Verdict::Approve => (true, None, None),
         Verdict::ApproveModified(input) => (true, None, Some(input.clone())),
@@ -544,10 +551,9 @@ pub fn append_answer(
         Some(input) => call_fingerprint(&pending.tool, input),
         None => pending.fingerprint.clone(),
     };
-    let session = ledger.session.clone().unwrap_or_default();
-    let parts = binding_parts(&session, pending, approved, &allows, reason.as_deref(), input.as_ref());
+    let parts = binding_parts(session, pending, approved, &allows, reason.as_deref(), input.as_ref());
     let mut event = Map::new();
-    event.insert("id".into(), json!(id));
+    event.insert("id".into(), json!(pending.id));
     event.insert("fingerprint".into(), json!(pending.fingerprint));
     event.insert("approved".into(), json!(approved));
     if let Some(reason) = &reason {
@@ -557,14 +563,184 @@ pub fn append_answer(
         event.insert("input".into(), input.clone());
     }
     event.insert("allowsFingerprint".into(), json!(allows));
-    event.insert("at".into(), json!(now_ms()));
+    event.insert("at".into(), json!(at_ms));
     event.insert("keyed".into(), json!(key.is_some()));
     event.insert("binding".into(), json!(hex32(&binding(key, &parts))));
-    log.set_run(pending.run);
-    log.set_seal_key(key.cloned());
-    log.append_event(ANSWER_EVENT, &event)?;
-    log.seal()?;
+    event
+}
+
+/// Checks an `approval:answer` event (one built by [`answer_event`] in another process, say)
+/// against `pending` in session `session` under `key`, as replay will check it once it is in
+/// the log: its binding, and that it names this approval and allows the call (or its modified
+/// input). What a writer holding the log runs before appending an answer it did not build.
+pub fn check_answer_event(
+    session: &str,
+    pending: &Pending,
+    event: &Map<String, Value>,
+    key: Option<&SealKey>,
+) -> BindingCheck {
+    let text = |name: &str| event.get(name).and_then(Value::as_str);
+    if text("id") != Some(pending.id.as_str()) {
+        return BindingCheck::Failed(format!("the answer names another approval than `{}`", pending.id));
+    }
+    let approved = event.get("approved").and_then(Value::as_bool) == Some(true);
+    let reason = text("reason");
+    let input = event.get("input");
+    let allows = text("allowsFingerprint").unwrap_or_default();
+    let expected = match (input, approved) {
+        (Some(_), false) => None,
+        (input, _) => Some(call_fingerprint(&pending.tool, input.unwrap_or(&pending.input))),
+    };
+    if expected.as_deref() != Some(allows) || text("fingerprint") != Some(pending.fingerprint.as_str()) {
+        return BindingCheck::Failed("the answer does not allow the call it names".into());
+    }
+    let keyed = event.get("keyed").and_then(Value::as_bool) == Some(true);
+    let Some(recorded) = text("binding").and_then(parse_hex32) else {
+        return BindingCheck::Failed("the answer carries no binding".into());
+    };
+    let parts = binding_parts(session, pending, approved, allows, reason, input);
+    check_binding(&parts, keyed, &recorded, key)
+}
+
+/// What a recorded binding over `parts` says, keyed or not, under `key`.
+fn check_binding(parts: &[Vec<u8>], keyed: bool, recorded: &[u8; 32], key: Option<&SealKey>) -> BindingCheck {
+    match (keyed, key) {
+        (true, Some(key)) => {
+            let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+            match key.verify_parts(BINDING_CONTEXT, &parts, recorded) {
+                true => BindingCheck::Verified,
+                false => BindingCheck::Failed("its MAC does not verify under the key".into()),
+            }
+        }
+        (true, None) => BindingCheck::Unchecked,
+        (false, Some(_)) => BindingCheck::Failed("a key was given and the answer is not keyed".into()),
+        (false, None) => match binding(None, parts) == *recorded {
+            true => BindingCheck::Unkeyed,
+            false => BindingCheck::Failed("its digest does not match this session, call and pending line".into()),
+        },
+    }
+}
+
+/// A call a host holds for a person, as [`append_pending`] records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingCall {
+    /// The approval id (what a person answers).
+    pub id: String,
+    /// The gated tool.
+    pub tool: String,
+    /// The tool input as proposed.
+    pub input: Value,
+    /// The request digest of the decision that asked for a person.
+    pub request_digest: String,
+    /// The host's own fields (`step`, `rule`, `reason`, …), recorded after the common ones.
+    pub extra: Map<String, Value>,
+}
+
+/// For the writer that holds the log (a gateway, a framework adapter): appends `call` as an
+/// `approval:pending` line — `id`, `tool`, `input`, `fingerprint` ([`call_fingerprint`]),
+/// `requestDigest`, then the host's fields — and returns it as [`read_ledger`] will read it,
+/// ready for [`append_bound_answer`]. The line is chained at once; with group commit it
+/// reaches the file at the next commit.
+pub fn append_pending(log: &mut SessionLog, call: PendingCall) -> Result<Pending, LogError> {
+    let fingerprint = call_fingerprint(&call.tool, &call.input);
+    let mut event = Map::new();
+    event.insert("id".into(), json!(call.id));
+    event.insert("tool".into(), json!(call.tool));
+    event.insert("input".into(), call.input.clone());
+    event.insert("fingerprint".into(), json!(fingerprint));
+    event.insert("requestDigest".into(), json!(call.request_digest));
+    for (name, value) in call.extra {
+        event.entry(name).or_insert(value);
+    }
+    log.append_event(PENDING_EVENT, &event)?;
+    let head = log.head().ok_or(LogError::Empty(log.path().to_path_buf()))?;
+    Ok(Pending {
+        id: call.id,
+        run: log.run(),
+        line: head.seq + 1,
+        line_sha256: head.sha256,
+        tool: call.tool,
+        input: call.input,
+        fingerprint,
+        request_digest: call.request_digest,
+        event,
+        answer: None,
+        used: false,
+    })
+}
+
+/// For the writer that holds the log: appends `verdict` on `pending` as an `approval:answer`
+/// bound to it under the log's seal key ([`SessionLog::seal_key`]) and the log's session id,
+/// and marks `pending` answered. Refuses a second answer, and a log whose session id is
+/// unknown (its first line is not a header with an id). Returns the event written.
+pub fn append_bound_answer(
+    log: &mut SessionLog,
+    pending: &mut Pending,
+    verdict: &Verdict,
+) -> Result<Map<String, Value>, ApprovalError> {
+    if pending.answer.is_some() {
+        return Err(ApprovalError::AlreadyAnswered(pending.id.clone()));
+    }
+    let session = log.session_id().ok_or_else(|| ApprovalError::Tampered { id: pending.id.clone() })?.to_owned();
+    let event = answer_event(&session, pending, verdict, log.seal_key(), now_ms());
+    append_checked_answer(log, pending, event.clone())?;
     Ok(event)
+}
+
+/// For the writer that holds the log: appends an answer event built elsewhere (by
+/// [`answer_event`] in the process of the person who answered) after checking it with
+/// [`check_answer_event`] under the log's key — an answer that does not hold is refused and
+/// nothing is written — and marks `pending` answered.
+pub fn append_checked_answer(
+    log: &mut SessionLog,
+    pending: &mut Pending,
+    event: Map<String, Value>,
+) -> Result<(), ApprovalError> {
+    if pending.answer.is_some() {
+        return Err(ApprovalError::AlreadyAnswered(pending.id.clone()));
+    }
+    let session = log.session_id().ok_or_else(|| ApprovalError::Tampered { id: pending.id.clone() })?.to_owned();
+    let check = check_answer_event(&session, pending, &event, log.seal_key());
+    if !matches!(check, BindingCheck::Verified | BindingCheck::Unkeyed) {
+        return Err(ApprovalError::Tampered { id: pending.id.clone() });
+    }
+    let run = log.run();
+    log.set_run(pending.run);
+    let appended = log.append_event(ANSWER_EVENT, &event);
+    log.set_run(run);
+    appended?;
+    let line = log.head().map_or(0, |h| h.seq + 1);
+    pending.answer = Some(Answer {
+        line,
+        approved: event.get("approved").and_then(Value::as_bool) == Some(true),
+        reason: event.get("reason").and_then(Value::as_str).map(str::to_owned),
+        input: event.get("input").cloned(),
+        allows_fingerprint: event.get("allowsFingerprint").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        keyed: event.get("keyed").and_then(Value::as_bool) == Some(true),
+        binding: check,
+    });
+    Ok(())
+}
+
+/// For the writer that holds the log: records that the run acts on `pending`'s answer now
+/// (`approval:used`: `id`, the `fingerprint` of the call it runs, then `step` when given).
+/// Refuses an unanswered, denied or already used approval.
+pub fn append_used(log: &mut SessionLog, pending: &mut Pending, step: Option<u64>) -> Result<(), ApprovalError> {
+    match &pending.answer {
+        _ if pending.used => Err(ApprovalError::AlreadyUsed(pending.id.clone())),
+        Some(answer) if answer.approved => {
+            let mut event = Map::new();
+            event.insert("id".into(), json!(pending.id));
+            event.insert("fingerprint".into(), json!(answer.allows_fingerprint));
+            if let Some(step) = step {
+                event.insert("step".into(), json!(step));
+            }
+            log.append_event(USED_EVENT, &event)?;
+            pending.used = true;
+            Ok(())
+        }
+        _ => Err(ApprovalError::Unknown(pending.id.clone())),
+    }
 }
 
 #[cfg(test)]
@@ -618,6 +794,67 @@ mod tests {
         assert!(!ledger.problems().is_empty());
         let refusal = verify_log(&path, &VerifyOptions::default()).unwrap_err();
         assert!(refusal.reason.contains("the log is keyed"), "{refusal}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The writer that holds the log (a gateway, an adapter) queues, answers and uses an
+    /// approval itself; replay verifies every binding, keyed and unkeyed. An answer built in
+    /// another process is appended only when it holds; a changed one is refused unwritten.
+    #[test]
+    fn a_writer_holding_the_log_binds_its_answers() {
+        use super::super::LogHeader;
+        let dir = std::env::temp_dir().join(format!("decision-approval-writer-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for key in [None, Some(SealKey::new(b"0123456789abcdef0123".to_vec()).unwrap())] {
+            let path = dir.join(format!("held-{}.jsonl", key.is_some()));
+            let header = LogHeader { id: "gw-2".into(), created_at_ms: 0, cwd: None };
+            let mut log = SessionLog::create(&path, &header, FsyncPolicy::Never).unwrap();
+            log.set_seal_key(key.clone());
+            let call = |id: &str, path: &str| PendingCall {
+                id: id.into(),
+                tool: "fs.write".into(),
+                input: json!({"path": path}),
+                request_digest: "00ff".into(),
+                extra: Map::from_iter([("rule".to_owned(), json!("ask_person"))]),
+            };
+            let mut first = append_pending(&mut log, call("w-1", "a.txt")).unwrap();
+            let mut second = append_pending(&mut log, call("w-2", "b.txt")).unwrap();
+            append_bound_answer(&mut log, &mut first, &Verdict::Approve).unwrap();
+            assert!(matches!(
+                append_bound_answer(&mut log, &mut first, &Verdict::Approve),
+                Err(ApprovalError::AlreadyAnswered(_))
+            ));
+            append_used(&mut log, &mut first, Some(3)).unwrap();
+            assert!(matches!(append_used(&mut log, &mut first, Some(3)), Err(ApprovalError::AlreadyUsed(_))));
+            // An answer built elsewhere for the second call, then changed: refused, unwritten.
+            let mut forged = answer_event("gw-2", &second, &Verdict::Deny("no".into()), key.as_ref(), 1);
+            forged.insert("approved".into(), json!(true));
+            let head = log.head();
+            assert!(matches!(
+                append_checked_answer(&mut log, &mut second, forged),
+                Err(ApprovalError::Tampered { .. })
+            ));
+            assert_eq!(log.head(), head);
+            // Built for another session: refused too.
+            let elsewhere = answer_event("gw-other", &second, &Verdict::Approve, key.as_ref(), 1);
+            assert!(append_checked_answer(&mut log, &mut second, elsewhere).is_err());
+            let honest = answer_event("gw-2", &second, &Verdict::Deny("not today".into()), key.as_ref(), 1);
+            append_checked_answer(&mut log, &mut second, honest).unwrap();
+            assert!(append_used(&mut log, &mut second, None).is_err(), "a denied approval is not used");
+            log.seal().unwrap();
+            drop(log);
+            let verified = verify_log(&path, &VerifyOptions { key: key.clone(), ..Default::default() }).unwrap();
+            let expected = if key.is_some() { BindingCheck::Verified } else { BindingCheck::Unkeyed };
+            for id in ["w-1", "w-2"] {
+                let answer = verified.ledger.get(id).and_then(|a| a.answer.clone()).unwrap();
+                assert_eq!(answer.binding, expected, "{id}");
+            }
+            assert!(verified.ledger.get("w-1").unwrap().used);
+            // Reopened, the writer knows its session: a later answer still binds.
+            let log = SessionLog::open(&path, FsyncPolicy::Never).unwrap();
+            assert_eq!(log.session_id(), Some("gw-2"));
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -135,6 +135,8 @@ pub struct SessionLog {
     failed: bool,
     /// The key of the keyed seal, if any.
     seal_key: Option<SealKey>,
+    /// The header's session id, when the header was written or read here.
+    session: Option<String>,
 }
 
 impl SessionLog {
@@ -151,6 +153,7 @@ impl SessionLog {
             .map_err(|source| LogError::Io { path: path.clone(), source })?;
         lock(&file, &path)?;
         let mut log = SessionLog::with_file(file, path, 0, [0; 32], 0, policy);
+        log.session = Some(header.id.clone());
         let start = log.begin_line()?;
         let line = &mut log.held;
         let _ = write!(line, "{{\"kind\":\"header\",\"v\":{LOG_VERSION},\"id\":");
@@ -199,6 +202,7 @@ impl SessionLog {
         let mut count = 0u64;
         let mut run = 0u64;
         let mut torn: Option<(u64, u64)> = None;
+        let mut session = None;
         while let Some(line) = lines.next_line().map_err(io_error)? {
             match line {
                 Line::Text { terminated: false, number, bytes } if repair => torn = Some((number, bytes.len() as u64)),
@@ -210,8 +214,10 @@ impl SessionLog {
                 Line::Text { bytes, .. } => {
                     count += 1;
                     let parsed = parse_line(bytes).ok();
-                    if let Some(super::envelope::LineKind::Event { run: r, .. }) = parsed.as_ref().map(|p| &p.kind) {
-                        run = *r;
+                    match parsed.as_ref().map(|p| &p.kind) {
+                        Some(super::envelope::LineKind::Event { run: r, .. }) => run = *r,
+                        Some(super::envelope::LineKind::Header { id, .. }) if count == 1 => session.clone_from(id),
+                        _ => {}
                     }
                     last = Some((Sha256::digest(bytes).into(), parsed.and_then(|p| p.chain.seq)));
                 }
@@ -232,7 +238,9 @@ impl SessionLog {
             None => None,
         };
         let seq = last_seq.map_or(count, |s| s + 1);
-        Ok((SessionLog::with_file(file, path, seq, prev, run, policy), repaired))
+        let mut log = SessionLog::with_file(file, path, seq, prev, run, policy);
+        log.session = session;
+        Ok((log, repaired))
     }
 
     fn with_file(file: File, path: PathBuf, seq: u64, prev: [u8; 32], run: u64, policy: FsyncPolicy) -> Self {
@@ -249,6 +257,7 @@ impl SessionLog {
             group_commit: false,
             failed: false,
             seal_key: None,
+            session: None,
         }
     }
 
@@ -256,6 +265,17 @@ impl SessionLog {
     /// produce a seal that verifies.
     pub fn set_seal_key(&mut self, key: Option<SealKey>) {
         self.seal_key = key;
+    }
+
+    /// The key the seals are keyed with, if any (approval answers are bound under it too).
+    pub fn seal_key(&self) -> Option<&SealKey> {
+        self.seal_key.as_ref()
+    }
+
+    /// The session id of the log's header: written by [`SessionLog::create`], read by
+    /// [`SessionLog::open`] (`None` when the first line is not a header with an id).
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.as_deref()
     }
 
     /// The last line appended: its `seq` and SHA-256 (`None` before any line was appended,
