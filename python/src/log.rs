@@ -1,10 +1,14 @@
 //! Session logs: verifying them (`decision replay --format json`), verifying one record,
 //! and writing them with the runtime's chained writer.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
 use decision_runtime::api;
+use decision_runtime::log::approval::{
+    ApprovalError, Pending, PendingCall, Verdict, append_bound_answer, append_pending, append_used, read_ledger,
+};
 use decision_runtime::log::{
     DecisionEvent, FsyncPolicy, LogError, LogHeader, ReplayOptions, SealKey, SessionLog as Writer, next_run, now_ms,
     replay_file,
@@ -105,24 +109,110 @@ fn writer_error(py: Python<'_>, error: &LogError) -> PyErr {
     log_error(py, &error.to_string(), code, &path, line)
 }
 
+/// An approval error as the exception a Python caller gets: a log that cannot be read or
+/// written is a `LogError`; an unknown, answered, used or changed approval a `UsageError`
+/// naming the argument `id`.
+fn approval_error(py: Python<'_>, path: &std::path::Path, error: &ApprovalError) -> PyErr {
+    match error {
+        ApprovalError::Log(error) => writer_error(py, error),
+        ApprovalError::Read { .. } => {
+            let display = path.display().to_string();
+            log_error(py, &error.to_string(), "unreadable", &display, None)
+        }
+        _ => usage_error(py, &error.to_string(), Some("id")),
+    }
+}
+
+/// What an open log holds: its writer and, once an approval method asked for them, the
+/// approvals of the log (read from the file once, then kept up to date by this writer).
+struct Held {
+    writer: Writer,
+    /// `None` until first needed: a log used only for decisions never reads its file back.
+    approvals: Option<HashMap<String, Pending>>,
+}
+
 /// A chained session log, opened for appending as its next run (created with its header when
 /// missing); `close()` and the context manager's exit end the run with its seal.
 #[pyclass(module = "decision_contract")]
 pub struct SessionLog {
-    writer: Mutex<Option<Writer>>,
+    held: Mutex<Option<Held>>,
     path: PathBuf,
 }
 
 impl SessionLog {
-    fn with<T>(&self, py: Python<'_>, f: impl FnOnce(&mut Writer) -> Result<T, LogError>) -> PyResult<T> {
-        let mut guard = self.writer.lock().map_err(|_| {
+    fn lock<'a>(&'a self, py: Python<'_>) -> PyResult<std::sync::MutexGuard<'a, Option<Held>>> {
+        self.held.lock().map_err(|_| {
             log_error(py, "the log is unusable after a failure", "io", &self.path.display().to_string(), None)
-        })?;
-        let writer = guard
-            .as_mut()
-            .ok_or_else(|| log_error(py, "the log is closed", "closed", &self.path.display().to_string(), None))?;
-        f(writer).map_err(|e| writer_error(py, &e))
+        })
     }
+
+    fn closed_error(&self, py: Python<'_>) -> PyErr {
+        log_error(py, "the log is closed", "closed", &self.path.display().to_string(), None)
+    }
+
+    fn with<T>(&self, py: Python<'_>, f: impl FnOnce(&mut Writer) -> Result<T, LogError>) -> PyResult<T> {
+        let mut guard = self.lock(py)?;
+        let held = guard.as_mut().ok_or_else(|| self.closed_error(py))?;
+        f(&mut held.writer).map_err(|e| writer_error(py, &e))
+    }
+
+    /// Runs `f` on the writer and the log's approvals, read from the file the first time
+    /// (after a restart, a reopened log knows the approvals an earlier run left pending).
+    fn with_approvals<T>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Writer, &mut HashMap<String, Pending>) -> Result<T, ApprovalError>,
+    ) -> PyResult<T> {
+        let mut guard = self.lock(py)?;
+        let held = guard.as_mut().ok_or_else(|| self.closed_error(py))?;
+        let approvals = match &mut held.approvals {
+            Some(approvals) => approvals,
+            slot @ None => {
+                // Lines held for a group commit are not in the file yet: written first, so
+                // that what is read is the whole log.
+                held.writer.commit().map_err(|e| writer_error(py, &e))?;
+                let key = held.writer.seal_key();
+                let ledger = read_ledger(&self.path, key, decision_runtime::lines::DEFAULT_MAX_LINE, &[], &mut |_| {})
+                    .map_err(|e| approval_error(py, &self.path, &e))?;
+                let mut approvals = HashMap::with_capacity(ledger.approvals.len());
+                for pending in ledger.approvals {
+                    // An id pending twice: its first line is the one answers are bound to.
+                    approvals.entry(pending.id.clone()).or_insert(pending);
+                }
+                slot.insert(approvals)
+            }
+        };
+        f(&mut held.writer, approvals).map_err(|e| approval_error(py, &self.path, &e))
+    }
+}
+
+/// The fields of an `approval:pending` event that every host records; the others are the
+/// host's own (`extra`).
+const COMMON_PENDING_FIELDS: [&str; 6] = ["type", "id", "tool", "input", "fingerprint", "requestDigest"];
+
+/// An approval as Python sees it: `id`, `run`, `line`, `tool`, `input`, `fingerprint`,
+/// `requestDigest`, `extra` (the host's fields of the pending line), `answer` (`None`, or
+/// `approved`, `reason`, `input`, `allowsFingerprint`, `keyed`, `binding`) and `used`.
+fn approval_json(pending: &Pending) -> serde_json::Value {
+    let mut value = serde_json::to_value(pending).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        if let Some(digest) = map.remove("request_digest") {
+            map.insert("requestDigest".into(), digest);
+        }
+        let extra: Map<String, serde_json::Value> = pending
+            .event
+            .iter()
+            .filter(|(name, _)| !COMMON_PENDING_FIELDS.contains(&name.as_str()))
+            .map(|(name, field)| (name.clone(), field.clone()))
+            .collect();
+        map.insert("extra".into(), serde_json::Value::Object(extra));
+    }
+    if let Some(answer) = value.get_mut("answer").and_then(serde_json::Value::as_object_mut)
+        && let Some(allows) = answer.remove("allows_fingerprint")
+    {
+        answer.insert("allowsFingerprint".into(), allows);
+    }
+    value
 }
 
 #[pymethods]
@@ -159,7 +249,7 @@ impl SessionLog {
         if group_commit {
             writer.set_group_commit(true).map_err(|e| writer_error(py, &e))?;
         }
-        Ok(SessionLog { writer: Mutex::new(Some(writer)), path })
+        Ok(SessionLog { held: Mutex::new(Some(Held { writer, approvals: None })), path })
     }
 
     /// Appends a `decision` event (a dict with `step`, `id`, `state`, `questions`, …; its
@@ -192,22 +282,126 @@ impl SessionLog {
         self.with(py, Writer::commit)
     }
 
+    /// Records that call `id` (tool `tool`, its `input`, decided by the request whose digest
+    /// is `request_digest`) waits for a person: an `approval:pending` line with the call's
+    /// fingerprint, then the host's fields in `extra` (`step`, `rule`, `reason`, …). Returns
+    /// the approval (see `approval()`). An id already in the log is refused.
+    #[pyo3(signature = (id, tool, input, request_digest, extra=None))]
+    fn append_pending<'py>(
+        &self,
+        py: Python<'py>,
+        id: &str,
+        tool: &str,
+        input: &Bound<'py, PyAny>,
+        request_digest: &str,
+        extra: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if id.is_empty() {
+            return Err(usage_error(py, "an approval id is not empty", Some("id")));
+        }
+        let call = PendingCall {
+            id: id.to_owned(),
+            tool: tool.to_owned(),
+            input: from_py(input)?,
+            request_digest: request_digest.to_owned(),
+            extra: match extra {
+                Some(extra) => object_from_py(extra, "extra")?,
+                None => Map::new(),
+            },
+        };
+        let mut known = false;
+        let approval = self.with_approvals(py, |writer, approvals| {
+            if let Some(existing) = approvals.get(id) {
+                known = true;
+                return Ok(approval_json(existing));
+            }
+            let pending = append_pending(writer, call)?;
+            let json = approval_json(&pending);
+            approvals.insert(id.to_owned(), pending);
+            Ok(json)
+        })?;
+        if known {
+            return Err(usage_error(py, &format!("approval `{id}` is already in the log"), Some("id")));
+        }
+        to_py(py, &approval)
+    }
+
+    /// The approval `id` of this log (an earlier run's too), or `None`: `id`, `run`, `line`,
+    /// `tool`, `input`, `fingerprint`, `requestDigest`, `answer` (`None` until answered:
+    /// `approved`, `reason`, `input`, `allowsFingerprint`, `keyed`, `binding`), `used`.
+    fn approval<'py>(&self, py: Python<'py>, id: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let found = self.with_approvals(py, |_, approvals| Ok(approvals.get(id).map(approval_json)))?;
+        found.map(|value| to_py(py, &value)).transpose()
+    }
+
+    /// Records a person's answer to approval `id`, bound to its call, its pending line and
+    /// this session (keyed under `DECISION_LOG_KEY` when that is set), as `decision approve`
+    /// binds it: approved, or denied with `reason` (default "denied by a person"). An unknown
+    /// or already answered approval is refused and nothing is written. Returns the event.
+    #[pyo3(signature = (id, approved, reason=None))]
+    fn answer_pending<'py>(
+        &self,
+        py: Python<'py>,
+        id: &str,
+        approved: bool,
+        reason: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if approved && reason.is_some() {
+            return Err(usage_error(
+                py,
+                "`reason` is the reason of a denial: give it with approved=False",
+                Some("reason"),
+            ));
+        }
+        let verdict = match approved {
+            true => Verdict::Approve,
+            false => Verdict::Deny(reason.unwrap_or_else(|| "denied by a person".into())),
+        };
+        let event = self.with_approvals(py, |writer, approvals| {
+            let pending = approvals.get_mut(id).ok_or_else(|| ApprovalError::Unknown(id.to_owned()))?;
+            if !pending.call_matches() {
+                return Err(ApprovalError::Tampered { id: id.to_owned() });
+            }
+            append_bound_answer(writer, pending, &verdict)
+        })?;
+        to_py(py, &serde_json::Value::Object(event))
+    }
+
+    /// Records that the run acts on approval `id`'s answer now (`approval:used`, with `step`
+    /// when given). Refuses an unknown, unanswered, denied or already used approval.
+    #[pyo3(signature = (id, step=None))]
+    fn use_pending(&self, py: Python<'_>, id: &str, step: Option<u64>) -> PyResult<()> {
+        let refusal = self.with_approvals(py, |writer, approvals| {
+            let pending = approvals.get_mut(id).ok_or_else(|| ApprovalError::Unknown(id.to_owned()))?;
+            match &pending.answer {
+                None => return Ok(Some(format!("approval `{id}` has no answer yet: nothing may run on it"))),
+                Some(answer) if !answer.approved => {
+                    return Ok(Some(format!("approval `{id}` was denied: nothing may run on it")));
+                }
+                Some(_) => {}
+            }
+            append_used(writer, pending, step).map(|()| None)
+        })?;
+        match refusal {
+            Some(message) => Err(usage_error(py, &message, Some("id"))),
+            None => Ok(()),
+        }
+    }
+
     /// Ends the run: appends the seal line (keyed when `DECISION_LOG_KEY` is set), writes
     /// every held line, closes the log and returns its head `"SEQ:HASH"`. Closing a closed
     /// log does nothing and returns `None`. A log that is never closed stays unfinished, as
     /// `decision replay` reports it.
     fn close(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        let mut guard = self.writer.lock().map_err(|_| {
-            log_error(py, "the log is unusable after a failure", "io", &self.path.display().to_string(), None)
-        })?;
-        let Some(mut writer) = guard.take() else { return Ok(None) };
+        let mut guard = self.lock(py)?;
+        let Some(Held { mut writer, .. }) = guard.take() else { return Ok(None) };
         writer.seal().map(|head| Some(head.to_string())).map_err(|e| writer_error(py, &e))
     }
 
     /// Whether the log is closed (sealed, or left after a failed seal).
     #[getter]
     fn closed(&self) -> bool {
-        self.writer.lock().map_or(true, |guard| guard.is_none())
+        self.held.lock().map_or(true, |guard| guard.is_none())
     }
 
     /// The chain's head: `{"seq": …, "sha256": …}` of the last line appended.

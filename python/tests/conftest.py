@@ -70,9 +70,3 @@ def contracts() -> List[Path]:
     found = [REPO / "examples/coding-agent/DECISION.md", REPO / "examples/support-triage/DECISION.md"]
     found += sorted((SHARED / "fixtures/jevloop").glob("*.md")) if SHARED.exists() else []
     return found
-
-
-# A known defect, tracked: the framework integrations record approval answers without the
-# binding the session log requires, so a log holding a person's answer does not replay.
-KNOWN_UNBOUND_REASON = "approval answers recorded by the integrations are not bound to their call yet (the session log now requires every answer to carry its binding): a log that holds an approval does not pass decision replay — docs/python-frameworks.md"
-KNOWN_UNBOUND = pytest.mark.xfail(strict=True, reason=KNOWN_UNBOUND_REASON)

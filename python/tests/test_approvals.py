@@ -59,3 +59,86 @@ def test_an_unknown_approval_is_refused(decision: Path, tmp_path: Path) -> None:
     log = halted_run(decision, tmp_path)
     with pytest.raises(dc.UsageError, match="no approval"):
         dc.approve(log, "ap-9-9-000000000000")
+
+
+# -- The writer that holds the log: SessionLog's own approval methods ----------------------
+
+
+def held_log(path: Path) -> "dc.SessionLog":
+    log = dc.SessionLog(path, session_id="held-1")
+    log.append_pending("ap-1", "delete_file", '{"path":"a.txt"}', "00ff", {"step": 0, "rule": "ask_human"})
+    log.append_pending("ap-2", "delete_file", '{"path":"b.txt"}', "00ff", {"step": 1})
+    return log
+
+
+def test_answers_recorded_by_the_writer_are_bound_and_replay(decision: Path, tmp_path: Path) -> None:
+    path = tmp_path / "held.jsonl"
+    log = held_log(path)
+    approval = log.approval("ap-1")
+    assert approval["tool"] == "delete_file" and approval["answer"] is None and not approval["used"]
+    assert approval["extra"] == {"step": 0, "rule": "ask_human"}
+    event = log.answer_pending("ap-1", True)
+    assert event["approved"] is True and event["keyed"] is False and len(event["binding"]) == 64
+    log.use_pending("ap-1", 0)
+    log.append_event("tool:call", {"step": 0, "tool": "delete_file", "input": '{"path":"a.txt"}'})
+    denied = log.answer_pending("ap-2", False, "keep it")
+    assert denied["reason"] == "keep it"
+    log.close()
+    status, out, err = run(decision, "replay", "--require-seal", "--allow-empty", str(path))
+    assert status == 0, out + err
+
+
+def test_an_approval_is_answered_once_used_once_and_only_when_approved(tmp_path: Path) -> None:
+    log = held_log(tmp_path / "held.jsonl")
+    with pytest.raises(dc.UsageError, match="no answer yet"):
+        log.use_pending("ap-1")
+    log.answer_pending("ap-1", True)
+    with pytest.raises(dc.UsageError, match="already answered"):
+        log.answer_pending("ap-1", False)
+    log.use_pending("ap-1")
+    with pytest.raises(dc.UsageError, match="already used"):
+        log.use_pending("ap-1")
+    log.answer_pending("ap-2", False)
+    with pytest.raises(dc.UsageError, match="denied"):
+        log.use_pending("ap-2")
+    with pytest.raises(dc.UsageError, match="no approval `ap-9`"):
+        log.answer_pending("ap-9", True)
+    with pytest.raises(dc.UsageError, match="already in the log"):
+        log.append_pending("ap-1", "delete_file", "{}", "00")
+    log.append_pending("ap-3", "t", "{}", "00")
+    with pytest.raises(dc.UsageError, match="reason"):
+        log.answer_pending("ap-3", True, "why")
+    log.close()
+
+
+def test_a_reopened_log_answers_what_an_earlier_run_left_pending(decision: Path, tmp_path: Path) -> None:
+    path = tmp_path / "held.jsonl"
+    held_log(path).close()
+    # Another process, another run of the same log: it reads the pending approvals back.
+    log = dc.SessionLog(path)
+    assert log.approval("ap-2")["run"] == 0
+    log.answer_pending("ap-2", False, "not today")
+    log.answer_pending("ap-1", True)
+    log.use_pending("ap-1", 5)
+    log.append_event("tool:call", {"step": 5, "tool": "delete_file", "input": '{"path":"a.txt"}'})
+    log.close()
+    again = dc.SessionLog(path)
+    assert again.approval("ap-1")["used"] and again.approval("ap-1")["answer"]["binding"] == {"status": "unkeyed"}
+    with pytest.raises(dc.UsageError, match="already answered"):
+        again.answer_pending("ap-2", True)
+    again.close()
+    status, out, err = run(decision, "replay", "--require-seal", "--allow-empty", str(path))
+    assert status == 0, out + err
+
+
+def test_a_keyed_log_binds_answers_under_its_key(decision: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DECISION_LOG_KEY", "0123456789abcdef0123456789abcdef")
+    path = tmp_path / "keyed.jsonl"
+    log = held_log(path)
+    assert log.answer_pending("ap-1", True)["keyed"] is True
+    log.answer_pending("ap-2", False)
+    log.close()
+    status, out, err = run(decision, "replay", "--require-seal", "--allow-empty", str(path))
+    assert status == 0, out + err
+    with dc.SessionLog(path) as reopened:
+        assert reopened.approval("ap-1")["answer"]["binding"] == {"status": "verified"}

@@ -4,6 +4,7 @@ installed."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -14,11 +15,11 @@ import pytest
 pytest.importorskip("pydantic_ai", reason="PydanticAI is not installed: pip install './python[pydantic-ai]'")
 
 from pydantic_ai import Agent, DeferredToolRequests, FunctionToolset  # noqa: E402
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart  # noqa: E402
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart, ToolCallPart, ToolReturnPart  # noqa: E402
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 
 import decision_contract as dc  # noqa: E402
-from conftest import KNOWN_UNBOUND, REPO, run  # noqa: E402
+from conftest import REPO, run  # noqa: E402
 from decision_contract.integrations.pydantic_ai import DecisionToolset  # noqa: E402
 
 RAN: List[str] = []
@@ -56,6 +57,10 @@ def returns(result: Any) -> Dict[str, str]:
     return {p.tool_name: str(p.content) for m in result.all_messages() for p in m.parts if isinstance(p, ToolReturnPart)}
 
 
+def records(log: Path) -> List[Dict[str, Any]]:
+    return [json.loads(line).get("e", {}) for line in log.read_text().splitlines()]
+
+
 def verified(decision: Path, log: Path) -> None:
     status, out, err = run(decision, "replay", "--require-seal", str(log))
     assert status == 0, out + err
@@ -76,7 +81,6 @@ def test_a_read_only_call_runs(decision: Path, tmp_path: Path) -> None:
     verified(decision, log)
 
 
-@KNOWN_UNBOUND
 def test_a_destructive_call_waits_and_an_approval_runs_it_once(decision: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     toolset = gated(log)
@@ -91,7 +95,6 @@ def test_a_destructive_call_waits_and_an_approval_runs_it_once(decision: Path, t
     verified(decision, log)
 
 
-@KNOWN_UNBOUND
 def test_a_rejection_leaves_the_call_unrun_and_says_why(decision: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     toolset = gated(log)
@@ -114,6 +117,42 @@ def test_approvals_deny_fails_the_call_at_once(decision: Path, tmp_path: Path) -
     verified(decision, log)
 
 
+@pytest.mark.parametrize("approved", [False, True])
+def test_an_answer_after_a_restart_is_bound_to_the_same_call(decision: Path, tmp_path: Path, approved: bool) -> None:
+    log = tmp_path / "log.jsonl"
+    turn = [ToolCallPart("delete_file", {"path": "a.txt"}, tool_call_id="c2")]
+    before = gated(log)
+    first = agent(before, turn).run_sync("go")
+    assert isinstance(first.output, DeferredToolRequests) and RAN == []
+    # What survives the process: the log (sealed) and the run's messages, as JSON.
+    before.close()
+    history = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(first.all_messages()))
+    requests = first.output
+    after = gated(log)
+    results = after.results(requests, {"c2": {"approved": approved, "reason": "" if approved else "keep it"}})
+    second = agent(after, turn).run_sync(message_history=history, deferred_tool_results=results)
+    after.close()
+    assert RAN == (["delete a.txt"] if approved else [])
+    assert ("deleted a.txt" if approved else "keep it") in returns(second)["delete_file"]
+    answers = [r for r in records(log) if r.get("type") == "approval:answer"]
+    assert [a["approved"] for a in answers] == [approved] and answers[0]["binding"]
+    verified(decision, log)
+
+
+def test_an_answer_after_a_restart_for_a_changed_call_is_refused(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    before = gated(log)
+    first = agent(before, [ToolCallPart("delete_file", {"path": "a.txt"}, tool_call_id="c2")]).run_sync("go")
+    before.close()
+    requests = first.output
+    requests.approvals[0].args = {"path": "b.txt"}
+    after = gated(log)
+    with pytest.raises(dc.UsageError, match="not decided as waiting"):
+        after.results(requests, {"c2": {"approved": True}})
+    after.close()
+    assert RAN == []
+
+
 @pytest.mark.parametrize(
     "answers, complaint",
     [
@@ -132,7 +171,6 @@ def test_a_bad_answer_is_refused_and_runs_nothing(tmp_path: Path, answers: Dict[
     assert RAN == []
 
 
-@KNOWN_UNBOUND
 def test_the_example_runs_and_its_log_verifies(decision: Path, tmp_path: Path) -> None:
     log = tmp_path / "example.jsonl"
     done = subprocess.run([sys.executable, str(REPO / "examples/agents-pydantic-ai/main.py"), "--log", str(log)], capture_output=True, text=True)

@@ -18,7 +18,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Union
 
 from .._errors import UsageError
 from .._native import Contract, SessionLog
@@ -64,14 +64,18 @@ class ToolCall:
     annotations: Mapping[str, Any] = field(default_factory=dict)
 
     def arguments_json(self) -> str:
-        """The arguments as compact JSON with sorted keys: the call's recorded input."""
-        return json.dumps(self.arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        """The arguments as compact JSON with sorted keys: the call's recorded input. Computed
+        once per call (it is framed, fingerprinted and recorded)."""
+        cached = self.__dict__.get("_arguments_json")
+        if cached is None:
+            cached = json.dumps(self.arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+            object.__setattr__(self, "_arguments_json", cached)
+        return str(cached)
 
     def fingerprint(self) -> str:
-        """SHA-256 (hex) of ``{"tool", "input"}`` as compact JSON, as the coding host
-        fingerprints a gated call."""
-        text = json.dumps({"tool": self.tool, "input": self.arguments_json()}, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        """SHA-256 (hex) of ``{"tool", "input"}`` as compact JSON (the input being
+        :meth:`arguments_json`): the fingerprint the session log records for the call."""
+        return _call_fingerprint(self)
 
     def declared_hints(self) -> Dict[str, bool]:
         """The MCP hints the tool declares, as booleans (anything else is ignored)."""
@@ -220,10 +224,6 @@ class ToolGate:
         self.approvals: ApprovalMode = approvals
         self.log = log if isinstance(log, SessionLog) else SessionLog(Path(log), session_id=session_id)
         self.step = 0
-        # LangGraph re-executes a node from its start on every resume, replaying the answers
-        # given so far: each approval's pending and answer events are recorded once, also
-        # across a restart (the log already holds them then).
-        self._recorded: Set[Tuple[str, str]] = set(_recorded_approvals(self.log.path))
 
     # -- deciding -------------------------------------------------------------------------
 
@@ -273,45 +273,74 @@ class ToolGate:
 
     # -- approvals: recorded here only --------------------------------------------------
 
-    def record_pending(self, verdict: Verdict) -> None:
-        """Records that ``verdict``'s call waits for a person (``approval:pending``)."""
-        call = verdict.call
-        if not self._first("approval:pending", verdict):
-            return
-        self.log.append_event(
-            "approval:pending",
-            {
-                "id": verdict.approval_id,
-                "step": verdict.step,
-                "callId": call.call_id,
-                "tool": call.tool,
-                "input": call.arguments_json(),
-                "fingerprint": call.fingerprint(),
-                "requestDigest": verdict.request_digest,
-                "rule": verdict.action,
-                "reason": verdict.reason,
-            },
+    def waiting(self, call: ToolCall) -> Optional[Verdict]:
+        """The verdict of ``call`` when the log holds a pending approval for it — this exact
+        call: its id, tool and arguments — as an earlier process recorded it (after a
+        restart, the adapter's own memory is gone; the log's is not). ``None`` otherwise."""
+        approval_id = self.approval_id(call)
+        approval = self.log.approval(approval_id)
+        if approval is None or (approval["tool"], approval["input"]) != (call.tool, call.arguments_json()):
+            return None
+        extra = approval.get("extra") or {}
+        step = extra.get("step")
+        return Verdict(
+            call,
+            "approval",
+            str(extra.get("rule") or "ask_human"),
+            str(extra.get("reason") or ""),
+            str(approval.get("requestDigest") or ""),
+            approval_id=approval_id,
+            step=step if isinstance(step, int) else -1,
         )
+
+    def record_pending(self, verdict: Verdict) -> None:
+        """Records that ``verdict``'s call waits for a person (``approval:pending``, with the
+        call's fingerprint); once per approval, also across a restart (the log holds it)."""
+        call = verdict.call
+        approval_id = verdict.approval_id or ""
+        if self.log.approval(approval_id) is not None:
+            return
+        extra = {"step": verdict.step, "callId": call.call_id, "rule": verdict.action, "reason": verdict.reason}
+        self.log.append_pending(approval_id, call.tool, call.arguments_json(), verdict.request_digest, extra)
         self.log.commit()
 
     def answer(self, verdict: Verdict, value: Any) -> Answer:
         """Reads a person's answer to ``verdict``'s approval (see :func:`parse_answer`),
-        records it bound to the call's fingerprint (``approval:answer``) and, when approved,
-        that the call is about to run (``approval:used``). Returns the answer."""
+        records it bound to the pending call (``approval:answer``, bound as ``decision
+        approve`` binds it: to this session, the call's fingerprint and its pending line)
+        and, when approved, that the call is about to run (``approval:used``). Returns the
+        answer. An approval already answered in the log keeps its recorded answer: LangGraph
+        replays the same resume values each time it re-executes a node."""
         answer = parse_answer(value, verdict)
-        if not self._first("approval:answer", verdict):
-            return answer
-        fingerprint = verdict.call.fingerprint()
-        event: Dict[str, Any] = {"id": verdict.approval_id, "fingerprint": fingerprint, "approved": answer.approved}
-        if not answer.approved:
-            event["reason"] = answer.reason or "denied by a person"
-        event["allowsFingerprint"] = fingerprint
-        self.log.append_event("approval:answer", event)
-        if answer.approved:
-            used = {"id": verdict.approval_id, "fingerprint": fingerprint, "step": verdict.step}
-            self.log.append_event("approval:used", used)
+        approval_id = verdict.approval_id or ""
+        approval = self.log.approval(approval_id)
+        if approval is None:
+            self.record_pending(verdict)
+            approval = self.log.approval(approval_id)
+        if approval is not None and (approval["tool"], approval["input"]) != (verdict.call.tool, verdict.call.arguments_json()):
+            raise UsageError(
+                f"approval {approval_id} was asked for another call than {verdict.call.tool} with these arguments; nothing ran",
+                code="usage",
+                path="resume",
+            )
+        recorded = approval.get("answer") if approval is not None else None
+        if isinstance(recorded, Mapping):
+            answer = Answer(approved=recorded.get("approved") is True, reason=str(recorded.get("reason") or ""))
+        elif answer.approved:
+            self.log.answer_pending(approval_id, True)
+        else:
+            self.log.answer_pending(approval_id, False, answer.reason or "denied by a person")
+        if answer.approved and approval is not None and not approval.get("used"):
+            self.log.use_pending(approval_id, verdict.step if verdict.step >= 0 else None)
         self.log.commit()
         return answer
+
+    def record_outcome(self, tool: str, method: str, call_id: str, outcome: Mapping[str, Any], violated: bool) -> None:
+        """Records a tool's outcome as checked against its outcome contract (``tool:outcome``,
+        as ``decision outcomes report`` reads it): ``contract`` is ``held`` or ``violated``."""
+        event = {"tool": tool, "method": method, "call_id": call_id, "contract": "violated" if violated else "held", "outcome": dict(outcome)}
+        self.log.append_event("tool:outcome", event)
+        self.log.commit()
 
     def record_call(self, verdict: Verdict) -> None:
         """Records that ``verdict``'s call runs now (``tool:call``, at the decision's step):
@@ -319,13 +348,6 @@ class ToolGate:
         call = verdict.call
         self.log.append_event("tool:call", {"step": verdict.step, "callId": call.call_id, "tool": call.tool, "input": call.arguments_json()})
         self.log.commit()
-
-    def _first(self, event: str, verdict: Verdict) -> bool:
-        key = (event, verdict.approval_id or "")
-        if key in self._recorded:
-            return False
-        self._recorded.add(key)
-        return True
 
     # -- the log --------------------------------------------------------------------------
 
@@ -340,21 +362,11 @@ class ToolGate:
         self.close()
 
 
-def _recorded_approvals(path: Path) -> List[Tuple[str, str]]:
-    """``(event, id)`` of every approval event already in the log at ``path``."""
-    found: List[Tuple[str, str]] = []
-    with open(path, "rb") as log:
-        for line in log:
-            if b'"approval:' not in line:
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            inner = event.get("e") if isinstance(event, dict) else None
-            if isinstance(inner, dict) and inner.get("type") in ("approval:pending", "approval:answer"):
-                found.append((str(inner["type"]), str(inner.get("id", ""))))
-    return found
+def _call_fingerprint(call: ToolCall) -> str:
+    """The session log's fingerprint of a call (``call_fingerprint`` of the runtime): SHA-256
+    of the JSON of ``{"tool": …, "input": …}``, in that order, no spaces."""
+    text = json.dumps({"tool": call.tool, "input": call.arguments_json()}, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _decision_record(step: int, frame: Dict[str, Any], answers: Dict[str, Any], decided: Dict[str, Any], provider: str) -> Dict[str, Any]:

@@ -6,7 +6,12 @@ DECISION.md contract through the SDK's own mechanisms.
 - ``needs_approval``: the contract decides the call (once per ``call_id``); a call that needs a
   person makes the run stop with an interruption, as any tool with ``needs_approval`` does;
 - a tool input guardrail that refuses a call the contract denied (its reason is what the model
-  sees) and records that an approved call is about to run.
+  sees) and records that an approved call is about to run;
+- with ``outcome=(tool, method)`` and the guard's ``outcomes`` (tool outcome contracts,
+  :class:`decision_contract.outcomes.Contracts`), a tool output guardrail that checks what the
+  tool returned against that contract's deliverable: a breach is recorded (``tool:outcome``,
+  ``contract: "violated"``) and the model gets the typed ``contract_violation`` instead of
+  the output.
 
 A person answers an interruption with ``guard.approve(state, item)`` or
 ``guard.reject(state, item, reason=...)``: the answer is recorded, bound to the call's id and
@@ -24,7 +29,13 @@ from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 try:
     from agents import FunctionTool, RunContextWrapper, RunState, ToolApprovalItem
-    from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
+    from agents.tool_guardrails import (
+        ToolGuardrailFunctionOutput,
+        ToolInputGuardrail,
+        ToolInputGuardrailData,
+        ToolOutputGuardrail,
+        ToolOutputGuardrailData,
+    )
 except ImportError as missing:  # pragma: no cover - depends on the environment
     raise ImportError(
         "decision_contract.integrations.openai_agents needs the OpenAI Agents SDK: "
@@ -33,6 +44,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
 
 from .. import Contract, SessionLog
 from .._errors import UsageError
+from ..outcomes import Contracts
 from ._core import ApprovalMode, Provider, ToolCall, ToolGate, Verdict, refusal_text
 
 __all__ = ["DecisionGuard"]
@@ -43,7 +55,9 @@ class DecisionGuard:
 
     The keywords are :class:`~decision_contract.integrations.ToolGate`'s: ``log`` (sealed by
     :meth:`close`), ``contract`` (default: the bundled tool gate), ``provider``,
-    ``approvals`` (``"interrupt"``: through the run's interruptions; ``"deny"``: refused).
+    ``approvals`` (``"interrupt"``: through the run's interruptions; ``"deny"``: refused);
+    ``outcomes``: the tool outcome contracts (a :class:`decision_contract.outcomes.Contracts`
+    or the path of a contracts file) the tools' outputs are checked against.
     """
 
     def __init__(
@@ -54,18 +68,31 @@ class DecisionGuard:
         provider: Provider = "heuristic",
         approvals: ApprovalMode = "interrupt",
         gate: Optional[ToolGate] = None,
+        outcomes: Union[Contracts, str, Path, None] = None,
     ) -> None:
         self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, approvals=approvals)
+        self.outcomes = Contracts.load(outcomes) if isinstance(outcomes, (str, Path)) else outcomes
         self._verdicts: Dict[str, Verdict] = {}
         self._tools: Dict[str, Tuple[FunctionTool, Dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
-    def tool(self, tool: FunctionTool, *, annotations: Optional[Mapping[str, Any]] = None) -> FunctionTool:
+    def tool(
+        self,
+        tool: FunctionTool,
+        *,
+        annotations: Optional[Mapping[str, Any]] = None,
+        outcome: Optional[Tuple[str, str]] = None,
+    ) -> FunctionTool:
         """``tool`` decided by the contract: a copy with ``needs_approval`` and the input
         guardrail set (its own guardrails are kept, after the contract's). ``annotations`` are
-        the tool's MCP hints; a tool without them is taken at MCP's defaults (destructive)."""
+        the tool's MCP hints; a tool without them is taken at MCP's defaults (destructive).
+        ``outcome=(tool, method)`` names the outcome contract its output is checked against
+        (one of the guard's ``outcomes``; an unknown one is refused here)."""
         if tool.needs_approval is not False:
             raise UsageError(f"tool {tool.name} already sets needs_approval: the contract decides it", code="usage", path="tool")
+        output_guardrails = list(tool.tool_output_guardrails or [])
+        if outcome is not None:
+            output_guardrails.insert(0, self._outcome_guardrail(outcome))
         hints = dict(annotations or {})
         self._tools[tool.name] = (tool, hints)
 
@@ -85,8 +112,11 @@ class DecisionGuard:
             verdict = self._decide(tool, hints, context.tool_call_id, arguments)
             if verdict.outcome == "approval":
                 # The SDK runs an interrupted call only once it was approved: an approval given
-                # with RunState.approve alone is recorded here.
-                self.gate.answer(verdict, {"approved": True})
+                # with RunState.approve alone is recorded here. An answer the log already holds
+                # for the call counts, and a rejection recorded there is never overridden.
+                answer = self.gate.answer(verdict, {"approved": True})
+                if not answer.approved:
+                    return ToolGuardrailFunctionOutput.reject_content(refusal_text(verdict, answer))
             if verdict.outcome in ("run", "approval"):
                 self.gate.record_call(verdict)
                 return ToolGuardrailFunctionOutput.allow()
@@ -97,7 +127,31 @@ class DecisionGuard:
             tool,
             needs_approval=needs_approval,
             tool_input_guardrails=[guardrail, *(tool.tool_input_guardrails or [])],
+            tool_output_guardrails=output_guardrails,
         )
+
+    def _outcome_guardrail(self, outcome: Tuple[str, str]) -> ToolOutputGuardrail[Any]:
+        """The output guardrail checking a tool's output against outcome contract
+        ``(tool, method)``."""
+        contracts = self.outcomes
+        if contracts is None:
+            raise UsageError("outcome= needs the guard's outcomes (tool outcome contracts)", code="usage", path="outcome")
+        if not (isinstance(outcome, tuple) and len(outcome) == 2 and all(isinstance(part, str) for part in outcome)):
+            raise UsageError(f"outcome must be (tool, method), not {outcome!r}", code="usage", path="outcome")
+        name, method = outcome
+        # Refused now rather than at the first call: a contract the file does not hold. (An
+        # error outcome is never validated, so this checks the lookup alone.)
+        contracts.validate(name, method, {"status": "error", "error_type": "probe", "error_message": "", "retriable": False, "metadata": {}})
+
+        def checked_against_outcome_contract(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
+            validated = contracts.validate(name, method, {"status": "ok", "value": _as_value(data.output)})
+            violated = validated.get("status") == "error" and validated.get("error_type") == "contract_violation"
+            self.gate.record_outcome(name, method, data.context.tool_call_id, validated, violated)
+            if violated:
+                return ToolGuardrailFunctionOutput.reject_content(json.dumps(validated, sort_keys=True, default=str))
+            return ToolGuardrailFunctionOutput.allow()
+
+        return ToolOutputGuardrail(guardrail_function=checked_against_outcome_contract, name="decision_contract_outcome")
 
     def _decide(self, tool: FunctionTool, hints: Mapping[str, Any], call_id: str, arguments: Any) -> Verdict:
         call = ToolCall(
@@ -177,6 +231,17 @@ class DecisionGuard:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _as_value(output: Any) -> Any:
+    """A tool's output as the outcome's ``value``: JSON text is read as JSON (a function tool
+    that returns a model's JSON), anything else is kept as it is."""
+    if isinstance(output, str):
+        try:
+            return json.loads(output)
+        except ValueError:
+            return output
+    return output
 
 
 def _schema_problem(schema: Mapping[str, Any], arguments: Any) -> Optional[str]:

@@ -6,7 +6,9 @@ A call the contract allows runs. A call that needs a person raises ``ApprovalReq
 (with the pending approval as its metadata), so the run ends with ``DeferredToolRequests``
 when the agent's ``output_type`` includes it; ``toolset.results(requests, answers)`` records a
 person's answers, bound to each call, and returns the ``DeferredToolResults`` to continue the
-run with (``agent.run(message_history=..., deferred_tool_results=...)``). A call the contract
+run with (``agent.run(message_history=..., deferred_tool_results=...)``). After a process restart, a
+new ``DecisionToolset`` on the same log answers the calls the earlier process left pending:
+the log holds them, and each answer is bound to the call's pending line as before. A call the contract
 refuses, or a person rejected, does not run: the model sees a failed tool result with the
 reason (``ToolFailed``).
 
@@ -75,8 +77,11 @@ class DecisionToolset(WrapperToolset[Any]):
             return await super().call_tool(name, tool_args, ctx, tool)
         if verdict.outcome == "approval":
             if ctx.tool_call_approved:
-                # Approved through DeferredToolResults: recorded here if `results` did not.
-                self.gate.answer(verdict, {"approved": True})
+                # Approved through DeferredToolResults: recorded here if `results` did not. An
+                # answer the log already holds counts: a recorded rejection is never overridden.
+                answer = self.gate.answer(verdict, {"approved": True})
+                if not answer.approved:
+                    raise ToolFailed(refusal_text(verdict, answer))
                 self.gate.record_call(verdict)
                 return await super().call_tool(name, tool_args, ctx, tool)
             self.gate.record_pending(verdict)
@@ -97,8 +102,12 @@ class DecisionToolset(WrapperToolset[Any]):
             raise UsageError(f"the calls {', '.join(unanswered)} wait for an answer too", code="usage", path="answers")
         results = DeferredToolResults()
         for call_id, value in answers.items():
-            verdict = self._verdicts.get(call_id)
             part = waiting[call_id]
+            verdict = self._verdicts.get(call_id)
+            if verdict is None:
+                # A process restarted since the run stopped: the log still holds the pending
+                # approval of this exact call, and the answer is bound to it.
+                verdict = self.gate.waiting(ToolCall(call_id, part.tool_name, part.args_as_dict()))
             if verdict is None or verdict.outcome != "approval" or part.tool_name != verdict.call.tool:
                 raise UsageError(f"tool call {call_id} was not decided as waiting for approval; nothing ran", code="usage", path="answers")
             if ToolCall(call_id, part.tool_name, part.args_as_dict()).fingerprint() != verdict.call.fingerprint():
