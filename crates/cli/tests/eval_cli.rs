@@ -41,9 +41,25 @@ impl Dir {
 }
 
 fn pick_tool_answer(p: f64) -> Value {
-    let rest = (1.0 - p) / 4.0;
-    json!({"tool": {"type": "choice", "choice": "list_dir", "confidence": 0.5,
-        "probabilities": {"read_file": rest, "list_dir": p, "write_file": rest, "delete_file": rest, "done": rest}}})
+    // Every tool the bundled contract's `pick_tool` offers.
+    let others = [
+        "read_file",
+        "list_files",
+        "search",
+        "find_definition",
+        "list_symbols",
+        "find_references",
+        "write_file",
+        "append_file",
+        "move_file",
+        "delete_file",
+        "done",
+    ];
+    let rest = (1.0 - p) / others.len() as f64;
+    let mut probabilities: serde_json::Map<String, Value> =
+        others.iter().map(|t| ((*t).to_owned(), json!(rest))).collect();
+    probabilities.insert("list_dir".into(), json!(p));
+    json!({"tool": {"type": "choice", "choice": "list_dir", "confidence": 0.5, "probabilities": probabilities}})
 }
 
 #[test]

@@ -526,6 +526,37 @@ pub(crate) fn scan(workdir: &WorkDir, needle: Option<&str>) -> Result<Scan, Stri
     Ok(out)
 }
 
+/// What a whole-tree index of a directory found ([`index_tree`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeIndex {
+    /// Source files of a supported language that were read.
+    pub source_files: usize,
+    /// Files that were parsed.
+    pub parsed: usize,
+    /// Definitions found.
+    pub symbols: usize,
+    /// Files left out: larger than the limit, not parsed in time, or unreadable.
+    pub skipped: usize,
+    /// Every source file of the tree was read and parsed.
+    pub whole_tree: bool,
+}
+
+/// Indexes every source file under `root` as the code index's tools read a tree — through a
+/// work directory handle, `.gitignore` honoured, the same size, time and count limits — and
+/// says what it found. The tools parse only the files that hold the name asked for; this is
+/// their worst case, a name found in every file, and what the index benchmarks measure.
+pub fn index_tree(root: &std::path::Path) -> Result<TreeIndex, String> {
+    let workdir = WorkDir::open(root).map_err(|e| format!("cannot open {}: {e}", root.display()))?;
+    let scan = scan(&workdir, None)?;
+    Ok(TreeIndex {
+        source_files: scan.source_files,
+        parsed: scan.parsed,
+        symbols: scan.symbols.len(),
+        skipped: scan.too_large.len() + scan.unparsed.len() + scan.unreadable.len(),
+        whole_tree: scan.whole_tree(),
+    })
+}
+
 /// A name as the task wrote it: `Map::insert`, `email.policy.Policy`, `json!` → the name and
 /// the qualifiers before it.
 pub(crate) fn split_qualified(name: &str) -> (&str, Vec<&str>) {
@@ -735,6 +766,25 @@ mod tests {
 
     fn symbols(file: &str, text: &str) -> Vec<Symbol> {
         symbols_of(file, Lang::of(file).unwrap(), text).unwrap()
+    }
+
+    /// The whole-tree index counts what it read and parsed, and a file it had to skip makes
+    /// it say that the tree was not indexed whole.
+    #[test]
+    fn a_whole_tree_index_says_what_it_left_out() {
+        let dir = std::env::temp_dir().join(format!("decision-index-tree-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("src/lib.rs"), "pub fn one() {}\npub struct Two;\n").unwrap();
+        std::fs::write(dir.join("tool.py"), "def three():\n    pass\n").unwrap();
+        std::fs::write(dir.join("notes.txt"), "fn not_code() {}\n").unwrap();
+        let whole = index_tree(&dir).unwrap();
+        assert_eq!(whole, TreeIndex { source_files: 2, parsed: 2, symbols: 3, skipped: 0, whole_tree: true });
+        std::fs::write(dir.join("big.rs"), "// x\n".repeat(300_000)).unwrap();
+        let cut = index_tree(&dir).unwrap();
+        assert_eq!((cut.source_files, cut.skipped, cut.whole_tree), (3, 1, false));
+        assert!(index_tree(&dir.join("missing")).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

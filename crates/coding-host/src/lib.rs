@@ -24,6 +24,7 @@ mod run;
 mod sandbox;
 mod tools;
 
+pub use codeindex::{TreeIndex, index_tree};
 pub use run::{
     CODING_CONTRACT, CodingRun, Collaborators, DEFAULT_MAX_STEPS, HostError, MODEL_GRACE, ResumeState, RunConfig,
     RunSummary, coding_description, run_task, run_task_approved, start_host,
