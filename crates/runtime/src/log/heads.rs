@@ -170,7 +170,7 @@ impl HeadsManifest {
     pub fn heads_of(&self, log: &Path) -> Vec<&HeadEntry> {
         let key = std::fs::canonicalize(log).unwrap_or_else(|_| log.to_path_buf());
         let mut heads: Vec<&HeadEntry> = self.by_log.get(&key).map(|v| v.iter().collect()).unwrap_or_default();
-        heads.sort_by(|a, b| b.head.seq.cmp(&a.head.seq));
+        heads.sort_by_key(|entry| std::cmp::Reverse(entry.head.seq));
         heads
     }
 
