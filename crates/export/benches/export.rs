@@ -36,6 +36,7 @@ fn chained_log(path: &Path, count: usize) {
 }
 
 fn fleet(dir: &Path, logs: usize, each: usize) -> Vec<PathBuf> {
+    std::fs::create_dir_all(dir).unwrap();
     (0..logs)
         .map(|i| {
             let path = dir.join(format!("run-{i:04}.jsonl"));
