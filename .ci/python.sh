@@ -19,10 +19,12 @@ if ! python3 -m venv "$venv" 2>/dev/null; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet ./python pytest mypy
+"$venv/bin/python" -m pip install --quiet "./python[fleet]" pytest mypy
 # The versions the integrations are tested against (docs/python-frameworks.md names them).
 "$venv/bin/python" -m pip install --quiet langgraph==1.2.24 langchain-core==1.8.3 \
   langgraph-checkpoint-sqlite==3.1.2 openai-agents==0.24.0 pydantic-ai-slim==2.68.0
+# Fleet verification (the [fleet] extra) is tested against this Dask.
+"$venv/bin/python" -m pip install --quiet dask==2026.8.0 distributed==2026.8.0
 
 # The tests compare every function with the CLI's JSON: they run the debug `decision`.
 cargo build -q --bin decision
@@ -33,8 +35,8 @@ export PATH="$venv/bin:$PATH"
 # compiled module) does not shadow the installed package.
 "$venv/bin/pytest" -q -rs python/tests
 "$venv/bin/mypy" --strict examples/python-host/host.py
-(cd python && "$venv/bin/mypy" --strict decision_contract/integrations)
-for example in agents-langgraph agents-openai agents-pydantic-ai; do
+(cd python && "$venv/bin/mypy" --strict decision_contract/integrations decision_contract/fleet.py)
+for example in agents-langgraph agents-openai agents-pydantic-ai fleet; do
   "$venv/bin/mypy" --strict "examples/$example/main.py"
 done
 echo "python: ok"

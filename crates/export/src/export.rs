@@ -6,18 +6,27 @@ use std::path::{Path, PathBuf};
 use decision::log::ReplayOptions;
 
 pub use crate::error::ExportError;
-use crate::log_rows::read_log_rows;
+use crate::log_rows::{ONE_PASS_BYTES, read_log_rows};
 use crate::sink::{Format, open_sink};
 
 /// How many failing logs a summary names (all are counted).
 const FAILED_LISTED: usize = 100;
 
 /// How to export.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ExportOptions {
     /// How replay reads each log (the line cap, a seal key); its `threads` is not used: each
-    /// log is replayed on one thread beside the reader.
+    /// log is read and replayed in one pass on the calling thread.
     pub replay: ReplayOptions,
+    /// A log larger than this is replayed once more, beforehand, so its rows need not be held
+    /// until its verdict is known ([`ONE_PASS_BYTES`] by default).
+    pub one_pass_bytes: u64,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions { replay: ReplayOptions::default(), one_pass_bytes: ONE_PASS_BYTES }
+    }
 }
 
 /// What an export wrote.
@@ -65,7 +74,7 @@ pub fn export<W: Write + Send>(
     for path in logs {
         let display = path.display().to_string();
         let mut rows = 0u64;
-        let verdict = read_log_rows(path, &display, &options.replay, &mut |row| {
+        let verdict = read_log_rows(path, &display, &options.replay, options.one_pass_bytes, &mut |row| {
             rows += 1;
             sink.write(row)
         })?;

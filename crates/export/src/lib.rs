@@ -2,10 +2,11 @@
 //! verdict of its record and of its log, written as Parquet, CSV or JSON Lines.
 //!
 //! The schema is versioned ([`SCHEMA_VERSION`]) and documented column by column in
-//! `docs/export.md` ([`COLUMNS`] holds the same list). Export streams: each log is read line by
-//! line, a row is held only until the events that complete it (a gate's floor, a pending
-//! approval) have been read, and rows are written in batches, so memory does not grow with the
-//! number or the size of the logs. A log that does not verify is exported with its verdict,
+//! `docs/export.md` ([`COLUMNS`] holds the same list). Export streams: each log is read once,
+//! line by line, by replay itself, which verifies each line as the row is made of it; rows
+//! wait only for what completes them (the events of the same step, the log's verdict: a log
+//! larger than [`ONE_PASS_BYTES`] is replayed once beforehand, so its rows never wait) and are
+//! written in batches, so memory does not grow with the number or the size of the logs. A log that does not verify is exported with its verdict,
 //! never left out.
 //!
 //! ```no_run
@@ -21,7 +22,6 @@
 
 mod error;
 mod export;
-mod lines;
 mod log_rows;
 mod row;
 mod schema;
@@ -29,7 +29,7 @@ mod sink;
 mod walk;
 
 pub use export::{ExportError, ExportOptions, ExportSummary, Progress, export, export_to_path};
-pub use log_rows::{LogVerdict, read_log_rows};
+pub use log_rows::{LogVerdict, ONE_PASS_BYTES, read_log_rows};
 pub use row::Row;
 pub use schema::{COLUMNS, Column, ColumnType, SCHEMA_VERSION, arrow_schema};
 pub use sink::{Format, RowSink, open_sink};

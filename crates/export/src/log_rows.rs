@@ -1,32 +1,33 @@
-//! One log into rows. Each log is read twice and verified once more beside the second read:
+//! One log into rows, in one pass: replay reads the log and hands each line over before
+//! verifying it ([`replay_reader_observed`]); the line becomes a row, and the record's verdict,
+//! which follows its line at once, is set on it.
 //!
-//! 1. replay reads the whole log for its verdict (chain, seal, counts): every row of the log
-//!    carries it, and it is known only at the end;
-//! 2. the log is read line by line into rows, while replay runs again on a second thread and
-//!    hands over each record's verdict in file order, through a bounded channel. The two
-//!    streams meet on the line number.
-//!
-//! Memory is bounded: one held row (waiting for the events that complete it), one line, and
-//! the channel.
+//! Every row also carries the verdict of its whole log (chain, seal, problems), known only at
+//! the end. A log of up to [`ONE_PASS_BYTES`] is read once and its rows held until then; a
+//! larger one is replayed once first for that verdict (replay's own pass, without rows) and its
+//! rows then stream out as they are read. Memory is bounded either way: the rows of at most
+//! [`ONE_PASS_BYTES`] of log, or one held row (waiting for the events that complete it).
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fs::File;
-use std::io::{self, BufReader};
+use std::io;
 use std::path::Path;
-use std::sync::mpsc;
 
 use decision::api::replay::{Requirements, log_problems};
-use decision::log::{ChainStatus, LogReport, RecordResult, ReplayOptions, replay_file};
+use decision::log::{
+    ChainStatus, LogReport, ObservedLine, RecordResult, ReplayOptions, replay_file, replay_reader_observed,
+};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::error::ExportError;
-use crate::lines::{LineRead, read_line};
 use crate::row::Row;
 
-/// Record verdicts waiting between the replay thread and the row reader.
-const VERDICT_QUEUE: usize = 4096;
+/// Logs up to this size are read once, their rows held until the log's verdict is known;
+/// larger ones are read twice, so that their rows never wait in memory.
+pub const ONE_PASS_BYTES: u64 = 8 << 20;
 
 /// The verdict of a whole log, the same `decision replay` gives.
 #[derive(Debug, Clone)]
@@ -38,112 +39,154 @@ pub struct LogVerdict {
 }
 
 impl LogVerdict {
+    fn of(report: LogReport) -> Self {
+        let problems = log_problems(&report, &Requirements::default());
+        LogVerdict { report, problems }
+    }
+
     /// The log verifies: no record mismatches, the chain is not broken, and nothing else
     /// fails (what makes `decision replay` exit 0).
     pub fn ok(&self) -> bool {
         self.report.mismatch == 0 && self.report.chain_status() != ChainStatus::Broken && self.problems.is_empty()
     }
+
+    /// Sets the log's columns of `row`.
+    fn stamp(&self, row: &mut Row) {
+        row.chain = self.report.chain_status().as_str().to_owned();
+        row.seal = self.report.seal.as_str().to_owned();
+        row.log_verdict = if self.ok() { "ok" } else { "failed" }.to_owned();
+    }
 }
 
 /// Reads the log at `path` into rows, calling `on_row` for each in file order; `display` is
-/// what the `log` column says. Returns the log's verdict, which every row also carries.
+/// what the `log` column says. Returns the log's verdict, which every row also carries. A log
+/// larger than `one_pass_bytes` is replayed once beforehand for that verdict, so that its rows
+/// are not held ([`ONE_PASS_BYTES`] is the export's default).
 pub fn read_log_rows(
     path: &Path,
     display: &str,
     options: &ReplayOptions,
+    one_pass_bytes: u64,
     on_row: &mut dyn FnMut(Row) -> Result<(), ExportError>,
 ) -> Result<LogVerdict, ExportError> {
     let io_error = |source: io::Error| ExportError::Io { path: path.to_path_buf(), source };
     let single = ReplayOptions { threads: 1, ..options.clone() };
-    let report = replay_file(path, &single, &mut |_| {}).map_err(io_error)?;
-    let problems = log_problems(&report, &Requirements::default());
-    let verdict = LogVerdict { report, problems };
     let file = File::open(path).map_err(io_error)?;
-    let (tx, rx) = mpsc::sync_channel::<Vec<RecordResult>>(VERDICT_QUEUE / 64);
-    std::thread::scope(|scope| {
-        let replay = scope.spawn(move || {
-            let mut batch = Vec::with_capacity(64);
-            let outcome = replay_file(path, &single, &mut |result| {
-                batch.push(result.clone());
-                if batch.len() >= 64 {
-                    // The reader stopped (an error): the rest is not needed.
-                    let _ = tx.send(std::mem::replace(&mut batch, Vec::with_capacity(64)));
-                }
-            });
-            let _ = tx.send(batch);
-            outcome
-        });
-        let mut rows = LogRows::new(display, &verdict, rx.into_iter().flatten());
-        let read = rows.read(BufReader::with_capacity(1 << 20, file), options.max_line, on_row);
-        drop(rows);
-        let replayed = replay.join().unwrap_or_else(|_| Err(io::Error::other("the replay thread stopped")));
-        read.and(replayed.map(|_| ()).map_err(io_error))
-    })?;
+    let size = file.metadata().map_err(io_error)?.len();
+    let known = if size > one_pass_bytes {
+        Some(LogVerdict::of(replay_file(path, &single, &mut |_| {}).map_err(io_error)?))
+    } else {
+        None
+    };
+    let rows = RefCell::new(LogRows::new(display, known.as_ref(), on_row));
+    let report = replay_reader_observed(file, &single, &mut |line| rows.borrow_mut().observe(line), &mut |result| {
+        rows.borrow_mut().verdict(result)
+    })
+    .map_err(io_error)?;
+    let verdict = known.unwrap_or_else(|| LogVerdict::of(report));
+    rows.into_inner().finish(&verdict)?;
     Ok(verdict)
 }
 
-/// The row reader of one log.
-struct LogRows<'v, I: Iterator<Item = RecordResult>> {
-    template: Row,
-    verdicts: std::iter::Peekable<I>,
-    held: Option<Row>,
-    _verdict: std::marker::PhantomData<&'v LogVerdict>,
+/// Where the rows of a log go: straight out when the log's verdict is known, else held.
+enum Out<'a> {
+    Stream(&'a mut dyn FnMut(Row) -> Result<(), ExportError>),
+    Hold(Vec<Row>, &'a mut dyn FnMut(Row) -> Result<(), ExportError>),
 }
 
-impl<'v, I: Iterator<Item = RecordResult>> LogRows<'v, I> {
-    fn new(display: &str, verdict: &'v LogVerdict, verdicts: I) -> Self {
-        let template = Row {
-            log: display.to_owned(),
-            chain: verdict.report.chain_status().as_str().to_owned(),
-            seal: verdict.report.seal.as_str().to_owned(),
-            log_verdict: if verdict.ok() { "ok" } else { "failed" }.to_owned(),
-            ..Row::default()
+/// The row reader of one log.
+struct LogRows<'a> {
+    template: Row,
+    held: Option<Row>,
+    out: Out<'a>,
+    /// The first error writing a row: later lines are only verified.
+    error: Option<ExportError>,
+}
+
+impl<'a> LogRows<'a> {
+    fn new(
+        display: &str,
+        known: Option<&LogVerdict>,
+        on_row: &'a mut dyn FnMut(Row) -> Result<(), ExportError>,
+    ) -> Self {
+        let mut template = Row { log: display.to_owned(), ..Row::default() };
+        let out = match known {
+            Some(verdict) => {
+                verdict.stamp(&mut template);
+                Out::Stream(on_row)
+            }
+            None => Out::Hold(Vec::new(), on_row),
         };
-        LogRows { template, verdicts: verdicts.peekable(), held: None, _verdict: std::marker::PhantomData }
+        LogRows { template, held: None, out, error: None }
     }
 
-    fn read(
-        &mut self,
-        mut reader: impl io::BufRead,
-        max_line: usize,
-        on_row: &mut dyn FnMut(Row) -> Result<(), ExportError>,
-    ) -> Result<(), ExportError> {
-        let mut buf = Vec::new();
-        let mut number = 0u64;
-        loop {
-            let line = read_line(&mut reader, &mut buf, max_line)
-                .map_err(|source| ExportError::Io { path: self.template.log.clone().into(), source })?;
-            let Some(line) = line else { break };
-            number += 1;
-            if let LineRead::Text = line
-                && let Some(parsed) = parse(&buf)
-            {
-                self.line(number, parsed, on_row)?;
+    fn emit(&mut self, row: Row) {
+        match &mut self.out {
+            Out::Hold(rows, _) => rows.push(row),
+            Out::Stream(on_row) => {
+                if self.error.is_none()
+                    && let Err(e) = on_row(row)
+                {
+                    self.error = Some(e);
+                }
             }
         }
-        self.flush(on_row)?;
-        // Records replay read that no row was made from (text this reader could not use):
-        // each still gets a row, with its verdict.
-        while let Some(result) = self.verdicts.next() {
-            on_row(self.orphan(&result))?;
+    }
+
+    fn flush(&mut self) {
+        if let Some(row) = self.held.take() {
+            self.emit(row);
+        }
+    }
+
+    fn observe(&mut self, line: ObservedLine<'_>) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Some(parsed) = line.bytes.and_then(parse) {
+            self.line(line.number, parsed);
+        }
+    }
+
+    /// A record's verdict, right after its line: set on the row made from that line, or, for
+    /// a record this reader could not make a row of, a row of its own.
+    fn verdict(&mut self, result: &RecordResult) {
+        match self.held.as_mut() {
+            Some(held) if held.line == result.line && held.kind == "decision" => {
+                held.verdict = Some(result.status.as_str().to_owned());
+            }
+            _ => {
+                self.flush();
+                let orphan = self.orphan(result);
+                self.emit(orphan);
+            }
+        }
+    }
+
+    /// The end of the log: the last held row, then every held row with the log's verdict.
+    fn finish(mut self, verdict: &LogVerdict) -> Result<(), ExportError> {
+        self.flush();
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        if let Out::Hold(rows, on_row) = self.out {
+            for mut row in rows {
+                verdict.stamp(&mut row);
+                on_row(row)?;
+            }
         }
         Ok(())
     }
 
-    fn line(
-        &mut self,
-        number: u64,
-        parsed: Parsed,
-        on_row: &mut dyn FnMut(Row) -> Result<(), ExportError>,
-    ) -> Result<(), ExportError> {
+    fn line(&mut self, number: u64, parsed: Parsed) {
         if parsed.kind.as_deref() == Some("header") {
             if self.template.run_id.is_none() {
                 self.template.run_id = parsed.header_id;
             }
-            return Ok(());
+            return;
         }
         let Parsed { run, at, seq, event, .. } = parsed;
-        let Some(event) = event else { return Ok(()) };
+        let Some(event) = event else { return };
         let place = Place { number, run, at, seq };
         let same_step = |held: &Row| held.run == run && held.step == event.step && event.step.is_some();
         match event.kind.as_deref() {
@@ -151,18 +194,9 @@ impl<'v, I: Iterator<Item = RecordResult>> LogRows<'v, I> {
                 self.template.host = Some(event.host.unwrap_or_else(|| "coding-host".to_owned()));
             }
             Some(kind @ ("decision" | "decision:code")) => {
-                self.flush(on_row)?;
+                self.flush();
                 let kind = kind.to_owned();
-                let mut row = self.row(place, kind, event);
-                if row.kind == "decision" {
-                    while let Some(result) = self.verdicts.next_if(|r| r.line < number) {
-                        on_row(self.orphan(&result))?;
-                    }
-                    if let Some(result) = self.verdicts.next_if(|r| r.line == number) {
-                        row.verdict = Some(result.status.as_str().to_owned());
-                    }
-                }
-                self.held = Some(row);
+                self.held = Some(self.row(place, kind, event));
             }
             Some("gate:floor") => {
                 if let Some(held) = self.held.as_mut().filter(|h| same_step(h)) {
@@ -176,7 +210,7 @@ impl<'v, I: Iterator<Item = RecordResult>> LogRows<'v, I> {
                 }
             }
             Some("approval:answer") => {
-                self.flush(on_row)?;
+                self.flush();
                 let approval = match event.approved {
                     Some(true) => "approved",
                     _ => "denied",
@@ -187,11 +221,10 @@ impl<'v, I: Iterator<Item = RecordResult>> LogRows<'v, I> {
                 row.approval = Some(approval.to_owned());
                 row.approval_id = id;
                 row.approval_by = by;
-                on_row(row)?;
+                self.emit(row);
             }
             _ => {}
         }
-        Ok(())
     }
 
     fn row(&self, place: Place, kind: String, event: EventFields) -> Row {
@@ -230,13 +263,6 @@ impl<'v, I: Iterator<Item = RecordResult>> LogRows<'v, I> {
             block: result.node.clone(),
             verdict: Some(result.status.as_str().to_owned()),
             ..self.template.clone()
-        }
-    }
-
-    fn flush(&mut self, on_row: &mut dyn FnMut(Row) -> Result<(), ExportError>) -> Result<(), ExportError> {
-        match self.held.take() {
-            Some(row) => on_row(row),
-            None => Ok(()),
         }
     }
 }

@@ -189,3 +189,34 @@ fn a_failed_export_leaves_no_file_behind() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "before");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+#[test]
+fn a_log_read_once_and_a_log_read_twice_give_the_same_rows() {
+    // Small logs are read once (their rows held until the log's verdict is known); larger ones
+    // are replayed beforehand. Forcing the second way on every log must change nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join("odd.jsonl");
+    let mut text = std::fs::read_to_string(example("examples/support-triage/session.jsonl")).unwrap();
+    // A line that is not JSON, and a decision event that is not a record.
+    text.push_str("not json\n{\"kind\":\"event\",\"run\":9,\"e\":{\"type\":\"decision\",\"step\":\"x\"}}\n");
+    std::fs::write(&odd, text).unwrap();
+    let logs = [
+        example("examples/support-triage/session.jsonl"),
+        example("examples/broken/session-edited.jsonl"),
+        example("examples/coding-agent/session.jsonl"),
+        odd,
+    ];
+    let mut once = Vec::new();
+    let first = export(&logs, Format::Jsonl, &mut once, &ExportOptions::default(), &mut |_| {}).unwrap();
+    let twice_options = ExportOptions { one_pass_bytes: 0, ..ExportOptions::default() };
+    let mut twice = Vec::new();
+    let second = export(&logs, Format::Jsonl, &mut twice, &twice_options, &mut |_| {}).unwrap();
+    assert_eq!(String::from_utf8(once.clone()).unwrap(), String::from_utf8(twice).unwrap());
+    assert_eq!(first, second);
+    let rows: Vec<Value> = String::from_utf8(once).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let odd_rows: Vec<&Value> = rows.iter().filter(|r| r["log"].as_str().unwrap().ends_with("odd.jsonl")).collect();
+    assert_eq!(odd_rows.len(), 4, "{odd_rows:?}");
+    assert_eq!(odd_rows[3]["verdict"], "unverifiable", "{odd_rows:?}");
+    assert_eq!(odd_rows[3]["line"], 9, "{odd_rows:?}");
+    assert!(odd_rows.iter().all(|r| r["log_verdict"] == "failed"), "an unreadable line fails the log");
+}

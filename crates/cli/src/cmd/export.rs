@@ -50,8 +50,8 @@ pub fn run(args: Args) -> ExitCode {
         ExportFormat::Csv => Format::Csv,
         ExportFormat::Jsonl => Format::Jsonl,
     };
-    let options =
-        ExportOptions { replay: ReplayOptions { max_line: args.max_line, seal_key, ..ReplayOptions::default() } };
+    let replay = ReplayOptions { max_line: args.max_line, seal_key, ..ReplayOptions::default() };
+    let options = ExportOptions { replay, ..ExportOptions::default() };
     // The progress display is for a person watching: only on a terminal.
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new(logs.len() as u64);

@@ -69,6 +69,9 @@ pub struct Args {
     /// The largest message accepted from either side, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = decision_mcp::framing::DEFAULT_MAX_MESSAGE)]
     max_message: usize,
+    /// Append the log's head to this manifest once the log is sealed (docs/export.md).
+    #[arg(long, value_name = "FILE")]
+    heads: Option<PathBuf>,
     /// The upstream MCP server's command and arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -105,7 +108,10 @@ pub fn run(args: Args) -> ExitCode {
                 summary.head.seq,
                 args.log.display()
             );
-            ExitCode::SUCCESS
+            match &args.heads {
+                Some(manifest) => super::heads::record(manifest, &args.log, ExitCode::SUCCESS),
+                None => ExitCode::SUCCESS,
+            }
         }
         Err(message) => super::usage_error(&message),
     }

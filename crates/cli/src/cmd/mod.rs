@@ -9,6 +9,7 @@ pub mod eval;
 pub mod explain;
 pub mod export;
 pub mod frame;
+pub mod heads;
 pub mod log_inputs;
 pub mod lsp;
 pub mod mcp;

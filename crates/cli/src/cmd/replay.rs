@@ -24,6 +24,7 @@ use decision_runtime::terminal;
 use serde_json::Value;
 
 use super::contract_input::Format;
+use super::heads::Expected;
 
 /// How many unverifiable records are listed without `--verbose` (as the reference does).
 const UNVERIFIABLE_LISTED: usize = 3;
@@ -51,8 +52,13 @@ pub struct Args {
     /// that hash and every line after it must chain to it, so nothing up to it was changed,
     /// added or cut, its last byte included (a prefix check: a head printed before a later
     /// run extended the log keeps verifying it). Needs exactly one LOG.
-    #[arg(long, value_name = "SEQ:HASH")]
+    #[arg(long, value_name = "SEQ:HASH", conflicts_with = "heads")]
     head: Option<LogHead>,
+    /// A heads manifest (written by `decision run --heads FILE` and `decision mcp --heads
+    /// FILE`): every log must extend each head it records for it, a log it names under the
+    /// given paths must be there, and a log it does not name fails (docs/export.md).
+    #[arg(long, value_name = "FILE")]
+    heads: Option<PathBuf>,
     /// Fail unless the log ends with its writer's seal (a run that did not finish, or a log
     /// cut short, fails).
     #[arg(long)]
@@ -79,6 +85,7 @@ pub struct Args {
 }
 
 pub fn run(mut args: Args) -> ExitCode {
+    let inputs = args.logs.clone();
     args.logs = match super::log_inputs::expand(&args.logs) {
         Ok(logs) => logs,
         Err(message) => return super::usage_error(&message),
@@ -113,15 +120,45 @@ pub fn run(mut args: Args) -> ExitCode {
         head: args.head,
         ..ReplayOptions::default()
     };
+    let heads = match args.heads.as_deref().map(Expected::read).transpose() {
+        Ok(heads) => heads.map(|expected| Heads { expected, inputs }),
+        Err(message) => return super::usage_error(&message),
+    };
     let outcome = match args.format {
-        Format::Human => human(&args, &options, &required),
-        Format::Json => json_document(&args, &options, &required),
+        Format::Human => human(&args, &options, &required, heads.as_ref()),
+        Format::Json => json_document(&args, &options, &required, heads.as_ref()),
     };
     match outcome {
         Ok(Summary { unreadable: true, .. }) => ExitCode::from(super::EXIT_USAGE),
         Ok(Summary { failed: true, .. }) => ExitCode::from(1),
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => super::usage_error(&format!("cannot write the output: {e}")),
+    }
+}
+
+/// `--heads`: the manifest, and the paths it is checked under (as given, before the walk).
+struct Heads {
+    expected: Expected,
+    inputs: Vec<PathBuf>,
+}
+
+impl Heads {
+    /// `options` with the head the manifest recorded last for `log`, so its replay checks it.
+    fn options_for(&self, log: &std::path::Path, options: &ReplayOptions) -> ReplayOptions {
+        ReplayOptions { head: self.expected.latest(log).map(|entry| entry.head), ..options.clone() }
+    }
+
+    /// The logs the manifest names that are not there, each with its problem.
+    fn missing(&self, found: &[PathBuf]) -> Vec<(String, String)> {
+        self.expected
+            .missing(&self.inputs, found)
+            .into_iter()
+            .map(|(path, head)| {
+                let problem =
+                    format!("deleted: the heads manifest recorded head {head} for this log and it is not there");
+                (path, problem)
+            })
+            .collect()
     }
 }
 
@@ -179,7 +216,7 @@ fn write_result(out: &mut impl Write, result: &RecordResult, failing_only: bool)
     Ok(())
 }
 
-fn human(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::Result<Summary> {
+fn human(args: &Args, options: &ReplayOptions, required: &Requirements, heads: Option<&Heads>) -> io::Result<Summary> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut summary = Summary::default();
@@ -191,7 +228,8 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::R
         let mut mismatches: Vec<RecordResult> = Vec::new();
         let mut unverifiable: Vec<RecordResult> = Vec::new();
         let mut write_error: Option<io::Error> = None;
-        let report = replay_file(path, options, &mut |result| {
+        let log_options = heads.map(|h| h.options_for(path, options));
+        let report = replay_file(path, log_options.as_ref().unwrap_or(options), &mut |result| {
             if args.verbose {
                 if let Err(e) = write_result(&mut out, result, false) {
                     write_error.get_or_insert(e);
@@ -258,10 +296,23 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::R
         for problem in &problems {
             writeln!(out, "  ✗ {problem}")?;
         }
+        if let Some(heads) = heads {
+            let head_problems = heads.expected.problems(path, &report, options);
+            for problem in &head_problems {
+                writeln!(out, "  ✗ heads: {}", terminal::one_line(problem))?;
+            }
+            summary.failed |= !head_problems.is_empty();
+        }
         for skipped in &report.skipped {
             writeln!(out, "  skipped line {}: {}", skipped.line, terminal::one_line(&skipped.reason))?;
         }
         summary.failed |= report.mismatch > 0 || report.chain_status() == ChainStatus::Broken || !problems.is_empty();
+    }
+    for (path, problem) in heads.map(|h| h.missing(&args.logs)).unwrap_or_default() {
+        writeln!(out)?;
+        writeln!(out, "file: {}", terminal::one_line(&path))?;
+        writeln!(out, "  ✗ heads: {}", terminal::one_line(&problem))?;
+        summary.failed = true;
     }
     writeln!(out)?;
     writeln!(out, "Replay does not verify three things:")?;
@@ -410,12 +461,18 @@ impl ResultSink {
     }
 }
 
-fn json_document(args: &Args, options: &ReplayOptions, required: &Requirements) -> io::Result<Summary> {
+fn json_document(
+    args: &Args,
+    options: &ReplayOptions,
+    required: &Requirements,
+    heads: Option<&Heads>,
+) -> io::Result<Summary> {
     let mut sink = ResultSink { buffer: Vec::new(), spill: None, count: 0, error: None };
     let mut logs = api::replay::LogSummary::default();
     for path in &args.logs {
         let display = path.display().to_string();
-        let report = replay_file(path, options, &mut |result| {
+        let log_options = heads.map(|h| h.options_for(path, options));
+        let report = replay_file(path, log_options.as_ref().unwrap_or(options), &mut |result| {
             if api::replay::is_listed(result, args.verbose) {
                 sink.push(&api::replay::result_json(&display, result));
             }
@@ -433,12 +490,25 @@ fn json_document(args: &Args, options: &ReplayOptions, required: &Requirements) 
                     });
                     logs.annotate_last("approvals", approvals, !audit.problems.is_empty());
                 }
+                if let Some(heads) = heads {
+                    let problems = heads.expected.problems(path, &report, options);
+                    let expected = heads.expected.latest(path).map(|entry| entry.head.to_string());
+                    let failed = !problems.is_empty();
+                    logs.annotate_last(
+                        "heads",
+                        serde_json::json!({"expected": expected, "problems": problems}),
+                        failed,
+                    );
+                }
             }
             Err(e) => {
                 eprintln!("error: cannot read {display}: {e}");
                 logs.add_unreadable(&display, &e.to_string());
             }
         }
+    }
+    for (path, problem) in heads.map(|h| h.missing(&args.logs)).unwrap_or_default() {
+        logs.add_missing(&path, &problem);
     }
     if let Some(e) = sink.error.take() {
         return Err(e);

@@ -147,6 +147,10 @@ pub struct Args {
     /// The session log to write (default: a new file under the system temp directory).
     #[arg(long, value_name = "LOG")]
     log: Option<PathBuf>,
+    /// Append the log's head to this manifest once the run is over (an append-only file
+    /// `decision replay --heads FILE` checks logs against; docs/export.md).
+    #[arg(long, value_name = "FILE")]
+    heads: Option<PathBuf>,
     /// The step limit.
     #[arg(long, default_value_t = DEFAULT_MAX_STEPS, value_parser = parse_max_steps)]
     max_steps: u64,
@@ -189,7 +193,11 @@ pub fn run(args: Args) -> ExitCode {
         Ok(log) => log,
         Err(message) => return super::usage_error(&message),
     };
-    execute(&source, &config, &args.common, log, &log_path, None)
+    let code = execute(&source, &config, &args.common, log, &log_path, None);
+    match &args.heads {
+        Some(manifest) => super::heads::record(manifest, &log_path, code),
+        None => code,
+    }
 }
 
 /// A new log under the temp directory.

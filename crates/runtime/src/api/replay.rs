@@ -190,6 +190,13 @@ impl LogSummary {
         self.files.push(json!({"path": path, "error": error}));
     }
 
+    /// Adds a log that a check made beside replay expected and that is not there (`decision
+    /// replay --heads`: a log the manifest names was deleted); the document fails.
+    pub fn add_missing(&mut self, path: &str, problem: &str) {
+        self.failed = true;
+        self.files.push(json!({"path": path, "missing": true, "problems": [problem]}));
+    }
+
     /// A record mismatched, a chain is broken, or a log has a problem beyond its records.
     pub fn failed(&self) -> bool {
         self.failed

@@ -13,6 +13,7 @@
 pub mod approval;
 pub mod envelope;
 mod event;
+pub mod heads;
 pub mod policy;
 pub mod replay;
 pub mod seal;
@@ -25,7 +26,10 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 pub use event::{DecisionEvent, GraphEvent, NO_CONSUMER, NodeDecisionEvent};
-pub use replay::{ChainStatus, LogReport, RecordResult, ReplayOptions, SealStatus, replay_file, replay_reader};
+pub use replay::{
+    ChainStatus, LogReport, ObservedLine, RecordResult, ReplayOptions, SealStatus, replay_file, replay_reader,
+    replay_reader_observed,
+};
 pub use seal::{KeyError, LogHead, SEAL_KEY_VARIABLE, SealKey, next_run, read_head};
 pub use writer::{CHAIN_CLAIM, FsyncPolicy, LOG_VERSION, LogHeader, Repair, SessionLog, is_valid_session_id, now_ms};
 

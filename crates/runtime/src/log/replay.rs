@@ -272,25 +272,79 @@ pub fn replay_reader<R: Read + Send>(
     let mut lines = LineReader::new(reader, options.max_line);
     let mut merger = Merger::default();
     if options.threads <= 1 {
-        // Lines are verified where the reader holds them: nothing is copied.
-        let mut verifier =
-            Verifier::new(options.rules, options.seal_key.clone(), options.policies.clone(), options.head);
-        while let Some(line) = lines.next_line()? {
-            match line {
-                Line::Text { number, bytes, terminated } => verifier.line(number, LineText::Bytes(bytes), terminated),
-                Line::TooLong { number, length, sha256, terminated } => {
-                    verifier.line(number, LineText::TooLong { length, sha256 }, terminated)
-                }
-            }
-            if verifier.results.len() >= STREAM_RESULTS {
-                merger.merge(verifier.take(), on_result);
-            }
-        }
-        merger.merge(verifier.take(), on_result);
+        replay_lines(&mut lines, options, &mut merger, None, on_result)?;
     } else {
         replay_parallel(&mut lines, options, &mut merger, on_result)?;
     }
     Ok(merger.finish())
+}
+
+/// A line of the log as [`replay_reader_observed`] hands it over, before it is verified.
+#[derive(Debug, Clone, Copy)]
+pub struct ObservedLine<'a> {
+    /// The 1-based line number.
+    pub number: u64,
+    /// The line's bytes without its `\n`; `None` for a line longer than the cap (skipped).
+    pub bytes: Option<&'a [u8]>,
+    /// `false` only for a last line that lacks its `\n` (a torn write).
+    pub terminated: bool,
+}
+
+/// Replays a log read from `reader` on the calling thread (`options.threads` is not used),
+/// handing every line to `on_line` just before it is verified: a caller that needs the lines
+/// too (an export) reads the log once instead of twice. A line's result, if it holds a
+/// decision event, reaches `on_result` right after the line (before the next line), so the
+/// two streams meet on the line number.
+pub fn replay_reader_observed<R: Read>(
+    reader: R,
+    options: &ReplayOptions,
+    on_line: &mut dyn FnMut(ObservedLine<'_>),
+    on_result: &mut dyn FnMut(&RecordResult),
+) -> io::Result<LogReport> {
+    let mut lines = LineReader::new(reader, options.max_line);
+    let mut merger = Merger::default();
+    replay_lines(&mut lines, options, &mut merger, Some(on_line), on_result)?;
+    Ok(merger.finish())
+}
+
+/// The one-thread replay: lines are verified where the reader holds them (nothing is copied).
+/// With an observer, each line goes to it first and its result follows at once; without,
+/// results are handed over in groups.
+fn replay_lines<R: Read>(
+    lines: &mut LineReader<R>,
+    options: &ReplayOptions,
+    merger: &mut Merger,
+    mut on_line: Option<&mut dyn FnMut(ObservedLine<'_>)>,
+    on_result: &mut dyn FnMut(&RecordResult),
+) -> io::Result<()> {
+    let mut verifier = Verifier::new(options.rules, options.seal_key.clone(), options.policies.clone(), options.head);
+    while let Some(line) = lines.next_line()? {
+        let (number, text, terminated) = match line {
+            Line::Text { number, bytes, terminated } => (number, LineText::Bytes(bytes), terminated),
+            Line::TooLong { number, length, sha256, terminated } => {
+                (number, LineText::TooLong { length, sha256 }, terminated)
+            }
+        };
+        if let Some(observe) = on_line.as_mut() {
+            let bytes = match text {
+                LineText::Bytes(bytes) => Some(bytes),
+                LineText::TooLong { .. } => None,
+            };
+            observe(ObservedLine { number, bytes, terminated });
+            verifier.line(number, text, terminated);
+            // A result is final once its line is verified (the policy check amends it there).
+            for result in verifier.results.drain(..) {
+                on_result(&result);
+            }
+            continue;
+        }
+        verifier.line(number, text, terminated);
+        if verifier.results.len() >= STREAM_RESULTS {
+            merger.merge(verifier.take(), on_result);
+        }
+    }
+    merger.merge(verifier.take(), on_result);
+    Ok(())
 }
 
 fn replay_parallel<R: Read + Send>(
