@@ -491,39 +491,105 @@ fn members_of(item: Node<'_>, text: &str) -> Option<(&'static str, Vec<String>)>
 }
 
 /// Walk the tree and index the source files that hold `needle` (every source file when it is
-/// `None`), through the work directory handle.
+/// `None`), through the work directory handle. Files are read and parsed on up to
+/// [`MAX_INDEX_THREADS`] threads (parsing is nine tenths of the cost); what they found is put
+/// together in the walk's order, so the result does not depend on the threads.
 pub(crate) fn scan(workdir: &WorkDir, needle: Option<&str>) -> Result<Scan, String> {
     let tree = walk_limited(workdir, "", MAX_INDEXED_FILES)?;
     let mut out = Scan { cut: tree.cut, ..Scan::default() };
     let finder = needle.map(|n| memchr::memmem::Finder::new(n.as_bytes()).into_owned());
-    for file in &tree.files {
-        let Some(lang) = Lang::of(file) else { continue };
-        out.source_files += 1;
+    let sources: Vec<(&String, Lang)> =
+        tree.files.iter().filter_map(|file| Lang::of(file).map(|lang| (file, lang))).collect();
+    out.source_files = sources.len();
+    let index_one = |(file, lang): (&String, Lang)| -> FileOutcome {
         let (bytes, longer) = match read_capped(workdir, file, MAX_INDEX_FILE_BYTES) {
             Ok(read) => read,
-            Err(_) => {
-                out.unreadable.push(file.clone());
-                continue;
-            }
+            Err(_) => return FileOutcome::Unreadable,
         };
         if longer {
-            out.too_large.push(file.clone());
-            continue;
+            return FileOutcome::TooLarge;
         }
         if finder.as_ref().is_some_and(|f| f.find(&bytes).is_none()) {
-            continue;
+            return FileOutcome::WithoutName;
         }
-        let Some(text) = text_of(&bytes) else {
-            out.unreadable.push(file.clone());
-            continue;
-        };
-        out.parsed += 1;
+        let Some(text) = text_of(&bytes) else { return FileOutcome::Unreadable };
         match symbols_of(file, lang, &text) {
-            Ok(symbols) => out.symbols.extend(symbols),
-            Err(_) => out.unparsed.push(file.clone()),
+            Ok(symbols) => FileOutcome::Parsed(symbols),
+            Err(_) => FileOutcome::Unparsed,
+        }
+    };
+    let outcomes = in_parallel(&sources, index_one);
+    for ((file, _), outcome) in sources.iter().zip(outcomes) {
+        match outcome {
+            FileOutcome::Parsed(symbols) => {
+                out.parsed += 1;
+                out.symbols.extend(symbols);
+            }
+            FileOutcome::Unparsed => {
+                out.parsed += 1;
+                out.unparsed.push((*file).clone());
+            }
+            FileOutcome::TooLarge => out.too_large.push((*file).clone()),
+            FileOutcome::Unreadable => out.unreadable.push((*file).clone()),
+            FileOutcome::WithoutName => {}
         }
     }
     Ok(out)
+}
+
+/// At most this many threads read and parse a tree's files.
+pub(crate) const MAX_INDEX_THREADS: usize = 8;
+
+/// What indexing one file came to.
+enum FileOutcome {
+    Parsed(Vec<Symbol>),
+    Unparsed,
+    TooLarge,
+    Unreadable,
+    /// It does not hold the name asked for, so it was not parsed.
+    WithoutName,
+}
+
+/// `work` applied to every item, on as many threads as the machine has cores (at most
+/// [`MAX_INDEX_THREADS`], and one for a few items), each taking the next item not yet taken;
+/// the results in the items' order.
+fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(T) -> R + Sync) -> Vec<R>
+where
+    T: Copy,
+{
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let threads = cores.min(MAX_INDEX_THREADS).min(items.len().div_ceil(4)).max(1);
+    if threads == 1 {
+        return items.iter().map(|item| work(*item)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(at) else { break };
+                        mine.push((at, work(*item)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        // A thread that panicked lost its items: they are redone here, on this thread.
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    });
+    done.sort_unstable_by_key(|(at, _)| *at);
+    let mut results = Vec::with_capacity(items.len());
+    let mut done = done.into_iter().peekable();
+    for (at, item) in items.iter().enumerate() {
+        match done.next_if(|(index, _)| *index == at) {
+            Some((_, result)) => results.push(result),
+            None => results.push(work(*item)),
+        }
+    }
+    results
 }
 
 /// What a whole-tree index of a directory found ([`index_tree`]).
@@ -785,6 +851,21 @@ mod tests {
         assert_eq!((cut.source_files, cut.skipped, cut.whole_tree), (3, 1, false));
         assert!(index_tree(&dir.join("missing")).is_err());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Work spread over threads comes back in the items' order, whatever the threads did.
+    #[test]
+    fn parallel_work_keeps_the_items_order() {
+        let items: Vec<usize> = (0..1000).collect();
+        let doubled = in_parallel(&items, |n| {
+            if n % 97 == 0 {
+                std::thread::yield_now();
+            }
+            n * 2
+        });
+        assert_eq!(doubled, items.iter().map(|n| n * 2).collect::<Vec<_>>());
+        assert_eq!(in_parallel(&[7usize], |n| n + 1), [8]);
+        assert!(in_parallel(&[] as &[usize], |n| n).is_empty());
     }
 
     #[test]
