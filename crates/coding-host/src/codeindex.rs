@@ -553,10 +553,7 @@ enum FileOutcome {
 /// `work` applied to every item, on as many threads as the machine has cores (at most
 /// [`MAX_INDEX_THREADS`], and one for a few items), each taking the next item not yet taken;
 /// the results in the items' order.
-fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(T) -> R + Sync) -> Vec<R>
-where
-    T: Copy,
-{
+fn in_parallel<T: Copy + Sync, R: Send>(items: &[T], work: impl Fn(T) -> R + Sync) -> Vec<R> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let threads = cores.min(MAX_INDEX_THREADS).min(items.len().div_ceil(4)).max(1);
     if threads == 1 {
