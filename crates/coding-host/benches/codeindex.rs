@@ -10,34 +10,19 @@
 //! 200 MB.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use decision_coding_host::index_tree;
 
+#[path = "../tests/registry/mod.rs"]
+mod registry;
+use registry::registry_crate;
+
 /// As in the `decision` binary, which runs the index.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// The newest `NAME-<version>` source directory of the cargo registry.
-fn registry_crate(name: &str) -> Option<PathBuf> {
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
-    let mut found: Vec<PathBuf> = Vec::new();
-    for index in std::fs::read_dir(home.join("registry/src")).ok()?.flatten() {
-        for entry in std::fs::read_dir(index.path()).into_iter().flatten().flatten() {
-            let file_name = entry.file_name().to_string_lossy().into_owned();
-            let version = file_name.strip_prefix(&format!("{name}-"));
-            if version.is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit())) {
-                found.push(entry.path());
-            }
-        }
-    }
-    found.sort();
-    found.pop()
-}
 
 /// One generated source file of about 40 lines in the language of `index`.
 fn generated_file(index: usize) -> (String, String) {

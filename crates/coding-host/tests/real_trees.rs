@@ -14,6 +14,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 mod host_common;
+mod registry;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use std::time::Instant;
 use decision_coding_host::heuristic::HeuristicProvider;
 use host_common::{Options, TempDir, replay, run};
 use regex::Regex;
+use registry::registry_crate;
 
 /// What a correct run does.
 enum Expect {
@@ -37,25 +39,6 @@ struct Question {
     task: String,
     expect: Expect,
     allow_write: bool,
-}
-
-/// The newest `NAME-<version>` source directory of the cargo registry.
-fn registry_crate(name: &str) -> Option<PathBuf> {
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
-    let mut found: Vec<PathBuf> = Vec::new();
-    for index in std::fs::read_dir(home.join("registry/src")).ok()?.flatten() {
-        for entry in std::fs::read_dir(index.path()).into_iter().flatten().flatten() {
-            let file_name = entry.file_name().to_string_lossy().into_owned();
-            let version = file_name.strip_prefix(&format!("{name}-"));
-            if version.is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit())) {
-                found.push(entry.path());
-            }
-        }
-    }
-    found.sort();
-    found.pop()
 }
 
 /// The directory of a CPython standard-library package.

@@ -22,7 +22,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use decision::log::approval::{self, Ledger, Pending, Verdict};
-use decision::log::{ChainStatus, ReplayOptions, SEAL_KEY_VARIABLE, SealKey, now_ms, replay_file};
+use decision::log::{ChainStatus, ReplayOptions, SEAL_KEY_VARIABLE, SealKey, now_ms};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
@@ -209,29 +209,11 @@ pub struct LiveLog {
 pub fn verify_live(path: &Path, key: Option<&SealKey>) -> Result<LiveLog, HandOffError> {
     let refuse = |line: Option<u64>, reason: String| HandOffError::Refused { path: path.to_path_buf(), line, reason };
     let options = ReplayOptions { max_line: MAX_LINE, seal_key: key.cloned(), ..ReplayOptions::default() };
-    let mut mismatch = None;
-    let report = replay_file(path, &options, &mut |result| {
-        if result.status == decision::record::VerifyOutcome::Mismatch && mismatch.is_none() {
-            mismatch = Some(result.line);
-        }
-    })
-    .map_err(|e| refuse(None, format!("cannot read it: {e}")))?;
-    let mut failures: Vec<(u64, String)> = Vec::new();
-    if let Some(b) = report.breaks.first() {
-        failures.push((b.line, b.reason.clone()));
-    }
-    if let Some(s) = report.seal_problems.first() {
-        failures.push((s.line, s.reason.clone()));
-    }
-    if let Some(s) = report.skipped.iter().find(|s| Some(s.line) != report.torn_tail) {
-        failures.push((s.line, format!("not a line of this log: {}", s.reason)));
-    }
-    if let Some(line) = mismatch {
-        failures.push((line, "the decision record does not verify".into()));
-    }
-    if let Some((line, reason)) = failures.into_iter().min_by_key(|(line, _)| *line) {
-        return Err(refuse(Some(line), reason));
-    }
+    let report = approval::verify_lines(path, &options).map_err(|r| HandOffError::Refused {
+        path: r.path,
+        line: r.line,
+        reason: r.reason,
+    })?;
     if report.chain_status() != ChainStatus::Intact {
         return Err(refuse(None, format!("the chain is {}", report.chain_status().as_str())));
     }

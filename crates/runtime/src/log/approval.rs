@@ -245,29 +245,7 @@ pub fn verify_log(path: &Path, options: &VerifyOptions) -> Result<Verified, Refu
     let max_line = options.max_line.unwrap_or(DEFAULT_MAX_LINE);
     let replay =
         ReplayOptions { max_line, seal_key: options.key.clone(), head: options.head, ..ReplayOptions::default() };
-    let mut first_mismatch = None;
-    let report = replay_file(path, &replay, &mut |result| {
-        if result.status == decision_protocol::record::VerifyOutcome::Mismatch && first_mismatch.is_none() {
-            first_mismatch = Some(result.line);
-        }
-    })
-    .map_err(|e| refuse(None, format!("cannot read it: {e}")))?;
-    let mut failures: Vec<(u64, String)> = Vec::new();
-    if let Some(b) = report.breaks.first() {
-        failures.push((b.line, b.reason.clone()));
-    }
-    if let Some(s) = report.seal_problems.first() {
-        failures.push((s.line, s.reason.clone()));
-    }
-    if let Some(s) = report.skipped.iter().find(|s| Some(s.line) != report.torn_tail) {
-        failures.push((s.line, format!("not a line of this log: {}", s.reason)));
-    }
-    if let Some(line) = first_mismatch {
-        failures.push((line, "the decision record does not verify".into()));
-    }
-    if let Some((line, reason)) = failures.into_iter().min_by_key(|(line, _)| *line) {
-        return Err(refuse(Some(line), reason));
-    }
+    let report = verify_lines(path, &replay)?;
     match report.chain_status() {
         ChainStatus::Intact => {}
         status => {
@@ -303,6 +281,39 @@ pub fn verify_log(path: &Path, options: &VerifyOptions) -> Result<Verified, Refu
         return Err(refuse(Some(problem.0), problem.1));
     }
     Ok(Verified { report, ledger, authenticated })
+}
+
+/// Replays the log at `path` under `options` and refuses it at its first failing line: a
+/// break in the chain, a seal that does not hold, a line that is not one of a log (a torn last
+/// line excepted: a crash mid-write leaves one, and the writer removes it), a decision record
+/// that does not verify. The first step of [`verify_log`], and of any check of a log before
+/// something acts on it; what the caller requires of the chain and the seals comes after.
+pub fn verify_lines(path: &Path, options: &ReplayOptions) -> Result<LogReport, Refusal> {
+    let refuse = |line: Option<u64>, reason: String| Refusal { path: path.to_path_buf(), line, reason };
+    let mut first_mismatch = None;
+    let report = replay_file(path, options, &mut |result| {
+        if result.status == decision_protocol::record::VerifyOutcome::Mismatch && first_mismatch.is_none() {
+            first_mismatch = Some(result.line);
+        }
+    })
+    .map_err(|e| refuse(None, format!("cannot read it: {e}")))?;
+    let mut failures: Vec<(u64, String)> = Vec::new();
+    if let Some(b) = report.breaks.first() {
+        failures.push((b.line, b.reason.clone()));
+    }
+    if let Some(s) = report.seal_problems.first() {
+        failures.push((s.line, s.reason.clone()));
+    }
+    if let Some(s) = report.skipped.iter().find(|s| Some(s.line) != report.torn_tail) {
+        failures.push((s.line, format!("not a line of this log: {}", s.reason)));
+    }
+    if let Some(line) = first_mismatch {
+        failures.push((line, "the decision record does not verify".into()));
+    }
+    match failures.into_iter().min_by_key(|(line, _)| *line) {
+        Some((line, reason)) => Err(refuse(Some(line), reason)),
+        None => Ok(report),
+    }
 }
 
 impl Ledger {
