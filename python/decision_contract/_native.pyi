@@ -64,6 +64,9 @@ class Contract:
         candidates: Optional[Mapping[str, Union[Mapping[str, str], Sequence[str]]]] = None,
         timeout_ms: int = 30000,
         openai_api: str = "chat",
+        cells: str = "reference",
+        capabilities: Union[str, Mapping[str, JSON], None] = None,
+        untrusted: Optional[Sequence[str]] = None,
     ) -> Document: ...
 
 def verify_log(path: StrPath, *, jobs: int = 1, verbose: bool = False, max_line: int = ...) -> Document: ...

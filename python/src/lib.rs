@@ -25,7 +25,7 @@ use decision_protocol::ask::Questions;
 use decision_protocol::frame::Mode;
 use decision_runtime::api;
 use decision_runtime::api::eval::Gated;
-use decision_runtime::api::frame::{FrameError, FrameOptions, PreparedFrame};
+use decision_runtime::api::frame::{CellSource, FrameError, FrameOptions, PreparedFrame};
 use decision_runtime::decide::{Decider, NodeSpec};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
@@ -88,6 +88,35 @@ fn capabilities_of(
                 .map_err(|e| usage_error(py, &format!("capabilities: {e}"), Some("capabilities")))
         }
         (None, None) => Ok(None),
+    }
+}
+
+/// `cells="reference" | "state"` or `capabilities`, with `untrusted`, as `decision ask`'s
+/// `--cells`, `--capabilities` and `--untrusted`.
+fn cell_source(
+    py: Python<'_>,
+    cells: &str,
+    capabilities: Option<&Bound<'_, PyAny>>,
+    untrusted: Vec<String>,
+) -> PyResult<CellSource> {
+    if let Some(capabilities) = capabilities {
+        if cells != "reference" {
+            return Err(usage_error(py, "give `cells` or `capabilities`, not both", Some("cells")));
+        }
+        let Some(capabilities) = capabilities_of(py, None, Some(capabilities))? else {
+            return Err(usage_error(py, "capabilities: no host report given", Some("capabilities")));
+        };
+        return Ok(CellSource::Capabilities { capabilities: Box::new(capabilities), untrusted });
+    }
+    match cells {
+        "reference" if !untrusted.is_empty() => Err(usage_error(
+            py,
+            "`untrusted` names cells of `state`: use it with `cells=\"state\"` or `capabilities=`",
+            Some("untrusted"),
+        )),
+        "reference" => Ok(CellSource::Reference),
+        "state" => Ok(CellSource::State { untrusted }),
+        other => Err(usage_error(py, &format!("unknown cells `{other}`: expected reference or state"), Some("cells"))),
     }
 }
 
@@ -332,7 +361,12 @@ impl Contract {
     /// `decision ask --format json`: ask a provider the block's questions, validate and
     /// evaluate; with `log`, the decision is appended to that session log (a path, created
     /// when missing, or a `SessionLog`).
-    #[pyo3(signature = (block, state, *, provider, url=None, model=None, log=None, gates=None, candidates=None, timeout_ms=30_000, openai_api="chat"))]
+    ///
+    /// The frame reads the reference coding host's cells unless `cells="state"` (the keys of
+    /// `state`) or `capabilities` (a host capability report, JSON text or a mapping: its
+    /// `stateCells`, and a block that does not fit the host is refused) names another host;
+    /// `untrusted` lists that host's cells that carry untrusted bytes.
+    #[pyo3(signature = (block, state, *, provider, url=None, model=None, log=None, gates=None, candidates=None, timeout_ms=30_000, openai_api="chat", cells="reference", capabilities=None, untrusted=None))]
     #[allow(clippy::too_many_arguments)]
     fn ask<'py>(
         &self,
@@ -347,13 +381,34 @@ impl Contract {
         candidates: Option<&Bound<'py, PyAny>>,
         timeout_ms: u64,
         openai_api: &str,
+        cells: &str,
+        capabilities: Option<&Bound<'py, PyAny>>,
+        untrusted: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let found = self.block(py, block)?;
+        let source = cell_source(py, cells, capabilities, untrusted.unwrap_or_default())?;
+        if let CellSource::Capabilities { capabilities, .. } = &source {
+            self.refuse_adapter_errors(py, found, capabilities)?;
+        }
         let gates = gate_args(gates)?;
         let built = self.policy_and_questions(py, found, &gates, &candidates_of(py, candidates)?)?;
         let state = object_from_py(state, "state")?;
         let provider = provider::build(py, provider, url.as_deref(), model.as_deref(), openai_api)?;
-        let artifact = api::ask::compile(found, &state, None).map_err(|m| contract_error(py, &m, None))?;
+        // A frame that reads a cell the host does not have names the host and the argument
+        // that chooses another one.
+        let artifact = api::ask::compile(found, &state, source.host_cells(&state)).map_err(|m| {
+            let host = match &source {
+                CellSource::Reference => {
+                    "the cells asked against are the reference coding host's, the default; a host with its own \
+                     cells gives `cells=\"state\"` (the keys of `state`) or `capabilities=`"
+                }
+                CellSource::State { .. } => "the cells asked against are the keys of `state`, from `cells=\"state\"`",
+                CellSource::Capabilities { .. } => {
+                    "the cells asked against are the host's `stateCells`, from `capabilities=`"
+                }
+            };
+            contract_error(py, &format!("{m} ({host})"), None)
+        })?;
         let (policy, questions) = &*built;
         let spec = NodeSpec {
             id: artifact.as_ref().map_or_else(|| found.id.clone(), |a| a.node.clone()),
@@ -397,14 +452,10 @@ impl Contract {
         block: &decision_core::contract::Block,
         capabilities: &Capabilities,
     ) -> PyResult<()> {
-        // The adapter layer alone, every diagnostic of it: a check report keeps only the first
-        // ones of the whole file, and this block's could be past them.
-        let adapter = decision_core::check::adapter(&self.contract, capabilities);
-        let errors: Vec<&decision_core::Diagnostic> =
-            adapter.iter().filter(|d| d.is_error() && d.block.as_deref().is_none_or(|b| b == block.id)).collect();
+        let errors = api::frame::adapter_errors(&self.contract, block, capabilities);
         match errors.first() {
             Some(first) => {
-                let diagnostics: Vec<Value> = errors.iter().map(|d| api::check::diagnostic_json(d)).collect();
+                let diagnostics: Vec<Value> = errors.iter().map(api::check::diagnostic_json).collect();
                 Err(errors::diagnostic_error(py, &self.path, first, &diagnostics))
             }
             None => Ok(()),

@@ -247,3 +247,40 @@ def test_verify_log_lets_other_threads_run(tmp_path: Path) -> None:
     # Had verification held the GIL, this thread would have stopped for all of it (checked
     # against a call that holds it: the longest gap was then 90% of the call).
     assert longest_gap < took[0] / 2, (longest_gap, took[0])
+
+
+@pytest.mark.parametrize("host", [["--cells", "state", "--untrusted", "body"], ["--capabilities", str(TRIAGE / "capabilities.json")]])
+def test_ask_for_a_host_with_its_own_cells(decision: Path, host: List[str]) -> None:
+    state = TRIAGE / "state.json"
+    script = "script:" + str(TRIAGE / "script.json")
+    cli = run_json(decision, "ask", rel(TRIAGE / "DECISION.md"), "--block", "is_actionable", "--state", str(state),
+                   "--provider", script, "--format", "json", *host)
+    contract = dc.Contract.parse((TRIAGE / "DECISION.md").read_bytes())
+    if "--capabilities" in host:
+        library = contract.ask("is_actionable", json.loads(state.read_text()), provider=script,
+                               capabilities=(TRIAGE / "capabilities.json").read_text())
+    else:
+        library = contract.ask("is_actionable", json.loads(state.read_text()), provider=script, cells="state",
+                               untrusted=["body"])
+    for document in (library, cli):
+        document.pop("latencyMs")
+    same(library, cli)
+    assert library["action"] == "continue"
+
+
+def test_ask_names_the_host_and_the_argument_when_the_cells_do_not_fit() -> None:
+    contract = dc.Contract.parse((TRIAGE / "DECISION.md").read_bytes())
+    state = json.loads((TRIAGE / "state.json").read_text())
+    script = "script:" + str(TRIAGE / "script.json")
+    with pytest.raises(dc.ContractError, match=r"reference coding host's.*cells=\"state\""):
+        contract.ask("is_actionable", state, provider=script)
+    narrow = json.loads((TRIAGE / "capabilities.json").read_text())
+    narrow["stateCells"] = [c for c in narrow["stateCells"] if c != "subject"]
+    with pytest.raises(dc.ContractError, match="subject"):
+        contract.ask("is_actionable", state, provider=script, capabilities=narrow)
+    with pytest.raises(dc.UsageError, match="not both"):
+        contract.ask("is_actionable", state, provider=script, cells="state", capabilities=narrow)
+    with pytest.raises(dc.UsageError, match="untrusted"):
+        contract.ask("is_actionable", state, provider=script, untrusted=["body"])
+    with pytest.raises(dc.UsageError, match="unknown cells"):
+        contract.ask("is_actionable", state, provider=script, cells="mine")

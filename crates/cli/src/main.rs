@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod cmd;
+mod progress;
 mod provider;
 
 /// The parser and the runtime allocate many small strings; mimalloc makes that markedly

@@ -354,3 +354,22 @@ fn an_over_long_line_is_refused_without_being_held() {
     let out = decision(&["replay", "--max-line", "4096", s(&run.log)], None);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
 }
+
+#[test]
+fn an_approval_id_that_carries_escape_sequences_never_reaches_the_terminal_raw() {
+    let run = Halted::new("attack-escape-id", None);
+    let id = run.id();
+    let evil = format!("{id}\\u001b[2J\\u001b]0;owned\\u0007");
+    let lines: Vec<String> =
+        run.lines().iter().map(|l| l.replace(&format!("\"{id}\""), &format!("\"{evil}\""))).collect();
+    run.write_rechained(lines, 1);
+    let out = run.resume(None);
+    assert_eq!(out.status.code(), Some(2), "{}{}", text(&out.stdout), text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(&id), "the id is named: {stderr}");
+    assert!(stderr.contains("\\u{1b}[2J"), "shown escaped: {stderr}");
+    for stream in [&out.stdout, &out.stderr] {
+        assert!(!stream.iter().any(|b| *b == 0x1b || *b == 0x07), "raw control bytes: {stderr}");
+    }
+    assert!(run.exists("keep.txt"), "nothing ran");
+}

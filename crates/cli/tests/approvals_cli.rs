@@ -197,3 +197,46 @@ fn a_log_whose_pending_call_was_changed_is_refused() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown.stderr).contains("no approval"));
 }
+
+#[test]
+fn run_approve_and_resume_each_print_one_json_document_with_format_json() {
+    let dir = TempDir::new("approvals-json");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("keep.txt"), "precious").unwrap();
+    let log = dir.path().join("run.jsonl");
+    let (log, ws) = (log.to_str().unwrap(), ws.to_str().unwrap());
+    let json = |out: &Output| -> Value {
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)))
+    };
+    let common = ["--workdir", ws, "--allow-delete", "--format", "json", "--quiet"];
+
+    let mut args = vec!["run", "--task", "Delete keep.txt", "--log", log];
+    args.extend(common);
+    let out = decision(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let halted = json(&out);
+    assert_eq!((halted["halt"].as_str(), halted["delivered"].as_bool()), (Some("awaiting_approval"), Some(false)));
+    let awaiting = &halted["awaitingApproval"];
+    assert_eq!(awaiting["tool"], "delete_file");
+    let id = awaiting["id"].as_str().unwrap().to_owned();
+    assert_eq!(awaiting["approve"], format!("decision approve {log} {id}"));
+    assert_eq!(halted["log"], log);
+    assert!(halted["head"].as_str().unwrap().contains(':'));
+
+    let out = decision(&["approve", log, &id, "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let answered = json(&out);
+    assert_eq!(answered["verdict"], "approved");
+    assert_eq!((answered["handedToGateway"].as_bool(), answered["inbox"].is_null()), (Some(false), true));
+    assert_eq!(answered["next"], format!("decision resume {log}"));
+
+    let mut args = vec!["resume", log];
+    args.extend(common);
+    let out = decision(&args);
+    let resumed = json(&out);
+    assert!(resumed["awaitingApproval"].is_null(), "{resumed}");
+    assert_ne!(resumed["halt"], "awaiting_approval");
+    assert!(resumed["steps"].as_u64().unwrap() >= 1 && resumed["timeMs"]["wall"].is_u64(), "{resumed}");
+    assert!(std::fs::read_to_string(format!("{ws}/keep.txt")).is_err(), "the approved delete ran");
+}

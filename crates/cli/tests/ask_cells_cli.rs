@@ -82,3 +82,42 @@ fn the_reference_cells_refuse_a_contract_with_other_cells_and_untrusted_needs_st
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--cells state"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_host_named_by_its_capabilities_asks_with_its_cells_and_is_refused_where_the_block_does_not_fit() {
+    let dir = TempDir::new("ask-capabilities");
+    let provider = format!("script:{}", example("script.json"));
+    let (contract, state, capabilities) = (example("DECISION.md"), example("state.json"), example("capabilities.json"));
+    let ask = |capabilities: &str, extra: &[&str]| {
+        let mut args = vec!["ask", &contract, "--block", "is_actionable", "--state", &state, "--provider", &provider];
+        args.extend(["--capabilities", capabilities, "--format", "json"]);
+        args.extend(extra);
+        decision(&args)
+    };
+    let out = ask(&capabilities, &["--untrusted", "body"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((doc["node"].as_str(), doc["action"].as_str()), (Some("is_actionable"), Some("continue")));
+
+    // A host without the cell the frame reads: refused, naming the host's file and the flag.
+    let mut report: Value = serde_json::from_str(&std::fs::read_to_string(&capabilities).unwrap()).unwrap();
+    report["stateCells"] = serde_json::json!(["body", "channel", "customer", "tier", "product", "earlier", "orders"]);
+    let narrow = dir.file("narrow.json", &report.to_string()).display().to_string();
+    let out = ask(&narrow, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("narrow.json") && stderr.contains("`--capabilities`") && stderr.contains("subject"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "nothing was asked");
+
+    // One host at a time.
+    let out = ask(&capabilities, &["--cells", "state"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot be used with"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

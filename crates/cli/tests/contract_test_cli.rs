@@ -71,3 +71,53 @@ fn no_tests_beside_the_contract_and_a_malformed_file_are_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a test file"));
 }
+
+#[test]
+fn a_host_with_its_own_cells_tests_frames_with_cells_state_or_its_capabilities() {
+    let dir = TempDir::new("contract-test-cells");
+    let state = serde_json::json!({
+        "subject": "Charged twice", "body": "Please refund the second charge", "channel": "email",
+        "customer": "Dana", "tier": "team", "product": "Ledgerly", "earlier": "", "orders": [],
+        "amount": "49.00 EUR", "draft": ""
+    });
+    let case = serde_json::json!({"tests": [{
+        "name": "the subject is sent, the customer is not",
+        "block": "is_actionable",
+        "state": state,
+        "answers": {"is_actionable": {"noul": 0.9}},
+        "expect": {"action": "continue", "frame": {"subject": "Charged twice"}}
+    }]});
+    let tests = dir.file("cells.tests.json", &case.to_string()).display().to_string();
+    let capabilities = TRIAGE.replace("DECISION.md", "capabilities.json");
+
+    // The default host is the reference coding host: the frame does not compile, and the
+    // report names that host and the flags that choose another.
+    let out = decision(&["test", TRIAGE, &tests]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("the reference coding host's cells"), "{stdout}");
+    assert!(stdout.contains("`--cells state`") && stdout.contains("`--capabilities FILE.json`"), "{stdout}");
+
+    for host in [
+        vec!["--cells", "state"],
+        vec!["--capabilities", &capabilities],
+        vec!["--cells", "state", "--untrusted", "body"],
+    ] {
+        let mut args = vec!["test", TRIAGE, &tests, "--format", "json"];
+        args.extend(host.iter().copied());
+        let out = decision(&args);
+        assert_eq!(out.status.code(), Some(0), "{host:?}: {}", String::from_utf8_lossy(&out.stdout));
+        assert_eq!(json(&out)["passed"], 1);
+    }
+
+    // A host without the cell: the case fails, naming the adapter error.
+    let mut report: Value = serde_json::from_str(&std::fs::read_to_string(&capabilities).unwrap()).unwrap();
+    report["stateCells"] = serde_json::json!(["body", "channel", "customer", "tier", "product", "earlier", "orders"]);
+    let narrow = dir.file("narrow.json", &report.to_string()).display().to_string();
+    let out = decision(&["test", TRIAGE, &tests, "--capabilities", &narrow, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let diff = json(&out)["cases"][0]["diff"][0].as_str().unwrap().to_owned();
+    assert!(diff.contains("does not fit the host") && diff.contains("subject"), "{diff}");
+    // `--untrusted` names cells of a host that has them.
+    assert_eq!(decision(&["test", TRIAGE, &tests, "--untrusted", "body"]).status.code(), Some(2));
+}

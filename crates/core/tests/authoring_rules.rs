@@ -156,3 +156,22 @@ fn a_noul_with_one_option_says_to_add_the_other() {
     assert!(found.iter().all(|(_, h)| h.contains("add `- true — <when it is true>`")), "{found:?}");
     assert!(helps(&noul("- true — it worked\n- false — it failed")).is_empty());
 }
+
+#[test]
+fn a_gate_that_never_fires_is_not_counted_as_a_gate() {
+    let gates = |rules: &[&str]| run(&risk(rules)).summary().gates;
+    // Live: the highest tier first, or the catch-all itself asking a person.
+    assert_eq!(gates(&["score:risk >= 3 → ask_human", "score:risk >= 2 → auto_audit", "else → auto"]), 1);
+    assert_eq!(gates(&["score:risk >= 3 → auto", "else → ask_human"]), 1);
+    // Dead: shadowed by an earlier tier, a threshold no answer reaches, after a catch-all, or a
+    // predicate that does not compile.
+    assert_eq!(gates(&["score:risk >= 2 → auto_audit", "score:risk >= 3 → ask_human", "else → auto"]), 0);
+    assert_eq!(gates(&["score:risk >= 7 → ask_human", "else → auto"]), 0);
+    assert_eq!(gates(&["else → auto", "score:risk >= 3 → ask_human"]), 0);
+    assert_eq!(gates(&["risk is very high → ask_human", "else → auto"]), 0);
+    // One live rule among dead ones keeps the block a gate.
+    assert_eq!(gates(&["score:risk >= 7 → ask_human", "score:risk >= 3 → ask_human", "else → auto"]), 1);
+    // The headline says so.
+    let headline = run(&risk(&["score:risk >= 7 → ask_human", "else → auto"])).summary().headline();
+    assert!(!headline.contains("authorisation gate"), "{headline}");
+}

@@ -14,7 +14,8 @@
 //! A case names a block and gives the raw answers (as a provider returns them). Optional:
 //! `candidates` (the options a `dynamic:` block offered: `{"question": {"id": "criterion"}}`
 //! or `{"question": ["id", …]}`; without them the file's listed options are offered),
-//! `state` (host cells: the block's frame is compiled from them with the reference host, and
+//! `state` (host cells: the block's frame is compiled from them, with the reference host's cells
+//! unless the runner was given another host's ([`TestRunner::with_cells`]), and
 //! must compile), `gates` (`["block.question=value", …]`). `expect` gives the `action`, and
 //! optionally the `rule` (`predicate → action`, as reasons show it), `invalid` (the answers
 //! must be — or must not be — rejected) and `frame` (fields the compiled frame must hold,
@@ -32,8 +33,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
+use crate::api::frame::CellSource;
 use decision_protocol::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
-use decision_protocol::frame::{FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
 
 /// A test file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -201,6 +202,8 @@ pub struct TestRunner<'c> {
     /// Rule indices reached, by block.
     reached: BTreeMap<String, BTreeSet<usize>>,
     cases: Vec<CaseResult>,
+    /// Whose cells a case's `state` holds.
+    cells: CellSource,
 }
 
 impl<'c> TestRunner<'c> {
@@ -208,7 +211,15 @@ impl<'c> TestRunner<'c> {
     /// out, as the checker reports it) and nothing run yet.
     pub fn new(contract: &'c Contract) -> Self {
         let policies = contract.blocks.iter().map(|b| compile_block(b).0).collect();
-        TestRunner { contract, policies, reached: BTreeMap::new(), cases: Vec::new() }
+        TestRunner { contract, policies, reached: BTreeMap::new(), cases: Vec::new(), cells: CellSource::Reference }
+    }
+
+    /// The runner with a case's `state` read as this host's cells (the reference coding
+    /// host's by default). With a capability report, a case on a block that does not fit the
+    /// host fails, naming the adapter errors.
+    pub fn with_cells(mut self, cells: CellSource) -> Self {
+        self.cells = cells;
+        self
     }
 
     /// Run every case of one file (`file` names it in results).
@@ -245,6 +256,13 @@ impl<'c> TestRunner<'c> {
             .enumerate()
             .find(|(_, b)| b.id == case.block)
             .ok_or_else(|| format!("the contract has no block `{}`", case.block))?;
+        if let CellSource::Capabilities { capabilities, .. } = &self.cells {
+            let misfits = crate::api::frame::adapter_errors(contract, block, capabilities);
+            if !misfits.is_empty() {
+                let shown: Vec<String> = misfits.iter().map(|d| format!("{} {}", d.code, d.message)).collect();
+                return Err(format!("block `{}` does not fit the host: {}", block.id, shown.join("; ")));
+            }
+        }
         let (_, errors) = compile_block(block);
         if let Some((rule, error)) = errors.first() {
             return Err(format!("block `{}`: policy rule {} does not compile: {error}", block.id, rule + 1));
@@ -257,7 +275,7 @@ impl<'c> TestRunner<'c> {
             gated.into_iter().nth(index).unwrap_or_default()
         };
         if let Some(state) = &case.state {
-            let frame = frame_state(block, state)?;
+            let frame = frame_state(block, state, &self.cells)?;
             for (field, expected) in case.expect.frame.iter().flatten() {
                 match frame.get(field) {
                     Some(actual) if actual == expected => {}
@@ -332,17 +350,21 @@ impl<'c> TestRunner<'c> {
     }
 }
 
-/// The block's frame state compiled from host cells with the reference host.
-fn frame_state(block: &Block, cells: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+/// The block's frame state compiled from host cells, for the host `source` names.
+fn frame_state(block: &Block, cells: &Map<String, Value>, source: &CellSource) -> Result<Map<String, Value>, String> {
     if block.frame.is_none() {
         return Err(format!("block `{}` has no frame: a `state` has nothing to compile", block.id));
     }
-    let node = reference_node_id(&block.id).unwrap_or(&block.id);
-    let host_cells = HostCells::reference();
-    let projections = Projections::standard();
-    let spec = FrameSpec::from_block(node, block, &host_cells, &projections)
-        .map_err(|e| format!("block `{}`: the frame does not compile: {e}", block.id))?;
-    Ok(Map::clone(&compile_frame(&spec, cells, &host_cells, &projections, Mode::Provenance).state))
+    let host = match source {
+        CellSource::Reference => "the reference coding host's cells",
+        CellSource::State { .. } => "the keys of the case's state",
+        CellSource::Capabilities { .. } => "the cells of the host's capability report",
+    };
+    match crate::api::ask::compile(block, cells, source.host_cells(cells)) {
+        Ok(Some(artifact)) => Ok(Map::clone(&artifact.state)),
+        Ok(None) => Err(format!("block `{}` has no frame: a `state` has nothing to compile", block.id)),
+        Err(e) => Err(format!("block `{}`: the frame does not compile against {host}: {e}", block.id)),
+    }
 }
 
 /// The block's questions as offered: a dynamic block's choice question offers the case's

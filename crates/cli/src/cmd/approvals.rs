@@ -41,6 +41,17 @@ pub struct ApproveArgs {
     /// the risk gate again when the run resumes.
     #[arg(long, value_name = "JSON", conflicts_with = "deny")]
     input: Option<String>,
+    /// Output format (`json`: `{id, verdict, handedToGateway, inbox, next}`).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+/// What `approve` did: the answer recorded in the log, or handed to the gateway holding it.
+struct Recorded {
+    /// `approved`, `denied` or `approved with a modified input`.
+    verdict: String,
+    /// The inbox file the answer was handed over in, when a running gateway holds the log.
+    handed: Option<PathBuf>,
 }
 
 pub fn list(args: ListArgs) -> ExitCode {
@@ -64,15 +75,43 @@ pub fn list(args: ListArgs) -> ExitCode {
 
 pub fn approve(args: ApproveArgs) -> ExitCode {
     match record(&args) {
-        Ok(message) => {
-            println!("{message}");
+        Ok(recorded) => {
+            match args.format {
+                Format::Human => println!("{}", human(&args, &recorded)),
+                Format::Json => println!("{}", approve_json(&args, &recorded)),
+            }
             ExitCode::SUCCESS
         }
         Err(message) => super::usage_error(&message),
     }
 }
 
-fn record(args: &ApproveArgs) -> Result<String, String> {
+fn human(args: &ApproveArgs, recorded: &Recorded) -> String {
+    let id = safe(&args.id);
+    let verdict = &recorded.verdict;
+    match &recorded.handed {
+        None => format!("{id} {verdict}; continue with: decision resume {}", args.log.display()),
+        Some(file) => format!(
+            "{id} {verdict}; the log is held by a running decision gateway, so the answer was handed to it ({}): it checks the answer, records it and {} the call",
+            safe(&file.display().to_string()),
+            if args.deny { "refuses" } else { "runs" }
+        ),
+    }
+}
+
+/// `--format json`: the approval, its verdict, and what happens next (`decision resume`, or
+/// nothing when a running gateway took the answer).
+fn approve_json(args: &ApproveArgs, recorded: &Recorded) -> Value {
+    serde_json::json!({
+        "id": args.id,
+        "verdict": recorded.verdict,
+        "handedToGateway": recorded.handed.is_some(),
+        "inbox": recorded.handed.as_ref().map(|f| f.display().to_string()),
+        "next": recorded.handed.is_none().then(|| format!("decision resume {}", args.log.display())),
+    })
+}
+
+fn record(args: &ApproveArgs) -> Result<Recorded, String> {
     let input = match &args.input {
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::String(input)) => Some(input),
@@ -82,9 +121,7 @@ fn record(args: &ApproveArgs) -> Result<String, String> {
     };
     let deny = args.deny.then(|| args.reason.clone().unwrap_or_else(|| "denied by a person".into()));
     match record_answer(&args.log, &args.id, deny.as_deref(), input.as_deref()) {
-        Ok(verdict) => {
-            Ok(format!("{} {verdict}; continue with: decision resume {}", safe(&args.id), args.log.display()))
-        }
+        Ok(verdict) => Ok(Recorded { verdict: verdict.to_owned(), handed: None }),
         // A live writer holds the log: a running gateway takes the answer through its inbox.
         Err(ApprovalError::Log(LogApprovalError::Log(LogError::Locked(_)))) => {
             hand_to_gateway(args, deny, input.map(Value::String))
@@ -96,7 +133,7 @@ fn record(args: &ApproveArgs) -> Result<String, String> {
 /// Answers a call held by the decision gateway that is writing the log: the answer is bound
 /// here (under the log key on a keyed log) and handed to the gateway, which checks it, records
 /// it and runs or refuses the call.
-fn hand_to_gateway(args: &ApproveArgs, deny: Option<String>, input: Option<Value>) -> Result<String, String> {
+fn hand_to_gateway(args: &ApproveArgs, deny: Option<String>, input: Option<Value>) -> Result<Recorded, String> {
     let verdict = match (deny, input) {
         (Some(reason), _) => Verdict::Deny(reason),
         (None, Some(input)) => Verdict::ApproveModified(input),
@@ -104,11 +141,10 @@ fn hand_to_gateway(args: &ApproveArgs, deny: Option<String>, input: Option<Value
     };
     let key = SealKey::from_env().map_err(|e| e.to_string())?;
     let handed = hand_off(&args.log, &args.id, &verdict, key.as_ref()).map_err(|e| e.to_string())?;
-    let what = if matches!(verdict, Verdict::Deny(_)) { "denied" } else { "approved" };
-    Ok(format!(
-        "{} {what}; the log is held by a running decision gateway, so the answer was handed to it ({}): it checks the answer, records it and {} the call",
-        safe(&args.id),
-        safe(&handed.file.display().to_string()),
-        if what == "denied" { "refuses" } else { "runs" }
-    ))
+    let verdict = match verdict {
+        Verdict::Deny(_) => "denied",
+        Verdict::ApproveModified(_) => "approved with a modified input",
+        Verdict::Approve => "approved",
+    };
+    Ok(Recorded { verdict: verdict.to_owned(), handed: Some(handed.file) })
 }

@@ -53,7 +53,12 @@ pub struct Args {
     /// or the keys of STATE.json (trusted unless named by `--untrusted`).
     #[arg(long, value_enum, default_value_t = CellSource::Reference)]
     cells: CellSource,
-    /// With `--cells state`: a cell that carries untrusted bytes; repeatable.
+    /// A host capability report (JSON): its `stateCells` are the cells the frame reads (the
+    /// keys of STATE.json when it declares none), and a block that does not fit the host is
+    /// refused before it is asked.
+    #[arg(long, value_name = "FILE.json", conflicts_with = "cells")]
+    capabilities: Option<PathBuf>,
+    /// With `--cells state` or `--capabilities`: a cell that carries untrusted bytes; repeatable.
     #[arg(long, value_name = "CELL")]
     untrusted: Vec<String>,
     /// `mock`, `script:FILE`, `replay:LOG`, `systemone` (key in TYPESAFE_API_KEY) or `openai` (key, if any, in OPENAI_API_KEY).
@@ -109,8 +114,18 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     let Value::Object(state) = state else {
         return Err(format!("{}: the state must be a JSON object", args.state.display()));
     };
-    if args.cells == CellSource::Reference && !args.untrusted.is_empty() {
-        return Err("`--untrusted` names cells of STATE.json: use it with `--cells state`".into());
+    let source = cell_source(args.cells, args.capabilities.as_deref(), &args.untrusted)?;
+    let host_file = args.capabilities.as_ref().map_or_else(String::new, |p| p.display().to_string());
+    if let api::frame::CellSource::Capabilities { capabilities, .. } = &source {
+        let errors = api::frame::adapter_errors(&contract, block, capabilities);
+        if !errors.is_empty() {
+            let shown: Vec<String> = errors.iter().map(|d| format!("{} {}", d.code, d.message)).collect();
+            return Err(format!(
+                "block `{}` does not fit the host of {host_file} (`--capabilities`): {}",
+                args.block,
+                shown.join("; ")
+            ));
+        }
     }
     let problems = decision_protocol::frame::projections::history_problems(&state);
     if !problems.is_empty() {
@@ -118,20 +133,19 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     }
     let questions = block_questions(block, args.candidates.as_deref())?;
     let provider = build_provider(args)?;
-    let host_cells = match args.cells {
-        CellSource::Reference => None,
-        CellSource::State => Some(super::frame::cells_of_state(&state, &args.untrusted)),
-    };
     // A frame that reads a cell the chosen host does not have names the host and the flag
     // that chooses another one.
-    let artifact = api::ask::compile(block, &state, host_cells).map_err(|e| match args.cells {
-        CellSource::Reference => format!(
+    let artifact = api::ask::compile(block, &state, source.host_cells(&state)).map_err(|e| match &source {
+        api::frame::CellSource::Reference => format!(
             "{e} (the cells asked against are the reference coding host's, the default; a host with its own cells \
-             gives `--cells state`, which takes them from the keys of {})",
+             gives `--cells state`, which takes them from the keys of {}, or `--capabilities FILE.json`)",
             args.state.display()
         ),
-        CellSource::State => {
+        api::frame::CellSource::State { .. } => {
             format!("{e} (the cells asked against are the keys of {}, from `--cells state`)", args.state.display())
+        }
+        api::frame::CellSource::Capabilities { .. } => {
+            format!("{e} (the cells asked against are those of the host in {host_file}, from `--capabilities`)")
         }
     })?;
     let spec = NodeSpec {
@@ -156,6 +170,29 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
             .map_err(|e| format!("cannot record the decision: {e}"))?;
     }
     Ok(decision)
+}
+
+/// `--cells` or `--capabilities`, with `--untrusted` (shared by `ask` and `test`).
+pub fn cell_source(
+    cells: CellSource,
+    capabilities: Option<&std::path::Path>,
+    untrusted: &[String],
+) -> Result<api::frame::CellSource, String> {
+    let named = !untrusted.is_empty();
+    let untrusted = untrusted.to_vec();
+    if let Some(path) = capabilities {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let capabilities =
+            decision_core::check::Capabilities::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        return Ok(api::frame::CellSource::Capabilities { capabilities: Box::new(capabilities), untrusted });
+    }
+    match cells {
+        CellSource::Reference if named => {
+            Err("`--untrusted` names cells of the state: use it with `--cells state` or `--capabilities`".into())
+        }
+        CellSource::Reference => Ok(api::frame::CellSource::Reference),
+        CellSource::State => Ok(api::frame::CellSource::State { untrusted }),
+    }
 }
 
 /// `--provider` with `--url`, `--model` and `--openai-api`.

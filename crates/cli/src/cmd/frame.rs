@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use decision_protocol::frame::Mode;
 use decision_runtime::api;
-pub use decision_runtime::api::frame::cells_of_state;
 use decision_runtime::api::frame::{FrameError, FrameOptions};
 use serde_json::Value;
 
@@ -52,7 +51,7 @@ pub fn run(args: Args) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Built::Failed(message)) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", decision_runtime::terminal::lines(&message));
             ExitCode::from(1)
         }
         Err(message) => super::usage_error(&message),

@@ -25,8 +25,9 @@ use std::process::ExitCode;
 /// Exit status for usage and I/O problems.
 pub const EXIT_USAGE: u8 = 2;
 
-/// Report a usage or I/O problem and exit 2.
+/// Report a usage or I/O problem and exit 2. A message often quotes what came from a file,
+/// a log or a server (an approval id, a path, a name): none of it reaches the terminal raw.
 pub fn usage_error(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", decision_runtime::terminal::lines(message));
     ExitCode::from(EXIT_USAGE)
 }

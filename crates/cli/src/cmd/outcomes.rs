@@ -11,9 +11,8 @@ use std::process::ExitCode;
 
 use decision_outcomes::{self as outcome, ContractSet, LintError, ValidationVerdict};
 use decision_runtime::api;
+use decision_runtime::terminal::{lines, one_line};
 use serde_json::Value;
-
-use super::EXIT_USAGE;
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -68,8 +67,7 @@ pub fn run(command: Command) -> ExitCode {
 }
 
 fn input_error(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(EXIT_USAGE)
+    super::usage_error(message)
 }
 
 fn read_text(path: &Path) -> Result<String, String> {
@@ -78,7 +76,7 @@ fn read_text(path: &Path) -> Result<String, String> {
 
 fn print_lint_errors(path: &Path, errors: &[LintError]) {
     for error in errors {
-        eprintln!("{}:{error}", path.display());
+        eprintln!("{}", lines(&format!("{}:{error}", path.display())));
     }
 }
 
@@ -153,9 +151,12 @@ fn validate(contracts: &Path, tool: &str, method: &str, outcome_path: &Path, for
             print_document(&validated.document, format);
             if human {
                 eprintln!(
-                    "{tool}.{method}: contract_violation ({}): {}",
-                    violation.mismatch.as_str(),
-                    violation.describe()
+                    "{}",
+                    lines(&format!(
+                        "{tool}.{method}: contract_violation ({}): {}",
+                        violation.mismatch.as_str(),
+                        violation.describe()
+                    ))
                 );
             }
             ExitCode::FAILURE
@@ -166,16 +167,17 @@ fn validate(contracts: &Path, tool: &str, method: &str, outcome_path: &Path, for
             if human {
                 match verdict {
                     ValidationVerdict::Held { aliases_used } => {
-                        eprintln!("{tool}.{method}: holds its deliverable contract");
+                        eprintln!("{}: holds its deliverable contract", one_line(&format!("{tool}.{method}")));
                         for used in aliases_used {
                             let place = if used.object_path.is_empty() { "the value" } else { &used.object_path };
-                            eprintln!("  declared alias used: `{}` for `{}` in {place}", used.alias, used.key);
+                            let line = format!("  declared alias used: `{}` for `{}` in {place}", used.alias, used.key);
+                            eprintln!("{}", one_line(&line));
                         }
                     }
                     ValidationVerdict::NoDeliverable => {
-                        eprintln!("{tool}.{method}: the contract declares no deliverable")
+                        eprintln!("{}: the contract declares no deliverable", one_line(&format!("{tool}.{method}")))
                     }
-                    _ => eprintln!("{tool}.{method}: error outcomes are not validated"),
+                    _ => eprintln!("{}: error outcomes are not validated", one_line(&format!("{tool}.{method}"))),
                 }
             }
             ExitCode::SUCCESS

@@ -18,7 +18,7 @@ use decision_runtime::api::replay::{Requirements, log_problems};
 use decision_runtime::log::policy::PolicyBook;
 use decision_runtime::log::replay::{ChainBreak, MacCheck};
 use decision_runtime::log::{
-    ChainStatus, LogHead, LogReport, RecordResult, ReplayOptions, SEAL_KEY_VARIABLE, SealKey, SealStatus, replay_file,
+    ChainStatus, LogHead, LogReport, RecordResult, ReplayOptions, SEAL_KEY_VARIABLE, SealKey, SealStatus, replay_reader,
 };
 use decision_runtime::terminal;
 use serde_json::Value;
@@ -229,20 +229,23 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements, heads: O
         let mut unverifiable: Vec<RecordResult> = Vec::new();
         let mut write_error: Option<io::Error> = None;
         let log_options = heads.map(|h| h.options_for(path, options));
-        let report = replay_file(path, log_options.as_ref().unwrap_or(options), &mut |result| {
-            if args.verbose {
-                if let Err(e) = write_result(&mut out, result, false) {
-                    write_error.get_or_insert(e);
+        let watched = crate::progress::Watched::open(path, "replaying", args.verbose);
+        let report = watched.and_then(|file| {
+            replay_reader(file, log_options.as_ref().unwrap_or(options), &mut |result| {
+                if args.verbose {
+                    if let Err(e) = write_result(&mut out, result, false) {
+                        write_error.get_or_insert(e);
+                    }
+                    return;
                 }
-                return;
-            }
-            match result.status {
-                VerifyOutcome::Mismatch if mismatches.len() < MISMATCH_LISTED => mismatches.push(result.clone()),
-                VerifyOutcome::Unverifiable if unverifiable.len() <= UNVERIFIABLE_LISTED => {
-                    unverifiable.push(result.clone());
+                match result.status {
+                    VerifyOutcome::Mismatch if mismatches.len() < MISMATCH_LISTED => mismatches.push(result.clone()),
+                    VerifyOutcome::Unverifiable if unverifiable.len() <= UNVERIFIABLE_LISTED => {
+                        unverifiable.push(result.clone());
+                    }
+                    _ => {}
                 }
-                _ => {}
-            }
+            })
         });
         if let Some(e) = write_error {
             return Err(e);
@@ -250,7 +253,7 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements, heads: O
         let report = match report {
             Ok(report) => report,
             Err(e) => {
-                eprintln!("error: cannot read {}: {e}", path.display());
+                eprintln!("error: {}", terminal::one_line(&format!("cannot read {}: {e}", path.display())));
                 summary.unreadable = true;
                 continue;
             }
@@ -472,10 +475,13 @@ fn json_document(
     for path in &args.logs {
         let display = path.display().to_string();
         let log_options = heads.map(|h| h.options_for(path, options));
-        let report = replay_file(path, log_options.as_ref().unwrap_or(options), &mut |result| {
-            if api::replay::is_listed(result, args.verbose) {
-                sink.push(&api::replay::result_json(&display, result));
-            }
+        let watched = crate::progress::Watched::open(path, "replaying", false);
+        let report = watched.and_then(|file| {
+            replay_reader(file, log_options.as_ref().unwrap_or(options), &mut |result| {
+                if api::replay::is_listed(result, args.verbose) {
+                    sink.push(&api::replay::result_json(&display, result));
+                }
+            })
         });
         match report {
             Ok(report) => {
@@ -502,7 +508,7 @@ fn json_document(
                 }
             }
             Err(e) => {
-                eprintln!("error: cannot read {display}: {e}");
+                eprintln!("error: {}", terminal::one_line(&format!("cannot read {display}: {e}")));
                 logs.add_unreadable(&display, &e.to_string());
             }
         }

@@ -25,6 +25,7 @@ use decision_runtime::provider::{ApiKey, OpenAiMode, OpenAiProvider};
 use decision_runtime::terminal;
 use serde_json::{Map, Value, json};
 
+use super::contract_input::Format;
 use crate::provider::{Built, Endpoint, ProviderSpec};
 
 /// Options shared by `run` and `resume`.
@@ -76,6 +77,10 @@ pub struct Common {
     /// `decision resume`); `deny` refuses it.
     #[arg(long, value_enum, default_value_t = Approvals::Terminal)]
     pub approvals: Approvals,
+    /// Output format of the summary on stdout (`json`: one document; each decision is still
+    /// shown on stderr unless `--quiet`).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 /// `--approvals`.
@@ -333,9 +338,14 @@ pub fn execute_approved(
     };
     match outcome {
         Ok(summary) => {
-            print_summary(&summary, log_path, generator_is_model);
-            if summary.halt == AWAITING_APPROVAL {
-                print_awaiting(log_path);
+            match common.format {
+                Format::Human => {
+                    print_summary(&summary, log_path, generator_is_model);
+                    if summary.halt == AWAITING_APPROVAL {
+                        print_awaiting(log_path);
+                    }
+                }
+                Format::Json => println!("{}", summary_json(&summary, log_path, generator_is_model)),
             }
             if let Some(miss) = replay.as_ref().and_then(|r| r.first_miss()) {
                 eprintln!("error: {}", terminal::one_line(&miss));
@@ -344,7 +354,7 @@ pub fn execute_approved(
             if summary.delivered { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
         Err(HostError::Refused(refusal)) => {
-            eprintln!("{refusal}");
+            eprintln!("{}", terminal::lines(&refusal.to_string()));
             ExitCode::from(1)
         }
         Err(HostError::Workdir { path, source }) => {
@@ -481,6 +491,41 @@ fn print_awaiting(log: &Path) {
             log.display()
         );
     }
+}
+
+/// The run's summary as one JSON document (`--format json`): how it halted and whether the
+/// answer was delivered, the counts and times of the human summary, the log and its head,
+/// and, when the run halted for a person, the approval to answer.
+fn summary_json(s: &RunSummary, log: &Path, generator_is_model: bool) -> Value {
+    let awaiting = (s.halt == AWAITING_APPROVAL)
+        .then(|| read_approvals(log).ok().and_then(|all| all.into_iter().rev().find(|a| a.answer.is_none())))
+        .flatten()
+        .map(|a| {
+            json!({
+                "id": a.id,
+                "tool": a.tool,
+                "approve": format!("decision approve {} {}", log.display(), a.id),
+                "resume": format!("decision resume {}", log.display()),
+            })
+        });
+    json!({
+        "halt": s.halt,
+        "delivered": s.delivered,
+        "why": s.halt_detail.as_deref().filter(|_| !s.delivered),
+        "answer": s.answer,
+        "answeredBy": if generator_is_model { "model" } else { "evidence report" },
+        "steps": s.steps,
+        "decisions": s.decisions,
+        "requests": s.requests,
+        "generations": s.model_calls,
+        "audits": s.audits,
+        "contractViolations": s.contract_violations,
+        "codeDecisions": s.code_decisions,
+        "timeMs": {"decisions": s.decision_ms, "generation": s.model_ms, "wall": s.wall_ms},
+        "log": log.display().to_string(),
+        "head": s.head.as_ref().map(ToString::to_string),
+        "awaitingApproval": awaiting,
+    })
 }
 
 /// The run's summary. `generator_is_model` says whether the answer was written by a language

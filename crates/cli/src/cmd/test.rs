@@ -19,6 +19,17 @@ pub struct Args {
     /// Test files (JSON); default: NAME.tests.json beside NAME.md.
     #[arg(value_name = "TESTS")]
     tests: Vec<PathBuf>,
+    /// Whose state cells a case's `state` holds: the reference coding host's 11 cells, or
+    /// the keys of each case's state (trusted unless named by `--untrusted`).
+    #[arg(long, value_enum, default_value_t = super::ask::CellSource::Reference)]
+    cells: super::ask::CellSource,
+    /// A host capability report (JSON): its `stateCells` are the cells a case's `state`
+    /// holds, and a case on a block that does not fit the host fails.
+    #[arg(long, value_name = "FILE.json", conflicts_with = "cells")]
+    capabilities: Option<PathBuf>,
+    /// With `--cells state` or `--capabilities`: a cell that carries untrusted bytes; repeatable.
+    #[arg(long, value_name = "CELL")]
+    untrusted: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -31,7 +42,10 @@ pub fn run(args: Args) -> ExitCode {
     };
     match args.format {
         Format::Json => println!("{}", serde_json::to_value(&report).unwrap_or_default()),
-        Format::Human => print!("{}", to_text(&report)),
+        Format::Human => print!(
+            "{}",
+            to_text(&report, args.cells == super::ask::CellSource::Reference && args.capabilities.is_none())
+        ),
     }
     if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
@@ -51,7 +65,8 @@ fn report(args: &Args) -> Result<TestReport, String> {
     } else {
         args.tests.clone()
     };
-    let mut runner = TestRunner::new(&contract);
+    let cells = super::ask::cell_source(args.cells, args.capabilities.as_deref(), &args.untrusted)?;
+    let mut runner = TestRunner::new(&contract).with_cells(cells);
     for file in &files {
         let tests = load_tests(file).map_err(|e| e.to_string())?;
         runner.run_file(&file.display().to_string(), &tests);
@@ -59,7 +74,7 @@ fn report(args: &Args) -> Result<TestReport, String> {
     Ok(runner.finish())
 }
 
-fn to_text(report: &TestReport) -> String {
+fn to_text(report: &TestReport, reference: bool) -> String {
     let mut out = String::new();
     for case in &report.cases {
         let verdict = if case.passed { "ok  " } else { "FAIL" };
@@ -69,6 +84,12 @@ fn to_text(report: &TestReport) -> String {
         }
     }
     out.push_str(&format!("{} passed, {} failed\n", report.passed, report.failed));
+    if reference && report.cases.iter().flat_map(|c| &c.diff).any(|d| d.contains("the reference coding host's cells")) {
+        out.push_str(
+            "note: frames were compiled against the reference coding host's cells; a host with its own cells \
+             gives `--cells state` (the keys of each case's state) or `--capabilities FILE.json`\n",
+        );
+    }
     out.push_str("rule coverage:\n");
     for block in &report.coverage {
         out.push_str(&format!("  {:<14} {}/{} rules\n", safe(&block.block), block.covered, block.rules));

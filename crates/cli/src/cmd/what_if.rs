@@ -3,7 +3,6 @@
 //! on the recorded answers, and list each decision whose action would change. No model is
 //! asked. Exit 0 when the report was produced (whatever it says), 2 on usage or input errors.
 
-use std::fs::File;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -50,7 +49,8 @@ fn report(args: &Args) -> Result<WhatIfReport, String> {
     let mut report = WhatIfReport::default();
     for path in &args.logs {
         let shown = path.display().to_string();
-        let file = File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let file = crate::progress::Watched::open(path, "comparing", false)
+            .map_err(|e| format!("cannot read {shown}: {e}"))?;
         what_if_reader(&what_if, &shown, file, &mut report).map_err(|e| format!("cannot read {shown}: {e}"))?;
     }
     Ok(report)

@@ -67,9 +67,10 @@ impl Report {
         self.omitted.deny_warnings();
     }
 
-    /// The contract's headline counts (blocks, questions, gates, options).
+    /// The contract's headline counts (blocks, questions, gates, options); see
+    /// [`Summary::of_checked`].
     pub fn summary(&self) -> Summary {
-        Summary::of(&self.contract)
+        Summary::of_checked(&self.contract, &self.policies)
     }
 
     /// The diagnostics of one layer.

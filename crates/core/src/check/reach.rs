@@ -155,6 +155,41 @@ pub(super) fn dead_rules(block: &Block, policy: &CompiledPolicy, out: &mut dyn S
     }
 }
 
+/// Whether an `ask_human` rule of the block can fire: it comes before any catch-all, its
+/// predicate compiled, no earlier rule shadows it and its threshold is reachable. A block
+/// whose every such rule is dead asks nobody, so it is not counted as an authorisation gate.
+pub(super) fn has_live_gate(block: &Block, policy: &CompiledPolicy) -> bool {
+    /// The start of every rule [`dead_rules`] reports as an error (a dead gate); nothing
+    /// else is kept, so no block id is copied.
+    struct DeadGates(Vec<usize>);
+    impl Sink for DeadGates {
+        fn push(&mut self, diagnostic: Diagnostic) {
+            if diagnostic.is_error() {
+                self.0.push(diagnostic.span.start);
+            }
+        }
+        fn keeps(&self, _: Severity) -> bool {
+            false
+        }
+    }
+    let reachable =
+        policy.rules.iter().position(|r| r.predicate == Predicate::Fallback).map_or(policy.rules.len(), |i| i + 1);
+    let candidates = || {
+        policy
+            .rules
+            .get(..reachable)
+            .unwrap_or_default()
+            .iter()
+            .filter(|r| r.action == "ask_human" && r.predicate != Predicate::Never)
+    };
+    if candidates().next().is_none() {
+        return false;
+    }
+    let mut dead = DeadGates(Vec::new());
+    dead_rules(block, policy, &mut dead);
+    candidates().any(|rule| !dead.0.contains(&rule.span.start))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::contract::{Contract, Kind};
+use crate::policy::CompiledPolicy;
 
 /// Counts over a contract's blocks, as shown by `decision check` and recorded in logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -15,7 +16,8 @@ pub struct Summary {
     pub model_decisions: usize,
     /// Blocks of kind `rule`: decided by code from the policy alone.
     pub code_decisions: usize,
-    /// Authorisation gates: blocks with a rule whose action is `ask_human`.
+    /// Authorisation gates: blocks with a rule whose action is `ask_human` (with
+    /// [`Summary::of_checked`], one that can fire).
     pub gates: usize,
     /// Options over all questions.
     pub options: usize,
@@ -34,6 +36,20 @@ impl Summary {
             gates: contract.blocks.iter().filter(|b| b.is_gate()).count(),
             options: contract.blocks.iter().flat_map(|b| &b.questions).map(|q| q.options.len()).sum(),
         }
+    }
+
+    /// [`Summary::of`], with a block counted as an authorisation gate only when one of its
+    /// `ask_human` rules can fire: a gate that is shadowed, unreachable or after a catch-all
+    /// asks nobody. `policies` are the blocks' compiled policies, in block order.
+    pub fn of_checked(contract: &Contract, policies: &[CompiledPolicy]) -> Summary {
+        let mut summary = Summary::of(contract);
+        summary.gates = contract
+            .blocks
+            .iter()
+            .zip(policies)
+            .filter(|(block, policy)| block.is_gate() && super::reach::has_live_gate(block, policy))
+            .count();
+        summary
     }
 
     /// e.g. `7 decisions, 9 questions, 7 answered by the decision model, 0 decided by code,

@@ -28,7 +28,7 @@ pub fn cli_output(path: &str, source: &[u8]) -> String {
 pub fn document(path: &str, source: &[u8]) -> Value {
     let report = check::check(source, CheckOptions::default());
     let contract = &report.contract;
-    let summary = Summary::of(contract);
+    let summary = Summary::of_checked(contract, &report.policies);
     let blocks: Vec<Value> =
         contract.blocks.iter().zip(&report.policies).map(|(block, policy)| block_json(block, policy)).collect();
     json!({
@@ -85,7 +85,7 @@ fn block_json(block: &Block, policy: &CompiledPolicy) -> Value {
 /// policy, frame fields and exclusions.
 pub fn text(contract: &Contract, policies: &[CompiledPolicy]) -> String {
     let mut out = String::new();
-    let summary = Summary::of(contract);
+    let summary = Summary::of_checked(contract, policies);
     let title = contract.title.as_deref().unwrap_or("DECISION.md");
     let schema = contract.schema.as_ref().map_or("(none)", |s| s.value.as_str());
     let _ = writeln!(out, "{title}  [schema {schema}]");

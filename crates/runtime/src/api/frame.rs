@@ -1,6 +1,8 @@
 //! `decision frame --format json`: the frame artifact a block would send and its questions,
 //! with both digests.
 
+use decision_core::Diagnostic;
+use decision_core::check::Capabilities;
 use decision_core::contract::{Block, Contract};
 use decision_core::vocab::CellType;
 use decision_protocol::digest::request_digest_of_text;
@@ -92,19 +94,78 @@ pub fn document(block: &Block, state: &Map<String, Value>, options: &FrameOption
 /// A host whose cells are the keys of a state object, typed by their values; a cell is
 /// untrusted when `untrusted` names it.
 pub fn cells_of_state(state: &Map<String, Value>, untrusted: &[String]) -> HostCells {
-    let cells = state
-        .iter()
-        .map(|(name, value)| Cell {
-            name: name.clone(),
-            ty: match value {
-                Value::Bool(_) => CellType::Bool,
-                Value::Array(_) => CellType::StringList,
-                _ => CellType::String,
-            },
-            untrusted: untrusted.contains(name),
-        })
-        .collect();
-    HostCells::new(cells)
+    HostCells::new(state.iter().map(|(name, value)| cell(name, Some(value), untrusted)).collect())
+}
+
+/// One cell, typed by its value (a list is a string list, a boolean a bool, anything else,
+/// or no value, a string).
+fn cell(name: &str, value: Option<&Value>, untrusted: &[String]) -> Cell {
+    Cell {
+        name: name.to_owned(),
+        ty: match value {
+            Some(Value::Bool(_)) => CellType::Bool,
+            Some(Value::Array(_)) => CellType::StringList,
+            _ => CellType::String,
+        },
+        untrusted: untrusted.iter().any(|u| u == name),
+    }
+}
+
+/// Whose state cells a block's frame reads when it is asked (`decision ask`, Python
+/// `Contract.ask`) or tested (`decision test`). Every entrance offers the same three.
+#[derive(Debug, Clone, Default)]
+pub enum CellSource {
+    /// The reference coding host's 11 cells, with their trust, and its node ids
+    /// (`loop.isDone`, …).
+    #[default]
+    Reference,
+    /// The keys of the state given, typed by their values; the node id is the block id.
+    State {
+        /// The cells that carry untrusted bytes.
+        untrusted: Vec<String>,
+    },
+    /// The cells a host's capability report declares (`stateCells`), typed by the state's
+    /// values; a report that declares none leaves the keys of the state. The node id is the
+    /// block id, and a block that does not fit the host is refused ([`adapter_errors`]).
+    Capabilities {
+        /// The host's capability report.
+        capabilities: Box<Capabilities>,
+        /// The cells that carry untrusted bytes.
+        untrusted: Vec<String>,
+    },
+}
+
+impl CellSource {
+    /// The host's cells for this state; `None` for the reference host (whose node ids differ).
+    pub fn host_cells(&self, state: &Map<String, Value>) -> Option<HostCells> {
+        match self {
+            CellSource::Reference => None,
+            CellSource::State { untrusted } => Some(cells_of_state(state, untrusted)),
+            CellSource::Capabilities { capabilities, untrusted } => Some(match &capabilities.state_cells {
+                Some(names) => HostCells::new(names.iter().map(|n| cell(n, state.get(n), untrusted)).collect()),
+                None => cells_of_state(state, untrusted),
+            }),
+        }
+    }
+
+    /// The cells that carry untrusted bytes, as named by the caller (empty for the reference
+    /// host, whose trust is its own).
+    pub fn untrusted(&self) -> &[String] {
+        match self {
+            CellSource::Reference => &[],
+            CellSource::State { untrusted } | CellSource::Capabilities { untrusted, .. } => untrusted,
+        }
+    }
+}
+
+/// The adapter layer's errors about one block, or about the whole file, for a host with
+/// these capabilities: every one of them, where a check report keeps only the first ones of
+/// the whole file and this block's could be past them. Empty: the block fits the host.
+pub fn adapter_errors(contract: &Contract, block: &Block, capabilities: &Capabilities) -> Vec<Diagnostic> {
+    decision_core::check::adapter(contract, capabilities)
+        .into_iter()
+        .filter(|d| d.is_error() && d.block.as_deref().is_none_or(|b| b == block.id))
+        .collect()
 }
 
 /// A frame spec error about `block`, with the block named once (an error that names its
