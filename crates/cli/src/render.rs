@@ -41,8 +41,8 @@ pub struct Renderer {
 }
 
 impl Renderer {
-    /// A renderer with colours when stderr is a terminal and `NO_COLOR` is unset.
-    pub fn for_stderr() -> Self {
+    /// A renderer with colours when stdout is a terminal and `NO_COLOR` is unset.
+    pub fn for_stdout() -> Self {
         Self::with_theme(theme())
     }
 
@@ -113,7 +113,7 @@ pub fn count(n: usize, noun: &str) -> String {
 }
 
 fn theme() -> GraphicalTheme {
-    if std::env::var_os("NO_COLOR").is_some() || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+    if std::env::var_os("NO_COLOR").is_some() || !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         GraphicalTheme::unicode_nocolor()
     } else {
         GraphicalTheme::unicode()

@@ -91,11 +91,15 @@ fn human_output_shows_the_source_line_and_help() {
     );
     let out = decision(&["check", bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.contains("DC0108"), "{stderr}");
-    assert!(stderr.contains("  - prob:foo >= 0.6 → ask_humam"), "{stderr}");
-    assert!(stderr.contains("did you mean `ask_human`?"), "{stderr}");
-    assert!(stderr.contains("human.md:10:"), "{stderr}");
+    // Diagnostics and then the summary, both on stdout: a redirect keeps them together.
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("DC0108"), "{stdout}");
+    assert!(stdout.contains("  - prob:foo >= 0.6 → ask_humam"), "{stdout}");
+    assert!(stdout.contains("did you mean `ask_human`?"), "{stdout}");
+    assert!(stdout.contains("human.md:10:"), "{stdout}");
+    let summary = stdout.find("human.md: FAILED").unwrap();
+    assert!(stdout.find("DC0108").unwrap() < summary, "the diagnostics come first: {stdout}");
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]

@@ -40,18 +40,15 @@ fn human_output_renders_at_most_the_cap_and_counts_the_rest() {
     let file = dir.file("many.md", &headings(2_000));
     let out = check(&[], &file);
     assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(rendered(&stderr), CAP);
-    assert!(
-        stderr.ends_with(&format!(
-            "{}: 3001 diagnostics more not shown (at most 1000 are shown per file): DC0112 ×1500, DC0113 ×1500, DC0201 ×1\n",
-            file.display()
-        )),
-        "{}",
-        &stderr[stderr.len() - 300..]
-    );
+    // The diagnostics, the count of the rest, then the summary: all on stdout.
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(stdout.contains("FAILED — 4001 errors, 0 warnings"), "{stdout}");
+    assert_eq!(rendered(&stdout), CAP);
+    let tail = format!(
+        "{}: 3001 diagnostics more not shown (at most 1000 are shown per file): DC0112 ×1500, DC0113 ×1500, DC0201 ×1\n{}: FAILED — 4001 errors, 0 warnings",
+        file.display(),
+        file.display()
+    );
+    assert!(stdout.contains(&tail), "{}", &stdout[stdout.len() - 400..]);
 }
 
 #[test]
@@ -81,11 +78,11 @@ fn warnings_past_the_cap_are_counted_and_denied() {
     let file = dir.file("warnings.md", &text);
     let out = check(&[], &file);
     assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8(out.stdout).unwrap().contains("ok — 0 errors, 1500 warnings"));
+    assert!(String::from_utf8(out.stdout.clone()).unwrap().contains("ok — 0 errors, 1500 warnings"));
     assert!(
-        String::from_utf8(out.stderr)
+        String::from_utf8(out.stdout)
             .unwrap()
-            .ends_with(": 500 diagnostics more not shown (at most 1000 are shown per file): DC0501 ×500\n")
+            .contains(": 500 diagnostics more not shown (at most 1000 are shown per file): DC0501 ×500\n")
     );
     let out = check(&["--deny", "warnings"], &file);
     assert_eq!(out.status.code(), Some(1));
@@ -112,7 +109,7 @@ fn exactly_the_cap_omits_nothing() {
     let text = format!("schema: decision-contract/v1\n\n{}", headings(500));
     let file = dir.file("exact.md", &text);
     let out = check(&[], &file);
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = String::from_utf8(out.stdout).unwrap();
     assert_eq!(rendered(&stderr), CAP);
     assert!(!stderr.contains("more not shown"));
 }
@@ -124,11 +121,11 @@ fn a_long_invalid_utf8_line_is_rendered_clipped() {
     std::fs::write(&file, vec![0xFF; 300_000]).unwrap();
     let out = check(&[], &file);
     assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = String::from_utf8(out.stdout).unwrap();
     // The parser reports the first 100 invalid bytes, each shown with at most 1,000 bytes of
     // its line around it (the whole line is 300,000 bytes).
     assert_eq!(stderr.matches("invalid UTF-8 (byte 0xFF)").count(), 100);
-    assert!(stderr.len() < 100 * 5_000, "{}", stderr.len());
+    assert!(stderr.len() < 100 * 5_000 + 1_000, "{}", stderr.len());
     assert!(stderr.contains("│ ���"), "{}", &stderr[..2_000]);
 }
 
@@ -156,7 +153,7 @@ fn the_message_and_the_header_show_the_same_location() {
     let text = "schema: decision-contract/v1\n\n## é\nkind: noul\nwhen: after-tool —— p\nask: q\n- true — a\n- false — b\npolicy:\n  - prob:é >= 0.6 → ask_humam\n  - else → stop\n";
     let file = dir.file("broken.md", text);
     let out = check(&[], &file);
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = String::from_utf8(out.stdout).unwrap();
     let found = locations(&stderr);
     assert!(!found.is_empty(), "{stderr}");
     for (message, header) in &found {

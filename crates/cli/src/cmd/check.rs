@@ -32,7 +32,8 @@ pub fn run(args: Args) -> ExitCode {
     let mut any_error = false;
     let mut io_error = false;
     let mut files = Vec::new();
-    let renderer = render::Renderer::for_stderr();
+    // Diagnostics and the summary both go to stdout, in order, so that a redirect keeps both.
+    let renderer = render::Renderer::for_stdout();
     for path in &args.files {
         let source = match read_source(path) {
             Ok(s) => s,
@@ -55,10 +56,10 @@ pub fn run(args: Args) -> ExitCode {
             Format::Human => {
                 let display = path.display().to_string();
                 for d in &report.diagnostics {
-                    eprint!("{}", renderer.diagnostic(&display, &source, d));
+                    print!("{}", renderer.diagnostic(&display, &source, d));
                 }
                 if let Some(line) = render::omitted_line(&display, &report.omitted) {
-                    eprintln!("{line}");
+                    println!("{line}");
                 }
                 let verdict = if ok { "ok" } else { "FAILED" };
                 println!(
