@@ -25,7 +25,7 @@ use decision_protocol::ask::Questions;
 use decision_protocol::frame::Mode;
 use decision_runtime::api;
 use decision_runtime::api::eval::Gated;
-use decision_runtime::api::frame::{CellSource, FrameError, FrameOptions, PreparedFrame};
+use decision_runtime::api::frame::{CellSource, FrameError, PreparedFrame};
 use decision_runtime::decide::{Decider, NodeSpec};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
@@ -152,7 +152,18 @@ struct Contract {
     /// the state's keys, with its Python objects: the later ones copy the parts they share
     /// with it.
     templates: Mutex<HashMap<FrameKind, Arc<Template>>>,
+    /// Frames prepared for hosts whose cells are the state's keys, per block, marking and
+    /// cells (see [`StateCells`]): a host framing step after step prepares each once.
+    state_frames: Mutex<HashMap<(FrameKind, StateCells), Arc<PreparedFrame>>>,
 }
+
+/// The cells a state gives a host without a profile: each key, the kind of its value (what
+/// decides the cell's type) and whether it is untrusted.
+type StateCells = Vec<(String, u8, bool)>;
+
+/// At most this many prepared state frames are kept: a host whose keys change every call
+/// does not grow the cache without bound.
+const STATE_FRAMES_KEPT: usize = 64;
 
 /// A block (its index), and whether it is framed with the reference marking.
 type FrameKind = (usize, bool);
@@ -197,6 +208,41 @@ impl Contract {
             return Ok(Arc::clone(cache.entry(kind).or_insert(made)));
         }
         Ok(made)
+    }
+
+    /// The block's frame for a host whose cells are the keys of `state`, prepared once per
+    /// block, marking and cells.
+    fn state_frame(
+        &self,
+        py: Python<'_>,
+        (index, block): (usize, &decision_core::contract::Block),
+        state: &Map<String, Value>,
+        untrusted: &[String],
+        mode: Mode,
+    ) -> PyResult<Arc<PreparedFrame>> {
+        let cells: StateCells = state
+            .iter()
+            .map(|(name, value)| {
+                let kind = match value {
+                    Value::Bool(_) => 0,
+                    Value::Array(_) => 1,
+                    _ => 2,
+                };
+                (name.clone(), kind, untrusted.iter().any(|u| u == name))
+            })
+            .collect();
+        let key = ((index, mode == Mode::Reference), cells);
+        if let Some(found) = self.state_frames.lock().ok().and_then(|cache| cache.get(&key).cloned()) {
+            return Ok(found);
+        }
+        let frame = Arc::new(PreparedFrame::of_state(block, state, untrusted, mode).map_err(|e| frame_error(py, e))?);
+        if let Ok(mut cache) = self.state_frames.lock() {
+            if cache.len() >= STATE_FRAMES_KEPT {
+                cache.clear();
+            }
+            cache.insert(key, Arc::clone(&frame));
+        }
+        Ok(frame)
     }
 
     fn block(&self, py: Python<'_>, id: &str) -> PyResult<&decision_core::contract::Block> {
@@ -272,6 +318,7 @@ impl Contract {
             plain: Mutex::new(HashMap::new()),
             prepared: Mutex::new(HashMap::new()),
             templates: Mutex::new(HashMap::new()),
+            state_frames: Mutex::new(HashMap::new()),
         })
     }
 
@@ -336,8 +383,13 @@ impl Contract {
         if profile.is_some() {
             return self.prepared(py, (index, found), mode)?.document(py, &state);
         }
-        let options = FrameOptions { reference_profile: false, untrusted: untrusted.unwrap_or_default(), mode };
-        let document = api::frame::document(found, &state, &options).map_err(|e| frame_error(py, e))?;
+        // What `api::frame::document` does, with the frame prepared once for these cells.
+        let problems = decision_protocol::frame::projections::history_problems(&state);
+        if !problems.is_empty() {
+            return Err(usage_error(py, &format!("the state: {}", problems.join("; ")), None));
+        }
+        let untrusted = untrusted.unwrap_or_default();
+        let document = self.state_frame(py, (index, found), &state, &untrusted, mode)?.document(&state);
         self.template(py, (index, mode == Mode::Reference), &document)?.to_py(py, &document)
     }
 

@@ -84,6 +84,30 @@ def test_frame_host_cells(decision: Path, block: str) -> None:
     same(library, cli)
 
 
+def test_frames_prepared_once_per_host_cells_follow_each_state(decision: Path, tmp_path: Path) -> None:
+    """A frame prepared for one set of cells is reused only for states with the same keys,
+    value kinds and untrusted cells: trust, a value's kind and new keys each frame anew,
+    past the number of prepared frames kept as well."""
+    contract = dc.Contract.parse((TRIAGE / "DECISION.md").read_bytes(), path=rel(TRIAGE / "DECISION.md"))
+    base = json.loads((TRIAGE / "state.json").read_text())
+    variants = [
+        (base, []),
+        (base, ["body"]),
+        ({**base, "orders": "INV-1 49.00 EUR"}, ["body"]),
+        ({**base, "extra": "not read"}, []),
+    ] + [({**base, f"cell{i}": "x"}, []) for i in range(70)]
+    for index, (state, untrusted) in enumerate(variants):
+        library = contract.frame("refund_risk", state, untrusted=untrusted)
+        if index < 4 or index == len(variants) - 1:
+            path = tmp_path / f"state{index}.json"
+            path.write_text(json.dumps(state))
+            flags = [arg for cell in untrusted for arg in ("--untrusted", cell)]
+            cli = run_json(decision, "frame", rel(TRIAGE / "DECISION.md"), "--block", "refund_risk", "--state", str(path),
+                           *flags, "--format", "json")
+            same(library, cli)
+    assert contract.frame("refund_risk", base)["frame"]["digest"] != contract.frame("refund_risk", base, untrusted=["orders"])["frame"]["digest"]
+
+
 EVALS = [
     ("route", "answers.json", "candidates.json", []),
     ("refund_risk", "answers-refund_risk.json", None, []),

@@ -101,3 +101,14 @@ def test_answers_are_checked_and_bound_to_the_call(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     kinds = [line["e"]["type"] for line in lines if line.get("kind") == "event"]
     assert kinds.count("approval:pending") == 1 and kinds.count("approval:answer") == 1
+
+
+def test_the_annotations_cell_is_written_as_json_dumps_writes_it() -> None:
+    import itertools
+
+    names = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]
+    for values in itertools.product([True, False, None, "yes"], repeat=4):
+        annotations = {name: value for name, value in zip(names, values) if value is not None}
+        annotations["title"] = "not a hint"
+        call = ToolCall("c", "t", {}, "", annotations)
+        assert call.hints_json() == json.dumps(call.declared_hints(), sort_keys=True), annotations

@@ -199,6 +199,18 @@ impl PreparedFrame {
         PreparedFrame::new(block, node, HostCells::reference(), mode)
     }
 
+    /// The block's frame for a host whose cells are the keys of `state` ([`cells_of_state`]):
+    /// it holds for every state with the same keys, value kinds and untrusted cells, so a
+    /// host that frames such states step after step prepares it once.
+    pub fn of_state(
+        block: &Block,
+        state: &Map<String, Value>,
+        untrusted: &[String],
+        mode: Mode,
+    ) -> Result<PreparedFrame, FrameError> {
+        PreparedFrame::new(block, block.id.clone(), cells_of_state(state, untrusted), mode)
+    }
+
     fn new(block: &Block, node: String, cells: HostCells, mode: Mode) -> Result<PreparedFrame, FrameError> {
         let projections = Projections::standard();
         let spec = FrameSpec::from_block(&node, block, &cells, &projections)
