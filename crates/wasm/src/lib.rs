@@ -166,7 +166,7 @@ mod tests {
     fn a_large_call_reserves_in_proportion_to_its_input_and_a_small_one_nothing() {
         assert_eq!(reservation(0), 0);
         assert_eq!(reservation(RESERVED_FROM_INPUT_BYTES - 1), 0);
-        assert_eq!(reservation(8 << 20), 8 * RESERVED_PER_INPUT_BYTE << 20);
+        assert_eq!(reservation(8 << 20), (8 * RESERVED_PER_INPUT_BYTE) << 20);
         assert_eq!(reservation(usize::MAX), RESERVED_AT_MOST);
         // Reserving what cannot be had is not an error: the call runs as before.
         reserve_for(usize::MAX);
