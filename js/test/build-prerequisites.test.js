@@ -49,6 +49,14 @@ function assertRefused(run, found) {
   assert.ok(run.seconds < 30, `${run.seconds} s`);
 }
 
+/** A directory holding a `wasm-bindgen` that runs the shell line `body`. */
+function fakeWasmBindgen(dir, body) {
+  const fake = path.join(dir, 'fake');
+  fs.mkdirSync(fake);
+  fs.writeFileSync(path.join(fake, 'wasm-bindgen'), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  return fake;
+}
+
 test('build.sh without wasm-bindgen on the PATH names it and its install command, before building', () => {
   const dir = scratch('build-no-wasm-bindgen');
   assertRefused(build(pathWithoutWasmBindgen(dir)), 'none');
@@ -56,16 +64,10 @@ test('build.sh without wasm-bindgen on the PATH names it and its install command
 
 test('build.sh with a wasm-bindgen that fails says none was found (no silent exit)', () => {
   const dir = scratch('build-failing-wasm-bindgen');
-  const fake = path.join(dir, 'fake');
-  fs.mkdirSync(fake);
-  fs.writeFileSync(path.join(fake, 'wasm-bindgen'), '#!/bin/sh\nexit 127\n', { mode: 0o755 });
-  assertRefused(build(pathWithoutWasmBindgen(dir, fake)), 'none');
+  assertRefused(build(pathWithoutWasmBindgen(dir, fakeWasmBindgen(dir, 'exit 127'))), 'none');
 });
 
 test('build.sh with another wasm-bindgen version names both versions', () => {
   const dir = scratch('build-other-wasm-bindgen');
-  const fake = path.join(dir, 'fake');
-  fs.mkdirSync(fake);
-  fs.writeFileSync(path.join(fake, 'wasm-bindgen'), '#!/bin/sh\necho "wasm-bindgen 0.0.1"\n', { mode: 0o755 });
-  assertRefused(build(pathWithoutWasmBindgen(dir, fake)), '0.0.1');
+  assertRefused(build(pathWithoutWasmBindgen(dir, fakeWasmBindgen(dir, 'echo "wasm-bindgen 0.0.1"'))), '0.0.1');
 });

@@ -6,6 +6,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use common::{TempDir, decision};
 use serde_json::Value;
@@ -21,7 +22,14 @@ fn text(bytes: &[u8]) -> String {
 /// A finished run of the heuristic host, logged at `dir/run.jsonl`.
 fn recorded_run(dir: &Path) -> PathBuf {
     let log = dir.join("run.jsonl");
-    let out = decision(&[
+    let out = heuristic_run(&log);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    log
+}
+
+/// `decision run` of the heuristic host on the bundled workspace, logged at `log`.
+fn heuristic_run(log: &Path) -> Output {
+    decision(&[
         "run",
         "--task",
         TASK,
@@ -31,9 +39,7 @@ fn recorded_run(dir: &Path) -> PathBuf {
         "heuristic",
         "--log",
         log.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    log
+    ])
 }
 
 #[test]
@@ -60,17 +66,7 @@ fn run_with_an_existing_log_explains_and_suggests() {
     let dir = TempDir::new("run-existing-log");
     let log = recorded_run(dir.path());
     let before = std::fs::read(&log).unwrap();
-    let out = decision(&[
-        "run",
-        "--task",
-        TASK,
-        "--workdir",
-        WORKSPACE,
-        "--provider",
-        "heuristic",
-        "--log",
-        log.to_str().unwrap(),
-    ]);
+    let out = heuristic_run(&log);
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("already exists, and a session log is never overwritten"), "{stderr}");

@@ -87,17 +87,7 @@ fn a_server_sending_one_byte_a_second_cannot_stretch_a_run_past_its_budget() {
         .spawn()
         .unwrap();
     // Bounded: a run that outlasts 15 s is killed and fails the test.
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if started.elapsed() > Duration::from_secs(15) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_at_most(&mut child, started, Duration::from_secs(15));
     let elapsed = started.elapsed();
     let mut stdout = String::new();
     child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
@@ -132,17 +122,7 @@ fn ask_timeout_bounds_the_whole_call_not_each_attempt() {
         .spawn()
         .unwrap();
     // Bounded: a call that outlasts 20 s is killed and fails the test.
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_at_most(&mut child, started, Duration::from_secs(20));
     let elapsed = started.elapsed();
     let mut stderr = String::new();
     child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
@@ -153,4 +133,24 @@ fn ask_timeout_bounds_the_whole_call_not_each_attempt() {
     // The model was not reached in time: the block escalates (fail closed), it does not pass.
     assert!(!stdout.contains("→ continue") && !stderr.contains("→ continue"), "{stdout}{stderr}");
     assert!(server.connections.load(Ordering::SeqCst) >= 1);
+}
+
+/// The child's exit status, or `None` when it was still running `limit` after `started` (it
+/// is then killed).
+fn wait_at_most(
+    child: &mut std::process::Child,
+    started: Instant,
+    limit: Duration,
+) -> Option<std::process::ExitStatus> {
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

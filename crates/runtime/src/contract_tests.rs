@@ -204,6 +204,8 @@ pub struct TestRunner<'c> {
     cases: Vec<CaseResult>,
     /// Whose cells a case's `state` holds.
     cells: CellSource,
+    /// With a capability report: the contract's adapter diagnostics, found once for all cases.
+    adapter: Vec<decision_core::Diagnostic>,
 }
 
 impl<'c> TestRunner<'c> {
@@ -211,13 +213,23 @@ impl<'c> TestRunner<'c> {
     /// out, as the checker reports it) and nothing run yet.
     pub fn new(contract: &'c Contract) -> Self {
         let policies = contract.blocks.iter().map(|b| compile_block(b).0).collect();
-        TestRunner { contract, policies, reached: BTreeMap::new(), cases: Vec::new(), cells: CellSource::Reference }
+        TestRunner {
+            contract,
+            policies,
+            reached: BTreeMap::new(),
+            cases: Vec::new(),
+            cells: CellSource::Reference,
+            adapter: Vec::new(),
+        }
     }
 
     /// The runner with a case's `state` read as this host's cells (the reference coding
     /// host's by default). With a capability report, a case on a block that does not fit the
     /// host fails, naming the adapter errors.
     pub fn with_cells(mut self, cells: CellSource) -> Self {
+        if let CellSource::Capabilities { capabilities, .. } = &cells {
+            self.adapter = decision_core::check::adapter(self.contract, capabilities);
+        }
         self.cells = cells;
         self
     }
@@ -256,12 +268,8 @@ impl<'c> TestRunner<'c> {
             .enumerate()
             .find(|(_, b)| b.id == case.block)
             .ok_or_else(|| format!("the contract has no block `{}`", case.block))?;
-        if let CellSource::Capabilities { capabilities, .. } = &self.cells {
-            let misfits = crate::api::frame::adapter_errors(contract, block, capabilities);
-            if !misfits.is_empty() {
-                let shown: Vec<String> = misfits.iter().map(|d| format!("{} {}", d.code, d.message)).collect();
-                return Err(format!("block `{}` does not fit the host: {}", block.id, shown.join("; ")));
-            }
+        if let Some(why) = crate::api::frame::misfit(&self.adapter, block) {
+            return Err(format!("block `{}` does not fit the host: {why}", block.id));
         }
         let (_, errors) = compile_block(block);
         if let Some((rule, error)) = errors.first() {
@@ -352,9 +360,6 @@ impl<'c> TestRunner<'c> {
 
 /// The block's frame state compiled from host cells, for the host `source` names.
 fn frame_state(block: &Block, cells: &Map<String, Value>, source: &CellSource) -> Result<Map<String, Value>, String> {
-    if block.frame.is_none() {
-        return Err(format!("block `{}` has no frame: a `state` has nothing to compile", block.id));
-    }
     let host = match source {
         CellSource::Reference => "the reference coding host's cells",
         CellSource::State { .. } => "the keys of the case's state",

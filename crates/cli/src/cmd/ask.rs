@@ -116,16 +116,10 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     };
     let source = cell_source(args.cells, args.capabilities.as_deref(), &args.untrusted)?;
     let host_file = args.capabilities.as_ref().map_or_else(String::new, |p| p.display().to_string());
-    if let api::frame::CellSource::Capabilities { capabilities, .. } = &source {
-        let errors = api::frame::adapter_errors(&contract, block, capabilities);
-        if !errors.is_empty() {
-            let shown: Vec<String> = errors.iter().map(|d| format!("{} {}", d.code, d.message)).collect();
-            return Err(format!(
-                "block `{}` does not fit the host of {host_file} (`--capabilities`): {}",
-                args.block,
-                shown.join("; ")
-            ));
-        }
+    if let api::frame::CellSource::Capabilities { capabilities, .. } = &source
+        && let Some(why) = api::frame::misfit(&decision_core::check::adapter(&contract, capabilities), block)
+    {
+        return Err(format!("block `{}` does not fit the host of {host_file} (`--capabilities`): {why}", args.block));
     }
     let problems = decision_protocol::frame::projections::history_problems(&state);
     if !problems.is_empty() {
@@ -181,9 +175,7 @@ pub fn cell_source(
     let named = !untrusted.is_empty();
     let untrusted = untrusted.to_vec();
     if let Some(path) = capabilities {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let capabilities =
-            decision_core::check::Capabilities::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let capabilities = super::contract_input::read_capabilities(path)?;
         return Ok(api::frame::CellSource::Capabilities { capabilities: Box::new(capabilities), untrusted });
     }
     match cells {

@@ -35,10 +35,14 @@ impl HostArgs {
         if let Some(Profile::Reference) = self.profile {
             return Ok(Some(Capabilities::reference()));
         }
-        let Some(path) = &self.capabilities else { return Ok(None) };
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Capabilities::from_json(&text).map(Some).map_err(|e| format!("{}: {e}", path.display()))
+        self.capabilities.as_deref().map(read_capabilities).transpose()
     }
+}
+
+/// Read a host capability report, with a message naming the file on failure.
+pub fn read_capabilities(path: &Path) -> Result<Capabilities, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Capabilities::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Read a contract file's bytes, with a clear message on failure.

@@ -478,10 +478,14 @@ fn answer_summary(answers: &Map<String, Value>) -> String {
         .join(" ")
 }
 
+/// The approval a run halted for: the log's last unanswered one.
+fn awaited_approval(log: &Path) -> Option<decision_coding_host::approvals::Approval> {
+    read_approvals(log).ok().and_then(|all| all.into_iter().rev().find(|a| a.answer.is_none()))
+}
+
 /// How to answer the approval a run halted for.
 fn print_awaiting(log: &Path) {
-    let pending = read_approvals(log).ok().and_then(|all| all.into_iter().rev().find(|a| a.answer.is_none()));
-    if let Some(approval) = pending {
+    if let Some(approval) = awaited_approval(log) {
         println!(
             "awaiting approval {} for {}: decision approve {} {} [--deny --reason TEXT] [--input JSON], then decision resume {}",
             approval.id,
@@ -497,17 +501,14 @@ fn print_awaiting(log: &Path) {
 /// answer was delivered, the counts and times of the human summary, the log and its head,
 /// and, when the run halted for a person, the approval to answer.
 fn summary_json(s: &RunSummary, log: &Path, generator_is_model: bool) -> Value {
-    let awaiting = (s.halt == AWAITING_APPROVAL)
-        .then(|| read_approvals(log).ok().and_then(|all| all.into_iter().rev().find(|a| a.answer.is_none())))
-        .flatten()
-        .map(|a| {
-            json!({
-                "id": a.id,
-                "tool": a.tool,
-                "approve": format!("decision approve {} {}", log.display(), a.id),
-                "resume": format!("decision resume {}", log.display()),
-            })
-        });
+    let awaiting = (s.halt == AWAITING_APPROVAL).then(|| awaited_approval(log)).flatten().map(|a| {
+        json!({
+            "id": a.id,
+            "tool": a.tool,
+            "approve": format!("decision approve {} {}", log.display(), a.id),
+            "resume": format!("decision resume {}", log.display()),
+        })
+    });
     json!({
         "halt": s.halt,
         "delivered": s.delivered,

@@ -162,10 +162,20 @@ impl CellSource {
 /// these capabilities: every one of them, where a check report keeps only the first ones of
 /// the whole file and this block's could be past them. Empty: the block fits the host.
 pub fn adapter_errors(contract: &Contract, block: &Block, capabilities: &Capabilities) -> Vec<Diagnostic> {
-    decision_core::check::adapter(contract, capabilities)
-        .into_iter()
-        .filter(|d| d.is_error() && d.block.as_deref().is_none_or(|b| b == block.id))
-        .collect()
+    errors_of(&decision_core::check::adapter(contract, capabilities), block).cloned().collect()
+}
+
+/// Of a whole contract's adapter diagnostics, the errors about `block` or the whole file.
+fn errors_of<'d>(adapter: &'d [Diagnostic], block: &'d Block) -> impl Iterator<Item = &'d Diagnostic> {
+    adapter.iter().filter(|d| d.is_error() && d.block.as_deref().is_none_or(|b| b == block.id))
+}
+
+/// Why a block does not fit a host, in one line (`CODE message; …`); `None` when it fits.
+/// `adapter` is the whole contract's adapter diagnostics ([`decision_core::check::adapter`]),
+/// which a caller asking about many blocks computes once.
+pub fn misfit(adapter: &[Diagnostic], block: &Block) -> Option<String> {
+    let shown: Vec<String> = errors_of(adapter, block).map(|d| format!("{} {}", d.code, d.message)).collect();
+    (!shown.is_empty()).then(|| shown.join("; "))
 }
 
 /// A frame spec error about `block`, with the block named once (an error that names its
