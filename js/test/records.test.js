@@ -45,6 +45,23 @@ for (const verbose of [false, true]) {
   });
 }
 
+test('verifyLog checks approvals as decision replay does', () => {
+  const dir = scratch('records-approvals');
+  const workdir = path.join(dir, 'ws');
+  fs.mkdirSync(workdir);
+  fs.writeFileSync(path.join(workdir, 'keep.txt'), 'precious');
+  const log = path.join(dir, 'run.jsonl');
+  const halted = cli('run', '--task', 'Delete keep.txt', '--workdir', workdir, '--allow-delete',
+    '--approvals', 'queue', '--log', log);
+  assert.strictEqual(halted.status, 1, halted.stderr);
+  const [pending] = cliJson('approvals', log, '--format', 'json');
+  assert.strictEqual(cli('approve', log, pending.id).status, 0);
+  const resumed = cli('resume', log, '--workdir', workdir, '--allow-delete');
+  assert.strictEqual(resumed.status, 0, resumed.stderr);
+  const doc = compare(log, log, false);
+  assert.deepStrictEqual(doc.files[0].approvals, { requested: 1, answered: 1, used: 1, problems: [] });
+});
+
 test('verifyLog takes the log as text, bytes or lines alike', () => {
   const text = read(TRIAGE_LOG);
   const fromText = dc.verifyLog(text);

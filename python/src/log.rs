@@ -11,7 +11,6 @@ use decision_runtime::log::approval::{
 };
 use decision_runtime::log::{
     DecisionEvent, FsyncPolicy, LogError, LogHeader, ReplayOptions, SealKey, SessionLog as Writer, next_run, now_ms,
-    replay_file,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -66,20 +65,10 @@ fn verify_log<'py>(
     let options = ReplayOptions { max_line, threads, ..ReplayOptions::default() };
     let display = path.display().to_string();
     let outcome = py.detach(|| {
-        let mut results = Vec::new();
-        let report = replay_file(&path, &options, &mut |result| {
-            if api::replay::is_listed(result, verbose) {
-                results.push(api::replay::result_json(&display, result));
-            }
-        });
-        report.map(|report| {
-            let mut summary = api::replay::LogSummary::default();
-            summary.add(&display, &report, &api::replay::Requirements::default());
-            summary.document(results)
-        })
+        std::fs::File::open(&path).and_then(|file| api::replay::verify_reader(&display, file, &options, verbose))
     });
     match outcome {
-        Ok(document) => to_py(py, &document),
+        Ok((document, _)) => to_py(py, &document),
         Err(e) => Err(log_error(py, &format!("cannot read {display}: {e}"), "unreadable", &display, None)),
     }
 }

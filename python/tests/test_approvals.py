@@ -41,7 +41,11 @@ def test_an_approval_answered_from_python_lets_the_run_resume(decision: Path, tm
     status, out, err = run(decision, "resume", str(log), "--workdir", str(tmp_path / "ws"), "--allow-delete")
     assert status == 0, out + err
     assert not (tmp_path / "ws" / "keep.txt").exists()
-    assert dc.verify_log(log)["mismatch"] == 0
+    replayed = dc.verify_log(log)
+    assert replayed["mismatch"] == 0
+    # The approvals are checked in the same read, as `decision replay` checks them.
+    assert replayed["files"][0]["approvals"] == {"requested": 1, "answered": 1, "used": 1, "problems": []}
+    assert replayed == run_json(decision, "replay", "--format", "json", "--jobs", "1", str(log))
 
 
 def test_a_denial_from_python_keeps_the_file(decision: Path, tmp_path: Path) -> None:

@@ -7,6 +7,9 @@
 //!   Set `BENCH_NO_LOG=1` to keep events in memory instead of the session log on disk. The
 //!   log is the `decision` binary's: group commit, no fsync; its file is created (and the
 //!   previous run's removed) before the run's clock starts, as the per-run start is.
+//! * `host/step_overhead_at/{50,200,800}`: the same per-step time in runs of 50, 200 and 800
+//!   steps over one 800-file workspace (a file read per step): a step's cost must not grow
+//!   with the run's length.
 //! * `host/full_run_200_files`: a whole deterministic run (the `heuristic` provider, the
 //!   evidence-report generator, a session log on disk) over a generated 200-file workspace.
 //!
@@ -89,11 +92,16 @@ impl Drop for Scratch {
 }
 
 fn workspace(scratch: &Scratch, files: usize) -> PathBuf {
-    let dir = scratch.0.join(format!("ws-{files}"));
+    workspace_named(scratch, files, "module_")
+}
+
+/// A workspace of `files` modules named `{prefix}{index:03}.py`.
+fn workspace_named(scratch: &Scratch, files: usize, prefix: &str) -> PathBuf {
+    let dir = scratch.0.join(format!("ws-{prefix}{files}"));
     std::fs::create_dir_all(&dir).unwrap();
     for i in 0..files {
         let body = format!("# module {i}\n\ndef value_{i}():\n    return {i}\n");
-        std::fs::write(dir.join(format!("module_{i:03}.py")), body).unwrap();
+        std::fs::write(dir.join(format!("{prefix}{i:03}.py")), body).unwrap();
     }
     dir
 }
@@ -127,6 +135,35 @@ fn run_with(config: &RunConfig, provider: Arc<dyn DecisionProvider>, sink: Box<d
     run_task(CODING_CONTRACT.as_bytes(), config, with, None).unwrap()
 }
 
+/// The workspace of the long runs, and their task (a file read per step, to the step limit).
+const LONG_RUN_FILES: usize = 800;
+const LONG_TASK: &str = "Summarize each file";
+
+/// The host's own time per step over `iters` runs of `config`: the provider's, the tools' and
+/// generation's time and the per-run start taken out.
+fn step_time(iters: u64, config: &RunConfig, log: Option<&Path>) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let nanos = Arc::new(AtomicU64::new(0));
+        let provider = Arc::new(Timed { inner: HeuristicProvider, nanos: nanos.clone() });
+        // The start (parse, check, capabilities, log file) is per run, not per step: it is
+        // timed on its own and taken out.
+        let start = Instant::now();
+        let _host = start_host(CODING_CONTRACT.as_bytes(), provider.clone(), Box::new(MemorySink::new())).unwrap();
+        let startup = start.elapsed();
+        let sink = sink(log);
+        let started = Instant::now();
+        let summary = run_with(config, provider, sink);
+        let elapsed = started
+            .elapsed()
+            .saturating_sub(Duration::from_nanos(nanos.load(Ordering::Relaxed)))
+            .saturating_sub(startup)
+            .saturating_sub(Duration::from_micros(summary.tool_us + summary.generate_us));
+        total += elapsed / u32::try_from(summary.steps.max(1)).unwrap();
+    }
+    total
+}
+
 fn benches(c: &mut Criterion) {
     let scratch = Scratch::new();
     let small = workspace(&scratch, 6);
@@ -141,37 +178,33 @@ fn benches(c: &mut Criterion) {
         }
         return;
     }
+    // Short names: the whole listing fits under the tool layer's output cap, so that every
+    // file can be read, one a step.
+    let wide = workspace_named(&scratch, LONG_RUN_FILES, "m");
+    // For profilers: one run of `BENCH_PROFILE_STEPS` steps over the 800-file workspace (the
+    // difference between two lengths is the cost of the steps between them).
+    if let Some(steps) = std::env::var("BENCH_PROFILE_STEPS").ok().and_then(|n| n.parse::<u64>().ok()) {
+        let summary =
+            run(&config(&wide, LONG_TASK, steps), Arc::new(HeuristicProvider), on_disk.then_some(log.as_path()));
+        eprintln!("{} steps, halt {}", summary.steps, summary.halt);
+        return;
+    }
     let mut group = c.benchmark_group("host");
     group.bench_function("start", |b| {
         b.iter(|| {
             start_host(CODING_CONTRACT.as_bytes(), Arc::new(HeuristicProvider), Box::new(MemorySink::new())).unwrap()
         })
     });
-    group.bench_function("step_overhead", |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let nanos = Arc::new(AtomicU64::new(0));
-                let provider = Arc::new(Timed { inner: HeuristicProvider, nanos: nanos.clone() });
-                // The start (parse, check, capabilities, log file) is per run, not per step:
-                // it is timed on its own and taken out.
-                let start = Instant::now();
-                let _host =
-                    start_host(CODING_CONTRACT.as_bytes(), provider.clone(), Box::new(MemorySink::new())).unwrap();
-                let startup = start.elapsed();
-                let sink = sink(on_disk.then_some(log.as_path()));
-                let started = Instant::now();
-                let summary = run_with(&step_config, provider, sink);
-                let elapsed = started
-                    .elapsed()
-                    .saturating_sub(Duration::from_nanos(nanos.load(Ordering::Relaxed)))
-                    .saturating_sub(startup)
-                    .saturating_sub(Duration::from_micros(summary.tool_us + summary.generate_us));
-                total += elapsed / u32::try_from(summary.steps.max(1)).unwrap();
-            }
-            total
+    let on_disk_log = on_disk.then_some(log.as_path());
+    group.bench_function("step_overhead", |b| b.iter_custom(|iters| step_time(iters, &step_config, on_disk_log)));
+    for steps in [50, 200, 800] {
+        let long = config(&wide, LONG_TASK, steps);
+        group.sample_size(10);
+        group.bench_function(format!("step_overhead_at/{steps}"), |b| {
+            b.iter_custom(|iters| step_time(iters, &long, on_disk_log))
         });
-    });
+    }
+    group.sample_size(100);
     let big = workspace(&scratch, 200);
     let big_log = scratch.0.join("host-200.jsonl");
     let full = config(&big, "Summarize each file", 200);

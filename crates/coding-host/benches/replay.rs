@@ -2,7 +2,8 @@
 //! - compile + frame digest + request digest for the seven reference frames (target ≤ 3 µs
 //!   per frame);
 //! - replay of a generated 100,000-record log, parsing included (target ≥ 250,000
-//!   records/s on one core), on one thread and on every core. The log holds the decisions
+//!   records/s on one core), on one thread and on every core, as `decision replay` reads a
+//!   log: records, chain, seals and approvals in one pass. The log holds the decisions
 //!   of reference runs in the order the loop writes them (merged needsTool + pickTool,
 //!   pickInput, gradeRisk, stepOk, isDone, canDeliver): about 2.8 K characters (JavaScript
 //!   string length) a record, 3.4 KB as UTF-8, since the contract's text is largely Chinese.
@@ -32,9 +33,8 @@ use decision_protocol::digest::request_digest;
 use decision_protocol::frame::{
     FrameSpec, HostCells, Mode, Projections, compile_frame, merge_requests, reference_node_id,
 };
-use decision_runtime::log::{
-    ChainStatus, DecisionEvent, FsyncPolicy, LogHeader, ReplayOptions, SessionLog, replay_reader,
-};
+use decision_runtime::log::approval::replay_with_ledger;
+use decision_runtime::log::{ChainStatus, DecisionEvent, FsyncPolicy, LogHeader, ReplayOptions, SessionLog};
 use serde_json::{Map, Value, json};
 
 /// As in the `decision` binary.
@@ -88,7 +88,15 @@ fn reference() -> Option<Reference> {
     Some(Reference { specs, cells, projections })
 }
 
+/// `BENCH_PROFILE_REPLAY` is set: only the replay is measured, by a profiler.
+fn profiling_replay() -> bool {
+    std::env::var_os("BENCH_PROFILE_REPLAY").is_some()
+}
+
 fn frames(c: &mut Criterion) {
+    if profiling_replay() {
+        return;
+    }
     let Some(r) = reference() else { return };
     let ctx = full_ctx();
     let mut group = c.benchmark_group("frames");
@@ -345,6 +353,18 @@ fn replay(c: &mut Criterion) {
         step: index,
         ..large_event.clone()
     });
+    // For instruction counts (`.ci/bench-smoke.sh`): the reference-written log replayed
+    // `BENCH_PROFILE_REPLAY` times on one thread, no criterion; the difference between 1 and 0
+    // is one replay.
+    if profiling_replay() {
+        let times = std::env::var("BENCH_PROFILE_REPLAY").ok().and_then(|n| n.parse::<u32>().ok()).unwrap_or(1);
+        let options = ReplayOptions { threads: 1, ..ReplayOptions::default() };
+        for _ in 0..times {
+            let (report, _) = replay_with_ledger(black_box(&reference.bytes[..]), &options, &mut |_| {}).unwrap();
+            assert_eq!((report.records, report.mismatch), (records, 0));
+        }
+        return;
+    }
     let mut group = c.benchmark_group("replay");
     group.sample_size(10).measurement_time(Duration::from_secs(10));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -365,8 +385,9 @@ fn replay(c: &mut Criterion) {
         for threads in [1, cores] {
             let options = ReplayOptions { threads, ..ReplayOptions::default() };
             group.bench_function(format!("{label}, {}k records, {threads} thread(s)", count / 1000), |b| {
+                // As `decision replay` reads a log: its records, chain and seals, and its approvals.
                 b.iter(|| {
-                    let report = replay_reader(black_box(&bytes[..]), &options, &mut |_| {}).unwrap();
+                    let (report, _) = replay_with_ledger(black_box(&bytes[..]), &options, &mut |_| {}).unwrap();
                     assert_eq!((report.records, report.mismatch, report.unverifiable), (count, 0, 0));
                     assert_eq!(report.chain_status(), chain);
                     report

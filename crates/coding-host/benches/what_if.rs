@@ -85,6 +85,16 @@ fn what_if_log(c: &mut Criterion) {
     let decisions = (runs * per_run) as u64;
     let contract = decision_core::syntax::parse(CODING_CONTRACT.as_bytes()).contract;
     let what_if = WhatIf::new(&contract, &parse_gates("grade_risk.needs_auth=0.1").unwrap()).unwrap();
+    // For profilers (callgrind): the log re-evaluated `BENCH_PROFILE_WHAT_IF` times, no
+    // criterion; the difference between 1 and 0 is one pass over 30,000 decisions.
+    if let Some(times) = std::env::var("BENCH_PROFILE_WHAT_IF").ok().and_then(|n| n.parse::<u32>().ok()) {
+        for _ in 0..times {
+            let mut report = WhatIfReport::default();
+            what_if_reader(&what_if, "bench.jsonl", log.as_bytes(), &mut report).unwrap();
+            assert_eq!(report.decisions, decisions);
+        }
+        return;
+    }
     let mut group = c.benchmark_group("what_if");
     group.throughput(Throughput::Elements(decisions));
     group.bench_function("coding-host log", |b| {

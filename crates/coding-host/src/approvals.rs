@@ -261,63 +261,25 @@ pub fn approval_to_resume(path: &Path) -> Result<Option<Approval>, ApprovalError
     approval_from_ledger(&verified.ledger)
 }
 
-/// What [`verify_approvals`] found.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct ApprovalAudit {
-    /// `approval:pending` events in the log.
-    pub approvals: usize,
-    /// Of those, how many have an answer.
-    pub answered: usize,
-    /// `approval:used` events in the log (a reuse counts twice).
-    pub used: usize,
-    /// Each broken rule, in words, in log order; empty when the log keeps them all.
-    pub problems: Vec<String>,
-}
+pub use decision_runtime::log::approval::ApprovalAudit;
 
 /// Replay's approval checks, with no key ([`verify_approvals_with`]).
 pub fn verify_approvals(path: &Path) -> Result<ApprovalAudit, ApprovalError> {
     verify_approvals_with(path, None, DEFAULT_MAX_LINE)
 }
 
-/// Replay's approval checks: every answer's binding holds (its MAC under `key` on a keyed
-/// log), every use names an answered approval whose allowed fingerprint is the call's, no
-/// approval is used twice, an approved use is followed by exactly that call at its step, and
-/// a denied one by no call at its step. Lines longer than `max_line` are skipped, never held.
+/// Replay's approval checks ([`Ledger::audit`]) on the log at `path`, answers' bindings under
+/// `key`: every answer's binding holds (its MAC on a keyed log), every use names an answered
+/// approval whose allowed fingerprint is the call's, no approval is used twice, an approved use
+/// is followed by exactly that call at its step, and a denied one by no call at its step.
+/// Lines longer than `max_line` are skipped, never held. `decision replay` makes the same
+/// checks in its own read of the log ([`decision_runtime::log::approval::replay_with_ledger`]).
 pub fn verify_approvals_with(
     path: &Path,
     key: Option<&SealKey>,
     max_line: usize,
 ) -> Result<ApprovalAudit, ApprovalError> {
-    let mut calls: Vec<(u64, String)> = Vec::new();
-    let ledger = read_ledger(path, key, max_line, &["tool:call"], &mut |line| {
-        let text = |k: &str| line.event.get(k).and_then(Value::as_str).unwrap_or_default();
-        let step = line.event.get("step").and_then(Value::as_u64).unwrap_or(0);
-        calls.push((step, fingerprint(text("tool"), text("input"))));
-    })?;
-    let mut audit = ApprovalAudit {
-        approvals: ledger.approvals.len(),
-        answered: ledger.approvals.iter().filter(|a| a.answer.is_some()).count(),
-        used: ledger.uses.len(),
-        problems: Vec::new(),
-    };
-    let mut problems = ledger.problems();
-    for (index, used) in ledger.uses.iter().enumerate() {
-        let first_use = !ledger.uses.iter().take(index).any(|earlier| earlier.id == used.id);
-        let Some(answer) = ledger.get(&used.id).and_then(|a| a.answer.as_ref()) else { continue };
-        if !first_use || answer.allows_fingerprint != used.fingerprint {
-            continue;
-        }
-        let step = used.step.unwrap_or(0);
-        let ran = calls.iter().any(|(s, f)| *s == step && *f == used.fingerprint);
-        match answer.approved {
-            true if !ran => problems.push((used.line, format!("approval `{}`: the approved call never ran", used.id))),
-            false if ran => problems.push((used.line, format!("approval `{}` was denied but the call ran", used.id))),
-            _ => {}
-        }
-    }
-    problems.sort_by_key(|(line, _)| *line);
-    audit.problems = problems.into_iter().map(|(_, problem)| problem).collect();
-    Ok(audit)
+    Ok(read_ledger(path, key, max_line, &[], &mut |_| {})?.audit())
 }
 
 /// The approvals of a log still waiting for an answer, as `decision approvals --format json`

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use decision_protocol::ask::{CandidateProvider, Candidates, ReadCells};
+use decision_protocol::frame::projections::step_member;
 
 /// At most this many files are offered to `pick_input`.
 pub(crate) const MAX_FILE_OPTIONS: usize = 20;
@@ -16,9 +17,11 @@ fn strings<'a>(cells: ReadCells<'a>, cell: &str) -> Vec<&'a str> {
     cells.get(cell).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
 }
 
-/// `files` minus `readFiles`, in the order of `files`.
+/// `files` minus `readFiles`, in the order of `files`. The read files are looked up in a
+/// set (a fast seeded hash: the names are short): both lists grow with a run, and a scan of
+/// one for each of the other made every step cost more than the one before.
 pub(crate) fn unread_files(cells: ReadCells<'_>) -> Vec<&str> {
-    let read = strings(cells, "readFiles");
+    let read: foldhash::HashSet<&str> = strings(cells, "readFiles").into_iter().collect();
     strings(cells, "files").into_iter().filter(|f| !read.contains(f)).collect()
 }
 
@@ -27,7 +30,7 @@ fn used_tools(cells: ReadCells<'_>) -> Vec<&str> {
     cells
         .get("history")
         .and_then(Value::as_array)
-        .map(|h| h.iter().filter_map(|s| s.get("tool").and_then(Value::as_str)).collect())
+        .map(|h| h.iter().filter_map(|s| step_member(s, "tool").and_then(Value::as_str)).collect())
         .unwrap_or_default()
 }
 

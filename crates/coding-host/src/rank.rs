@@ -173,4 +173,19 @@ mod tests {
         let t = TaskReading::of("What is this project?");
         assert_eq!(rank(&files(&["a.py", "README.md"]), &t, &[])[0], "README.md");
     }
+
+    /// The host ranks after a listing or a search and not after a read: ranking a ranked list
+    /// again on the same hits must leave it as it is, ties included.
+    #[test]
+    fn ranking_a_ranked_list_again_changes_nothing() {
+        let listing =
+            files(&["z.py", "b/pricing.py", "README.md", "a.py", "pricing_test.py", "docs/README.md", "y.py"]);
+        let hits = vec![("a.py".to_owned(), 2, "total = with_tax(price)".to_owned())];
+        for task in ["What does with_tax return in pricing?", "What is this project?", "Summarise a.py"] {
+            let t = TaskReading::of(task);
+            let once = rank(&listing, &t, &hits);
+            assert_ne!(once, listing, "{task}: the listing is reordered");
+            assert_eq!(rank(&once, &t, &hits), once, "{task}");
+        }
+    }
 }

@@ -46,7 +46,7 @@ use super::human::{GateAnswer, GatedCall, Human, fingerprint};
 use super::inputs::{AuditLog, input_from_task, write_target};
 use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
 use super::rank::{Hit, rank};
-use super::tools::{FileTools, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
+use super::tools::{CUT_NOTE_END, FileTools, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
 use decision_outcomes::report::OUTCOME_EVENT_TYPE;
 use decision_outcomes::{ContractSet, EventContext, LintErrors, ValidationVerdict, outcome_event};
 use decision_protocol::ask::ReadCells;
@@ -65,6 +65,17 @@ pub const CODING_CONTRACT: &str = include_str!("../../../examples/coding-agent/D
 /// Halts that never count as delivered: the task's action was refused or not permitted, or
 /// the host's check of the answer refused it twice.
 const NOT_DELIVERED: [&str; 5] = ["error", "write_refused", "not_permitted", "not_found", "unsupported"];
+
+/// The files a listing names: its lines, without directories and notes. A listing longer than
+/// the tool layer's cap ends in a cut line (part of a name, then the cut's note): it names no
+/// file and is dropped.
+fn listed_files(output: &str) -> Vec<String> {
+    let mut lines: Vec<&str> = output.split('\n').collect();
+    if output.ends_with(CUT_NOTE_END) {
+        lines.pop();
+    }
+    lines.into_iter().filter(|l| !l.is_empty() && !l.ends_with('/') && !l.starts_with('[')).map(str::to_owned).collect()
+}
 
 /// The search hits of a `search` output: its `file:N: text` lines.
 fn search_hits(output: &str) -> Vec<Hit> {
@@ -990,12 +1001,12 @@ impl CodingRun {
         let mut result_text = self.judge_outcome(d, step, &name, result, &output)?;
         let task = TaskReading::of(&self.task());
         let mut files = self.list("files");
+        // Whether the offered files' order may change: a listing or a search does; a read
+        // only when it offers the rest of a cut file. (Ranking again what was ranked, on the
+        // same hits, gives the same order: a read need not pay for it.)
+        let mut reorder = matches!(name.as_str(), "list_dir" | "list_files" | "search");
         if ok && matches!(name.as_str(), "list_dir" | "list_files") {
-            files = output
-                .split('\n')
-                .filter(|l| !l.is_empty() && !l.ends_with('/') && !l.starts_with('['))
-                .map(str::to_owned)
-                .collect();
+            files = listed_files(&output);
         } else if ok && name == "search" {
             self.hits.extend(search_hits(&output));
             if result_text == output {
@@ -1029,17 +1040,22 @@ impl CodingRun {
                     // The rest of a cut file is a file still to read, offered first.
                     files.retain(|f| f != &next);
                     files.insert(0, next);
+                    reorder = true;
                 }
             }
-            let mut read = self.list("readFiles");
-            read.push(target);
-            self.cells.insert("readFiles".into(), json!(read));
+            // Appended in place: the list grows with the run, and a copy every step would too.
+            match self.cells.get_mut("readFiles") {
+                Some(Value::Array(read)) => read.push(Value::String(target)),
+                _ => {
+                    self.cells.insert("readFiles".into(), json!([target]));
+                }
+            }
         }
         if let Some(Value::Object(last)) = self.history_mut().and_then(|h| h.last_mut()) {
             last.insert("result".into(), json!(result_text));
         }
         self.cells.insert("lastResult".into(), json!(result_text));
-        if matches!(name.as_str(), "list_dir" | "list_files" | "search" | "read_file") {
+        if reorder {
             let (ranges, plain): (Vec<String>, Vec<String>) = files.into_iter().partition(|f| parse_range(f).is_some());
             let mut ranked = ranges;
             ranked.extend(rank(&plain, &task, &self.hits));
@@ -1284,5 +1300,21 @@ fn obj(value: Value) -> Map<String, Value> {
     match value {
         Value::Object(map) => map,
         _ => Map::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_listing_names_no_file_in_its_cut_line() {
+        let whole = "a.py\nsrc/\nb.py\n[2 files]\n";
+        assert_eq!(listed_files(whole), ["a.py", "b.py"]);
+        let long: String = (0..2000).map(|i| format!("module_{i:04}.py\n")).collect();
+        let cut = cap_output(long);
+        let files = listed_files(&cut);
+        assert!(!files.is_empty());
+        assert!(files.iter().all(|f| f.starts_with("module_") && f.ends_with(".py")), "{:?}", files.last());
     }
 }

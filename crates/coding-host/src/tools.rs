@@ -257,8 +257,11 @@ pub(crate) fn cap_output(out: String) -> String {
         return out;
     }
     let head: String = out.chars().take(DEFAULT_MAX_OUTPUT_CHARS).collect();
-    format!("{head}…[+{} chars cut by the tool layer]", total - DEFAULT_MAX_OUTPUT_CHARS)
+    format!("{head}…[+{} chars{CUT_NOTE_END}", total - DEFAULT_MAX_OUTPUT_CHARS)
 }
+
+/// How the note that ends a cut output ends.
+pub(crate) const CUT_NOTE_END: &str = " cut by the tool layer]";
 
 #[cfg(test)]
 mod tests {

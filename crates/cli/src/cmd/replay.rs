@@ -10,15 +10,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use decision_coding_host::approvals::verify_approvals_with;
-
 use decision_protocol::record::{RECORD_SCHEMA, REPLAY_NOTES, VerifyOutcome};
 use decision_runtime::api;
 use decision_runtime::api::replay::{Requirements, log_problems};
+use decision_runtime::log::approval::replay_with_ledger;
 use decision_runtime::log::policy::PolicyBook;
 use decision_runtime::log::replay::{ChainBreak, MacCheck};
 use decision_runtime::log::{
-    ChainStatus, LogHead, LogReport, RecordResult, ReplayOptions, SEAL_KEY_VARIABLE, SealKey, SealStatus, replay_reader,
+    ChainStatus, LogHead, LogReport, RecordResult, ReplayOptions, SEAL_KEY_VARIABLE, SealKey, SealStatus,
 };
 use decision_runtime::terminal;
 use serde_json::Value;
@@ -231,7 +230,7 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements, heads: O
         let log_options = heads.map(|h| h.options_for(path, options));
         let watched = crate::progress::Watched::open(path, "replaying", args.verbose);
         let report = watched.and_then(|file| {
-            replay_reader(file, log_options.as_ref().unwrap_or(options), &mut |result| {
+            replay_with_ledger(file, log_options.as_ref().unwrap_or(options), &mut |result| {
                 if args.verbose {
                     if let Err(e) = write_result(&mut out, result, false) {
                         write_error.get_or_insert(e);
@@ -250,8 +249,8 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements, heads: O
         if let Some(e) = write_error {
             return Err(e);
         }
-        let report = match report {
-            Ok(report) => report,
+        let (report, ledger) = match report {
+            Ok(replayed) => replayed,
             Err(e) => {
                 eprintln!("error: {}", terminal::one_line(&format!("cannot read {}: {e}", path.display())));
                 summary.unreadable = true;
@@ -267,20 +266,18 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements, heads: O
             )?;
         }
         // Logs with approvals also have their approvals checked (other logs print as before).
-        match verify_approvals_with(path, options.seal_key.as_ref(), options.max_line) {
-            Ok(audit) if audit.approvals > 0 => {
-                let mark = if audit.problems.is_empty() { "✓" } else { "✗" };
-                writeln!(
-                    out,
-                    "  {mark} approvals: {} requested · {} answered · {} used",
-                    audit.approvals, audit.answered, audit.used
-                )?;
-                for problem in &audit.problems {
-                    writeln!(out, "      {}", decision_runtime::terminal::one_line(problem))?;
-                }
-                summary.failed |= !audit.problems.is_empty();
+        let audit = ledger.audit();
+        if audit.approvals > 0 {
+            let mark = if audit.problems.is_empty() { "✓" } else { "✗" };
+            writeln!(
+                out,
+                "  {mark} approvals: {} requested · {} answered · {} used",
+                audit.approvals, audit.answered, audit.used
+            )?;
+            for problem in &audit.problems {
+                writeln!(out, "      {}", decision_runtime::terminal::one_line(problem))?;
             }
-            _ => {}
+            summary.failed |= !audit.problems.is_empty();
         }
         for result in &mismatches {
             write_result(&mut out, result, true)?;
@@ -477,25 +474,17 @@ fn json_document(
         let log_options = heads.map(|h| h.options_for(path, options));
         let watched = crate::progress::Watched::open(path, "replaying", false);
         let report = watched.and_then(|file| {
-            replay_reader(file, log_options.as_ref().unwrap_or(options), &mut |result| {
+            replay_with_ledger(file, log_options.as_ref().unwrap_or(options), &mut |result| {
                 if api::replay::is_listed(result, args.verbose) {
                     sink.push(&api::replay::result_json(&display, result));
                 }
             })
         });
         match report {
-            Ok(report) => {
+            Ok((report, ledger)) => {
                 logs.add(&display, &report, required);
                 // Logs with approvals also have their approvals checked (other entries are as before).
-                if let Ok(audit) = verify_approvals_with(path, options.seal_key.as_ref(), options.max_line)
-                    && audit.approvals > 0
-                {
-                    let approvals = serde_json::json!({
-                        "requested": audit.approvals, "answered": audit.answered, "used": audit.used,
-                        "problems": audit.problems,
-                    });
-                    logs.annotate_last("approvals", approvals, !audit.problems.is_empty());
-                }
+                logs.add_approvals(&ledger.audit());
                 if let Some(heads) = heads {
                     let problems = heads.expected.problems(path, &report, options);
                     let expected = heads.expected.latest(path).map(|entry| entry.head.to_string());

@@ -212,13 +212,19 @@ pub(crate) fn describe_done(history: &[Value]) -> String {
     }
     let mut tools: Vec<Cow<'_, str>> = Vec::new();
     for step in history {
-        let tool = js_str(step.get("tool"));
+        let tool = js_str(step_member(step, "tool"));
         if !tools.contains(&tool) {
             tools.push(tool);
         }
     }
     let n = history.len();
     format!("already called: {} ({n} step{})", tools.join(", "), if n > 1 { "s" } else { "" })
+}
+
+/// The member `name` of a history entry, found by comparing the entry's few keys: this runs
+/// for every entry at every step, and a keyed lookup hashes the name each time.
+pub fn step_member<'a>(step: &'a Value, name: &str) -> Option<&'a Value> {
+    step.as_object()?.iter().find_map(|(key, value)| (key == name).then_some(value))
 }
 
 /// The fields of one entry of the `history` cell, which `recentSteps`, `writeEvidence` and

@@ -9,8 +9,9 @@ use decision_protocol::record::{EventRead, REPLAY_NOTES, Rules, VerifyOutcome, r
 use serde_json::{Map, Value, json};
 
 use crate::log::SEAL_KEY_VARIABLE;
+use crate::log::approval::{ApprovalAudit, replay_with_ledger};
 use crate::log::replay::{ChainBreak, MacCheck, head_problem};
-use crate::log::{ChainStatus, LogHead, LogReport, RecordResult, ReplayOptions, SealStatus, replay_reader};
+use crate::log::{ChainStatus, LogHead, LogReport, RecordResult, ReplayOptions, SealStatus};
 
 /// A step as JavaScript would print it: integral values without a fraction.
 pub fn js_number(n: f64) -> Value {
@@ -184,6 +185,19 @@ impl LogSummary {
         self.failed |= failed;
     }
 
+    /// Adds the approvals of the log added last, when it has any (a log without approvals
+    /// keeps the entry it always had): `approvals` with `requested`, `answered`, `used` and
+    /// `problems`; a problem fails the document.
+    pub fn add_approvals(&mut self, audit: &ApprovalAudit) {
+        if audit.approvals > 0 {
+            let approvals = json!({
+                "requested": audit.approvals, "answered": audit.answered, "used": audit.used,
+                "problems": audit.problems,
+            });
+            self.annotate_last("approvals", approvals, !audit.problems.is_empty());
+        }
+    }
+
     /// Adds a log that could not be read.
     pub fn add_unreadable(&mut self, path: &str, error: &str) {
         self.unreadable = true;
@@ -257,20 +271,33 @@ impl LogSummary {
 /// log in the document. Reading bytes from memory cannot fail, so a log is never unreadable.
 pub fn verify_text(path: &str, text: &[u8], verbose: bool, max_line: usize) -> (Value, LogSummary) {
     let options = ReplayOptions { max_line, threads: 1, ..ReplayOptions::default() };
+    verify_reader(path, text, &options, verbose).unwrap_or_else(|e| {
+        let mut summary = LogSummary::default();
+        summary.add_unreadable(path, &e.to_string());
+        (summary.document(Vec::new()), summary)
+    })
+}
+
+/// Replays one log read from `reader` under `options`, its records and its approvals in one
+/// read: the document `decision replay --format json` prints for it (listed results kept in
+/// memory), and the summary; or why the log could not be read. `path` names the log in the
+/// document.
+pub fn verify_reader<R: std::io::Read + Send>(
+    path: &str,
+    reader: R,
+    options: &ReplayOptions,
+    verbose: bool,
+) -> std::io::Result<(Value, LogSummary)> {
     let mut results = Vec::new();
     let mut summary = LogSummary::default();
-    let report = replay_reader(text, &options, &mut |result| {
+    let (report, ledger) = replay_with_ledger(reader, options, &mut |result| {
         if is_listed(result, verbose) {
             results.push(result_json(path, result));
         }
-    });
-    match report {
-        Ok(report) => {
-            summary.add(path, &report, &Requirements::default());
-        }
-        Err(e) => summary.add_unreadable(path, &e.to_string()),
-    }
-    (summary.document(results), summary)
+    })?;
+    summary.add(path, &report, &Requirements::default());
+    summary.add_approvals(&ledger.audit());
+    Ok((summary.document(results), summary))
 }
 
 /// Why a single record could not be verified.

@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use super::envelope::{LineKind, hex32, parse_hex32, parse_line};
-use super::replay::{ChainStatus, LogReport, ReplayOptions, replay_file};
+use super::replay::{ChainStatus, LogReport, ReplayOptions, replay_file, replay_reader_with_lines};
 use super::seal::{LogHead, SealKey, framed};
 use super::{FsyncPolicy, LogError, SEAL_KEY_VARIABLE, SessionLog, now_ms};
 use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
@@ -151,6 +151,33 @@ pub struct Ledger {
     pub uses: Vec<Use>,
     /// Answer lines that name no earlier pending approval, or a second answer to one.
     pub stray_answers: Vec<u64>,
+    /// The `tool:call` events after the first pending approval, in order: the calls a use of
+    /// an approval can be followed by ([`Ledger::audit`]).
+    pub calls: Vec<RanCall>,
+}
+
+/// A call the log says ran (a `tool:call` event).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RanCall {
+    /// Its 1-based line number.
+    pub line: u64,
+    /// The step it ran at (0 when not recorded).
+    pub step: u64,
+    /// [`call_fingerprint`] of its tool and input.
+    pub fingerprint: String,
+}
+
+/// What [`Ledger::audit`] found: replay's report on a log's approvals.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct ApprovalAudit {
+    /// `approval:pending` events in the log.
+    pub approvals: usize,
+    /// Of those, how many have an answer.
+    pub answered: usize,
+    /// `approval:used` events in the log (a reuse counts twice).
+    pub used: usize,
+    /// Each broken rule, in words, in log order; empty when the log keeps them all.
+    pub problems: Vec<String>,
 }
 
 /// An event line handed to the caller of [`read_ledger`].
@@ -245,7 +272,7 @@ pub fn verify_log(path: &Path, options: &VerifyOptions) -> Result<Verified, Refu
     let max_line = options.max_line.unwrap_or(DEFAULT_MAX_LINE);
     let replay =
         ReplayOptions { max_line, seal_key: options.key.clone(), head: options.head, ..ReplayOptions::default() };
-    let report = verify_lines(path, &replay)?;
+    let (report, ledger) = verify_lines_and_ledger(path, &replay)?;
     match report.chain_status() {
         ChainStatus::Intact => {}
         status => {
@@ -275,8 +302,6 @@ pub fn verify_log(path: &Path, options: &VerifyOptions) -> Result<Verified, Refu
             ));
         }
     }
-    let ledger =
-        read_ledger(path, options.key.as_ref(), max_line, &[], &mut |_| {}).map_err(|e| refuse(None, e.to_string()))?;
     if let Some(problem) = ledger.first_problem() {
         return Err(refuse(Some(problem.0), problem.1));
     }
@@ -289,14 +314,35 @@ pub fn verify_log(path: &Path, options: &VerifyOptions) -> Result<Verified, Refu
 /// that does not verify. The first step of [`verify_log`], and of any check of a log before
 /// something acts on it; what the caller requires of the chain and the seals comes after.
 pub fn verify_lines(path: &Path, options: &ReplayOptions) -> Result<LogReport, Refusal> {
-    let refuse = |line: Option<u64>, reason: String| Refusal { path: path.to_path_buf(), line, reason };
     let mut first_mismatch = None;
     let report = replay_file(path, options, &mut |result| {
         if result.status == decision_protocol::record::VerifyOutcome::Mismatch && first_mismatch.is_none() {
             first_mismatch = Some(result.line);
         }
     })
-    .map_err(|e| refuse(None, format!("cannot read it: {e}")))?;
+    .map_err(|e| Refusal { path: path.to_path_buf(), line: None, reason: format!("cannot read it: {e}") })?;
+    refuse_failures(path, report, first_mismatch)
+}
+
+/// [`verify_lines`] and the log's approvals ([`read_ledger`]) from one read of the log.
+fn verify_lines_and_ledger(path: &Path, options: &ReplayOptions) -> Result<(LogReport, Ledger), Refusal> {
+    let mut first_mismatch = None;
+    let read = File::open(path).and_then(|file| {
+        replay_with_ledger(file, options, &mut |result| {
+            if result.status == decision_protocol::record::VerifyOutcome::Mismatch && first_mismatch.is_none() {
+                first_mismatch = Some(result.line);
+            }
+        })
+    });
+    let (report, ledger) =
+        read.map_err(|e| Refusal { path: path.to_path_buf(), line: None, reason: format!("cannot read it: {e}") })?;
+    Ok((refuse_failures(path, report, first_mismatch)?, ledger))
+}
+
+/// The first failing line of a replayed log, if any: a chain break, a seal that does not hold,
+/// a line that is not the log's (a torn last line excepted), a record that does not verify.
+fn refuse_failures(path: &Path, report: LogReport, first_mismatch: Option<u64>) -> Result<LogReport, Refusal> {
+    let refuse = |line: Option<u64>, reason: String| Refusal { path: path.to_path_buf(), line, reason };
     let mut failures: Vec<(u64, String)> = Vec::new();
     if let Some(b) = report.breaks.first() {
         failures.push((b.line, b.reason.clone()));
@@ -365,6 +411,39 @@ impl Ledger {
         out
     }
 
+    /// Replay's approval checks: every answer's binding holds, every use names an answered
+    /// approval whose allowed fingerprint is the call's, no approval is used twice, an
+    /// approved use is followed by exactly that call at its step, and a denied one by no call
+    /// at its step.
+    pub fn audit(&self) -> ApprovalAudit {
+        let mut problems = self.problems();
+        for (index, used) in self.uses.iter().enumerate() {
+            let first_use = !self.uses.iter().take(index).any(|earlier| earlier.id == used.id);
+            let Some(answer) = self.get(&used.id).and_then(|a| a.answer.as_ref()) else { continue };
+            if !first_use || answer.allows_fingerprint != used.fingerprint {
+                continue;
+            }
+            let step = used.step.unwrap_or(0);
+            let ran = self.calls.iter().any(|call| call.step == step && call.fingerprint == used.fingerprint);
+            match answer.approved {
+                true if !ran => {
+                    problems.push((used.line, format!("approval `{}`: the approved call never ran", used.id)))
+                }
+                false if ran => {
+                    problems.push((used.line, format!("approval `{}` was denied but the call ran", used.id)))
+                }
+                _ => {}
+            }
+        }
+        problems.sort_by_key(|(line, _)| *line);
+        ApprovalAudit {
+            approvals: self.approvals.len(),
+            answered: self.approvals.iter().filter(|a| a.answer.is_some()).count(),
+            used: self.uses.len(),
+            problems: problems.into_iter().map(|(_, problem)| problem).collect(),
+        }
+    }
+
     fn first_problem(&self) -> Option<(u64, String)> {
         self.problems().into_iter().next()
     }
@@ -413,32 +492,103 @@ pub fn read_ledger(
 ) -> Result<Ledger, ApprovalError> {
     let read = |source| ApprovalError::Read { path: path.to_path_buf(), source };
     let file = File::open(path).map_err(read)?;
-    let mut lines = LineReader::new(io::BufReader::new(file), max_line);
-    let mut ledger = Ledger::default();
+    let mut lines = LineReader::new(io::BufReader::with_capacity(LEDGER_READ_BUFFER, file), max_line);
+    let mut reader = LedgerReader::new(key.cloned());
     let needles: Vec<String> = also.iter().map(|t| format!("\"{t}\"")).collect();
     while let Some(line) = lines.next_line().map_err(read)? {
         let Line::Text { number, bytes, .. } = line else { continue };
+        reader.read_line(number, bytes, &needles, also, on_event);
+    }
+    Ok(reader.finish())
+}
+
+/// The read buffer of [`read_ledger`]: a log is read in large pieces (the default 8 KiB
+/// means a `read` call for every few lines).
+const LEDGER_READ_BUFFER: usize = 256 * 1024;
+
+/// Replays the log read from `reader` (as [`super::replay::replay_reader`] does, on
+/// `options.threads` threads) and reads its approvals from the same lines: one read of the
+/// log for both. Answers' bindings are checked under `options.seal_key`.
+pub fn replay_with_ledger<R: io::Read + Send>(
+    reader: R,
+    options: &ReplayOptions,
+    on_result: &mut dyn FnMut(&super::replay::RecordResult),
+) -> io::Result<(LogReport, Ledger)> {
+    let mut ledger = LedgerReader::new(options.seal_key.clone());
+    let report = replay_reader_with_lines(
+        reader,
+        options,
+        &mut |line| {
+            if let Some(bytes) = line.bytes {
+                ledger.line(line.number, bytes);
+            }
+        },
+        on_result,
+    )?;
+    Ok((report, ledger.finish()))
+}
+
+/// Builds a [`Ledger`] from a log's lines as they are read, so that a pass over the log made
+/// for another reason (replay) reads its approvals too. Only lines that can matter are
+/// parsed: approval events, and `tool:call` events once an approval was asked for (the calls
+/// [`Ledger::audit`] matches uses against).
+#[derive(Debug)]
+pub struct LedgerReader {
+    key: Option<SealKey>,
+    ledger: Ledger,
+}
+
+/// The event of a call the coding host ran (what an approval's use must be followed by).
+const CALL_EVENT: &str = "tool:call";
+
+impl LedgerReader {
+    /// A reader that checks answers' bindings under `key`.
+    pub fn new(key: Option<SealKey>) -> Self {
+        LedgerReader { key, ledger: Ledger::default() }
+    }
+
+    /// Reads line `number` (its bytes without the `\n`); lines must come in order, from 1.
+    pub fn line(&mut self, number: u64, bytes: &[u8]) {
+        self.read_line(number, bytes, &[], &[], &mut |_| {});
+    }
+
+    /// The approvals read so far.
+    pub fn finish(self) -> Ledger {
+        self.ledger
+    }
+
+    fn read_line(
+        &mut self,
+        number: u64,
+        bytes: &[u8],
+        needles: &[String],
+        also: &[&str],
+        on_event: &mut dyn FnMut(EventLine<'_>),
+    ) {
+        let ledger = &mut self.ledger;
         if number == 1
             && let Ok(parsed) = parse_line(bytes)
             && let LineKind::Header { id, .. } = parsed.kind
         {
             ledger.session = id;
-            continue;
+            return;
         }
         // Only the lines that can matter are parsed.
         let wanted = memchr::memmem::find(bytes, b"\"approval:").is_some()
+            || (!ledger.approvals.is_empty() && memchr::memmem::find(bytes, b"\"tool:call\"").is_some())
             || needles.iter().any(|n| memchr::memmem::find(bytes, n.as_bytes()).is_some());
         if !wanted {
-            continue;
+            return;
         }
-        let Ok(value) = serde_json::from_slice::<Value>(bytes) else { continue };
+        let Ok(value) = serde_json::from_slice::<Value>(bytes) else { return };
         if value.get("kind").and_then(Value::as_str) != Some("event") {
-            continue;
+            return;
         }
         let run = value.get("run").and_then(Value::as_u64).unwrap_or(0);
-        let Some(Value::Object(e)) = value.get("e") else { continue };
+        let Some(Value::Object(e)) = value.get("e") else { return };
         let text = |key: &str| e.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-        match e.get("type").and_then(Value::as_str) {
+        let event_type = e.get("type").and_then(Value::as_str);
+        match event_type {
             Some(PENDING_EVENT) => ledger.approvals.push(Pending {
                 id: text("id"),
                 run,
@@ -457,7 +607,7 @@ pub fn read_ledger(
                 let id = text("id");
                 let Some(pending) = ledger.approvals.iter_mut().find(|a| a.id == id && a.answer.is_none()) else {
                     ledger.stray_answers.push(number);
-                    continue;
+                    return;
                 };
                 let approved = e.get("approved").and_then(Value::as_bool) == Some(true);
                 let reason = e.get("reason").and_then(Value::as_str).map(str::to_owned);
@@ -470,7 +620,7 @@ pub fn read_ledger(
                     Some(recorded) => {
                         let parts =
                             binding_parts(&session, pending, approved, &allows, reason.as_deref(), input.as_ref());
-                        check_binding(&parts, keyed, &recorded, key)
+                        check_binding(&parts, keyed, &recorded, self.key.as_ref())
                     }
                 };
                 pending.answer = Some(Answer {
@@ -491,11 +641,22 @@ pub fn read_ledger(
                 let step = e.get("step").and_then(Value::as_u64);
                 ledger.uses.push(Use { line: number, id, fingerprint: text("fingerprint"), step });
             }
-            Some(other) if also.contains(&other) => on_event(EventLine { line: number, run, event: e }),
+            Some(CALL_EVENT) if !ledger.approvals.is_empty() => {
+                let input = e.get("input").cloned().unwrap_or(Value::Null);
+                ledger.calls.push(RanCall {
+                    line: number,
+                    step: e.get("step").and_then(Value::as_u64).unwrap_or(0),
+                    fingerprint: call_fingerprint(&text("tool"), &input),
+                });
+            }
             _ => {}
         }
+        if let Some(other) = event_type
+            && also.contains(&other)
+        {
+            on_event(EventLine { line: number, run, event: e });
+        }
     }
-    Ok(ledger)
 }
 
 /// A person's verdict on a pending approval.
@@ -867,6 +1028,94 @@ mod tests {
             assert_eq!(log.session_id(), Some("gw-2"));
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A log with one approved and used call, `filler` other events, and the approved call's
+    /// `tool:call` at the use's step when `ran`.
+    fn approved_log(path: &Path, filler: usize, ran: bool) {
+        use super::super::LogHeader;
+        let header = LogHeader { id: "one-pass".into(), created_at_ms: 0, cwd: None };
+        let mut log = SessionLog::create(path, &header, FsyncPolicy::Never).unwrap();
+        let mut pending = append_pending(
+            &mut log,
+            PendingCall {
+                id: "ap-1".into(),
+                tool: "write_file".into(),
+                input: json!("a.txt\nhello"),
+                request_digest: "00ff".into(),
+                extra: Map::new(),
+            },
+        )
+        .unwrap();
+        append_bound_answer(&mut log, &mut pending, &Verdict::Approve).unwrap();
+        append_used(&mut log, &mut pending, Some(4)).unwrap();
+        for step in 0..filler as u64 {
+            let call = json!({"tool": "read_file", "input": format!("f{step}"), "step": step + 10});
+            log.append_event(CALL_EVENT, call.as_object().unwrap()).unwrap();
+        }
+        if ran {
+            let call = json!({"tool": "write_file", "input": "a.txt\nhello", "step": 4});
+            log.append_event(CALL_EVENT, call.as_object().unwrap()).unwrap();
+        }
+        log.seal().unwrap();
+    }
+
+    /// Counts the bytes handed out, to show a log is read once.
+    struct Counted<R> {
+        inner: R,
+        bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    impl<R: io::Read> io::Read for Counted<R> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.bytes.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+
+    /// Replay reads a log's approvals from its own read of the log, on one thread or several,
+    /// and finds what a separate read finds: an approved call that ran passes, one that never
+    /// ran is a problem.
+    #[test]
+    fn replay_reads_the_approvals_in_its_own_pass() {
+        let dir = std::env::temp_dir().join(format!("decision-approval-one-pass-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for ran in [true, false] {
+            let path = dir.join(format!("ran-{ran}.jsonl"));
+            // Enough lines for several of the parallel replay's batches.
+            approved_log(&path, 10_000, ran);
+            let apart = read_ledger(&path, None, DEFAULT_MAX_LINE, &[], &mut |_| {}).unwrap();
+            assert_eq!(apart.calls.len(), 10_000 + usize::from(ran));
+            let expected = apart.audit();
+            assert_eq!((expected.approvals, expected.answered, expected.used), (1, 1, 1));
+            assert_eq!(expected.problems.is_empty(), ran, "{:?}", expected.problems);
+            if !ran {
+                assert!(expected.problems[0].contains("the approved call never ran"), "{:?}", expected.problems);
+            }
+            let length = std::fs::metadata(&path).unwrap().len();
+            for threads in [1, 3] {
+                let bytes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+                let reader = Counted { inner: File::open(&path).unwrap(), bytes: bytes.clone() };
+                let options = ReplayOptions { threads, ..ReplayOptions::default() };
+                let (report, ledger) = replay_with_ledger(reader, &options, &mut |_| {}).unwrap();
+                assert_eq!(report.chain_status(), ChainStatus::Intact);
+                assert_eq!(ledger, apart, "threads {threads}");
+                assert_eq!(ledger.audit(), expected, "threads {threads}");
+                assert_eq!(bytes.load(std::sync::atomic::Ordering::Relaxed), length, "one read, threads {threads}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Calls before the first approval can have been allowed by none: they are not kept.
+    #[test]
+    fn calls_are_kept_only_after_an_approval_was_asked_for() {
+        let mut reader = LedgerReader::new(None);
+        reader.line(1, br#"{"v":1,"kind":"header","id":"s"}"#);
+        reader.line(2, br#"{"kind":"event","run":1,"e":{"type":"tool:call","tool":"t","input":"x","step":1}}"#);
+        assert!(reader.finish().calls.is_empty());
     }
 
     #[test]

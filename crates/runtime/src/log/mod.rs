@@ -28,7 +28,7 @@ use thiserror::Error;
 pub use event::{DecisionEvent, GraphEvent, NO_CONSUMER, NodeDecisionEvent};
 pub use replay::{
     ChainStatus, LogReport, ObservedLine, RecordResult, ReplayOptions, SealStatus, replay_file, replay_reader,
-    replay_reader_observed,
+    replay_reader_observed, replay_reader_with_lines,
 };
 pub use seal::{KeyError, LogHead, SEAL_KEY_VARIABLE, SealKey, next_run, read_head};
 pub use writer::{CHAIN_CLAIM, FsyncPolicy, LOG_VERSION, LogHeader, Repair, SessionLog, is_valid_session_id, now_ms};

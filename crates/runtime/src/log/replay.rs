@@ -272,11 +272,40 @@ pub fn replay_reader<R: Read + Send>(
     let mut lines = LineReader::new(reader, options.max_line);
     let mut merger = Merger::default();
     if options.threads <= 1 {
-        replay_lines(&mut lines, options, &mut merger, None, on_result)?;
+        replay_lines(&mut lines, options, &mut merger, None, Pace::Grouped, on_result)?;
     } else {
-        replay_parallel(&mut lines, options, &mut merger, on_result)?;
+        replay_parallel(&mut lines, options, &mut merger, None, on_result)?;
     }
     Ok(merger.finish())
+}
+
+/// Replays a log read from `reader` as [`replay_reader`] does (on `options.threads`
+/// threads), handing every line to `on_line` as it is read, in order: a check that needs the
+/// lines too (the approvals) is made in the same read. Results reach `on_result` in file
+/// order, but not in step with the lines.
+pub fn replay_reader_with_lines<R: Read + Send>(
+    reader: R,
+    options: &ReplayOptions,
+    on_line: &mut (dyn FnMut(ObservedLine<'_>) + Send),
+    on_result: &mut dyn FnMut(&RecordResult),
+) -> io::Result<LogReport> {
+    let mut lines = LineReader::new(reader, options.max_line);
+    let mut merger = Merger::default();
+    if options.threads <= 1 {
+        replay_lines(&mut lines, options, &mut merger, Some(on_line), Pace::Grouped, on_result)?;
+    } else {
+        replay_parallel(&mut lines, options, &mut merger, Some(on_line), on_result)?;
+    }
+    Ok(merger.finish())
+}
+
+/// When the one-thread replay hands results over.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pace {
+    /// Each line's result right after the line.
+    PerLine,
+    /// In groups (fewer calls).
+    Grouped,
 }
 
 /// A line of the log as [`replay_reader_observed`] hands it over, before it is verified.
@@ -303,18 +332,19 @@ pub fn replay_reader_observed<R: Read>(
 ) -> io::Result<LogReport> {
     let mut lines = LineReader::new(reader, options.max_line);
     let mut merger = Merger::default();
-    replay_lines(&mut lines, options, &mut merger, Some(on_line), on_result)?;
+    replay_lines(&mut lines, options, &mut merger, Some(on_line), Pace::PerLine, on_result)?;
     Ok(merger.finish())
 }
 
 /// The one-thread replay: lines are verified where the reader holds them (nothing is copied).
-/// With an observer, each line goes to it first and its result follows at once; without,
-/// results are handed over in groups.
+/// With an observer, each line goes to it first; at `Pace::PerLine` its result follows at
+/// once, otherwise results are handed over in groups.
 fn replay_lines<R: Read>(
     lines: &mut LineReader<R>,
     options: &ReplayOptions,
     merger: &mut Merger,
     mut on_line: Option<&mut dyn FnMut(ObservedLine<'_>)>,
+    pace: Pace,
     on_result: &mut dyn FnMut(&RecordResult),
 ) -> io::Result<()> {
     let mut verifier = Verifier::new(options.rules, options.seal_key.clone(), options.policies.clone(), options.head);
@@ -331,12 +361,14 @@ fn replay_lines<R: Read>(
                 LineText::TooLong { .. } => None,
             };
             observe(ObservedLine { number, bytes, terminated });
-            verifier.line(number, text, terminated);
-            // A result is final once its line is verified (the policy check amends it there).
-            for result in verifier.results.drain(..) {
-                on_result(&result);
+            if pace == Pace::PerLine {
+                verifier.line(number, text, terminated);
+                // A result is final once its line is verified (the policy check amends it there).
+                for result in verifier.results.drain(..) {
+                    on_result(&result);
+                }
+                continue;
             }
-            continue;
         }
         verifier.line(number, text, terminated);
         if verifier.results.len() >= STREAM_RESULTS {
@@ -351,6 +383,7 @@ fn replay_parallel<R: Read + Send>(
     lines: &mut LineReader<R>,
     options: &ReplayOptions,
     merger: &mut Merger,
+    mut on_line: Option<&mut (dyn FnMut(ObservedLine<'_>) + Send)>,
     on_result: &mut dyn FnMut(&RecordResult),
 ) -> io::Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -363,6 +396,9 @@ fn replay_parallel<R: Read + Send>(
         let reader = scope.spawn(move || -> io::Result<()> {
             let mut index = 0;
             while let Some(batch) = read_batch(lines)? {
+                if let Some(observe) = on_line.as_mut() {
+                    batch.observe(&mut **observe);
+                }
                 if job_tx.send((index, batch)).is_err() {
                     break;
                 }
@@ -420,6 +456,19 @@ struct BatchLine {
 enum LineBody {
     Bytes(Range<usize>),
     TooLong { length: u64, sha256: [u8; 32] },
+}
+
+impl Batch {
+    /// Hands each line of the batch to `observe`, in order.
+    fn observe(&self, observe: &mut dyn FnMut(ObservedLine<'_>)) {
+        for line in &self.lines {
+            let bytes = match &line.body {
+                LineBody::Bytes(range) => self.data.get(range.clone()),
+                LineBody::TooLong { .. } => None,
+            };
+            observe(ObservedLine { number: line.number, bytes, terminated: line.terminated });
+        }
+    }
 }
 
 fn read_batch<R: Read>(lines: &mut LineReader<R>) -> io::Result<Option<Batch>> {
