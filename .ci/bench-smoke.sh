@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-REPLAY_BUDGET=80290
+REPLAY_BUDGET=79830
 STEP_BUDGET=4320000
 RECORDS=2000
 

@@ -17,14 +17,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rows=(check generated replay replay-memory decide step python-overhead python-verify hostile-memory)
+rows=(check generated replay replay-process replay-memory decide step step-length what-if python-overhead python-verify hostile-memory)
 declare -A figure=(
   [check]="parse + all check layers, reference file (24 KB)"
   [generated]="parse + all check layers, generated 1.9 MB contract, one thread"
   [replay]="replay of a reference-written log, one thread"
+  [replay-process]="\`decision replay --jobs 1\`, the replay benchmark's 100,000 reference-written records, whole process, best of 3"
   [replay-memory]="resident memory verifying a LOG_MB MB log"
   [decide]="answer validation + policy evaluation per decision"
   [step]="host runtime overhead per loop step, chained on-disk log"
+  [step-length]="host overhead per step in runs of 50 / 200 / 800 steps over an 800-file workspace"
+  [what-if]="\`what-if\` re-evaluation of a coding-host log, one core"
   [python-overhead]="Python call overhead over the Rust function, \`frame\` / \`evaluate\` (reference sizes)"
   [python-verify]="Python \`verify_log\` against \`decision replay --jobs 1\`, chained log"
   [hostile-memory]="peak memory checking a hostile 11 MB contract (1,000,000 headings)"
@@ -33,9 +36,12 @@ declare -A command=(
   [check]='cargo bench -p decision-core --bench check -- reference'
   [generated]='cargo bench -p decision-core --bench check -- generated'
   [replay]='cargo bench -p decision-coding-host --bench replay -- "reference-written mix"'
+  [replay-process]='/usr/bin/time -f %e target/release/decision replay --jobs 1 $TMPDIR/decision-bench-100k-reference.jsonl'
   [replay-memory]='/usr/bin/time -v target/release/decision replay --jobs 1 LOG'
   [decide]='cargo bench -p decision-runtime --bench decide -- policy/'
-  [step]='cargo bench -p decision-coding-host --bench host -- step_overhead'
+  [step]='cargo bench -p decision-coding-host --bench host -- "step_overhead$"'
+  [step-length]='cargo bench -p decision-coding-host --bench host -- step_overhead_at'
+  [what-if]='cargo bench -p decision-coding-host --bench what_if'
   [python-overhead]='python python/benchmarks/timing.py'
   [python-verify]='python python/benchmarks/timing.py'
   [hostile-memory]='scripts/bench-hostile.sh'
@@ -104,6 +110,16 @@ measure() {
            echo "$(criterion "$out" generated_2000_blocks time) = $(criterion "$out" generated_2000_blocks thrpt)" ;;
     replay) cargo bench -q -p decision-coding-host --bench replay -- "reference-written mix" >"$out" 2>&1
            echo "$(criterion "$out" "1 thread(s)" thrpt)" ;;
+    replay-process)
+      local bin log="${TMPDIR:-/tmp}/decision-bench-100k-reference.jsonl" best=""
+      bin=$(release_binary)
+      # The replay benchmark writes the log; run it first when it is missing.
+      [ -s "$log" ] || cargo bench -q -p decision-coding-host --bench replay -- "reference-written mix" >/dev/null 2>&1
+      for _ in 1 2 3; do
+        /usr/bin/time -f %e "$bin" replay --jobs 1 "$log" >/dev/null 2>"$out" || true
+        best=$(printf '%s\n%s\n' "$best" "$(tail -n 1 "$out")" | grep . | sort -n | head -n 1)
+      done
+      echo "$best s = $(awk -v s="$best" 'BEGIN { printf "%.0f", 100000 / s }') records/s" ;;
     replay-memory)
       local bin log="$scratch/big.jsonl"
       bin=$(release_binary)
@@ -112,8 +128,12 @@ measure() {
       echo "$(awk '/Maximum resident set size/ { printf "%.0f MB", $NF / 1024 }' "$out") ($(( $(stat -c %s "$log") / 1048576 )) MB log)" ;;
     decide) cargo bench -q -p decision-runtime --bench decide -- policy/ >"$out" 2>&1
            echo "$(criterion "$out" "pick_tool" time) (pick_tool), $(criterion "$out" "grade_risk" time) (grade_risk)" ;;
-    step) cargo bench -q -p decision-coding-host --bench host -- step_overhead >"$out" 2>&1
+    step) cargo bench -q -p decision-coding-host --bench host -- 'step_overhead$' >"$out" 2>&1
            echo "$(criterion "$out" step_overhead time)" ;;
+    step-length) cargo bench -q -p decision-coding-host --bench host -- step_overhead_at >"$out" 2>&1
+           echo "$(criterion "$out" step_overhead_at/50 time) / $(criterion "$out" step_overhead_at/200 time) / $(criterion "$out" step_overhead_at/800 time)" ;;
+    what-if) cargo bench -q -p decision-coding-host --bench what_if >"$out" 2>&1
+           echo "$(criterion "$out" "coding-host log" thrpt)" ;;
     python-overhead)
       python_timing
       if grep -q '^frame ' "$scratch/python"; then

@@ -1,6 +1,7 @@
 //! Parse + every check layer: the reference file with the reference profile, and a generated
 //! 2,000-block contract (about 1.2 MB).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(clippy::disallowed_methods)]
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -40,6 +41,15 @@ A line of rationale explaining why this decision exists and what went wrong befo
 
 fn bench(c: &mut Criterion) {
     let reference = Capabilities::reference();
+    // For profilers (callgrind): the reference file checked `BENCH_PROFILE_CHECK` times, no
+    // criterion; the difference between two counts is the cost of the checks between them.
+    if let Some(times) = std::env::var("BENCH_PROFILE_CHECK").ok().and_then(|n| n.parse::<u32>().ok()) {
+        let source = reference::text("fixtures/jevloop/DECISION.md").unwrap();
+        for _ in 0..times {
+            black_box(check::check(black_box(source.as_bytes()), CheckOptions { capabilities: Some(&reference) }));
+        }
+        return;
+    }
     let mut group = c.benchmark_group("check");
     if let Some(source) = reference::text("fixtures/jevloop/DECISION.md") {
         group.throughput(Throughput::Bytes(source.len() as u64));

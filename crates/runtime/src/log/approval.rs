@@ -536,6 +536,10 @@ pub fn replay_with_ledger<R: io::Read + Send>(
 pub struct LedgerReader {
     key: Option<SealKey>,
     ledger: Ledger,
+    /// The searchers for the event types that can matter, built once (most lines are
+    /// searched and dropped).
+    approval: memchr::memmem::Finder<'static>,
+    call: memchr::memmem::Finder<'static>,
 }
 
 /// The event of a call the coding host ran (what an approval's use must be followed by).
@@ -544,7 +548,12 @@ const CALL_EVENT: &str = "tool:call";
 impl LedgerReader {
     /// A reader that checks answers' bindings under `key`.
     pub fn new(key: Option<SealKey>) -> Self {
-        LedgerReader { key, ledger: Ledger::default() }
+        LedgerReader {
+            key,
+            ledger: Ledger::default(),
+            approval: memchr::memmem::Finder::new(b"\"approval:"),
+            call: memchr::memmem::Finder::new(b"\"tool:call\""),
+        }
     }
 
     /// Reads line `number` (its bytes without the `\n`); lines must come in order, from 1.
@@ -574,8 +583,8 @@ impl LedgerReader {
             return;
         }
         // Only the lines that can matter are parsed.
-        let wanted = memchr::memmem::find(bytes, b"\"approval:").is_some()
-            || (!ledger.approvals.is_empty() && memchr::memmem::find(bytes, b"\"tool:call\"").is_some())
+        let wanted = self.approval.find(bytes).is_some()
+            || (!ledger.approvals.is_empty() && self.call.find(bytes).is_some())
             || needles.iter().any(|n| memchr::memmem::find(bytes, n.as_bytes()).is_some());
         if !wanted {
             return;
