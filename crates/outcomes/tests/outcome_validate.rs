@@ -1,6 +1,8 @@
 //! Validation: each constraint and each mismatch, with a passing and a failing example; no
 //! coercion of success; error outcomes untouched; exact violation metadata.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+// A test reads its fixtures from disk; the crate itself does no I/O.
+#![allow(clippy::disallowed_methods)]
 
 use decision_outcomes::{Outcome, ToolContract, ValidationVerdict, load_contracts};
 use serde_json::{Value, json};

@@ -515,11 +515,23 @@ const MAX_KNOWN_BYTES: usize = 16 * 1024;
 #[derive(Default)]
 struct KnownTexts {
     /// Per node (its quoted id as written): the values remembered for it.
-    nodes: Vec<(Vec<u8>, Vec<KnownText>)>,
+    nodes: Vec<NodeTexts>,
     /// The node of the event being read, once its `id` is known.
     current: Option<usize>,
     /// The entry to reuse when all are taken.
     evict: usize,
+}
+
+/// The values remembered for one node, in the order its events hold them.
+#[derive(Default)]
+struct NodeTexts {
+    /// The node's quoted id as written.
+    id: Vec<u8>,
+    /// Each place and its last value.
+    values: Vec<KnownText>,
+    /// The place expected next: a node's events list their members in the same order, so
+    /// the next place is almost always the one after the last (checked before searching).
+    next: usize,
 }
 
 impl KnownTexts {
@@ -530,11 +542,14 @@ impl KnownTexts {
 
     /// Remembers values for `node` (its id's text as written) from now on.
     fn select(&mut self, node: &[u8]) {
-        if let Some(index) = self.nodes.iter().position(|(id, _)| id == node) {
+        if let Some(index) = self.nodes.iter().position(|known| known.id == node) {
+            if let Some(known) = self.nodes.get_mut(index) {
+                known.next = 0;
+            }
             self.current = Some(index);
             return;
         }
-        let fresh = (node.to_vec(), Vec::new());
+        let fresh = NodeTexts { id: node.to_vec(), values: Vec::new(), next: 0 };
         if self.nodes.len() < MAX_KNOWN_NODES {
             self.nodes.push(fresh);
             self.current = Some(self.nodes.len() - 1);
@@ -557,10 +572,12 @@ impl KnownTexts {
         if let Some(range) = also.and_then(|text| scanner.skip_known(text)) {
             return Ok(range);
         }
-        let Some(values) = self.current.and_then(|index| self.nodes.get_mut(index)).map(|(_, values)| values) else {
+        let Some(node) = self.current.and_then(|index| self.nodes.get_mut(index)) else {
             return scanner.skip_span();
         };
-        let slot = match values.iter().position(|(at, _)| at == place) {
+        let values = &mut node.values;
+        let expected = values.get(node.next).is_some_and(|(at, _)| at == place);
+        let slot = match expected.then_some(node.next).or_else(|| values.iter().position(|(at, _)| at == place)) {
             Some(index) => index,
             None if values.len() < MAX_KNOWN_PLACES && place.len() <= MAX_PLACE_NAME => {
                 values.push((place.to_vec(), Vec::new()));
@@ -568,6 +585,7 @@ impl KnownTexts {
             }
             None => return scanner.skip_span(),
         };
+        node.next = slot + 1;
         let Some((_, known)) = values.get_mut(slot) else { return scanner.skip_span() };
         if let Some(range) = scanner.skip_known(known) {
             return Ok(range);
@@ -969,7 +987,7 @@ mod tests {
             known.skip(&mut scanner, b"long", None).unwrap();
         }
         assert_eq!(known.nodes.len(), MAX_KNOWN_NODES);
-        assert!(known.nodes.iter().all(|(_, places)| places.len() <= MAX_KNOWN_PLACES));
-        assert!(known.nodes.iter().flat_map(|(_, places)| places).all(|(_, text)| text.len() <= MAX_KNOWN_BYTES));
+        assert!(known.nodes.iter().all(|node| node.values.len() <= MAX_KNOWN_PLACES));
+        assert!(known.nodes.iter().flat_map(|node| &node.values).all(|(_, text)| text.len() <= MAX_KNOWN_BYTES));
     }
 }
