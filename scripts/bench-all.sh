@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rows=(check generated replay replay-process replay-memory decide step step-length what-if python-overhead python-verify hostile-memory)
+rows=(check generated replay replay-process replay-memory decide step step-marginal step-length what-if python-overhead python-verify hostile-memory)
 declare -A figure=(
   [check]="parse + all check layers, reference file (24 KB)"
   [generated]="parse + all check layers, generated 1.9 MB contract, one thread"
@@ -26,6 +26,7 @@ declare -A figure=(
   [replay-memory]="resident memory verifying a LOG_MB MB log"
   [decide]="answer validation + policy evaluation per decision"
   [step]="host runtime overhead per loop step, chained on-disk log"
+  [step-marginal]="host overhead of one more step, 40-file workspace (runs of 10 and 30 steps, the difference)"
   [step-length]="host overhead per step in runs of 50 / 200 / 800 steps over an 800-file workspace"
   [what-if]="\`what-if\` re-evaluation of a coding-host log, one core"
   [python-overhead]="Python call overhead over the Rust function, \`frame\` / \`evaluate\` (reference sizes)"
@@ -40,6 +41,7 @@ declare -A command=(
   [replay-memory]='/usr/bin/time -v target/release/decision replay --jobs 1 LOG'
   [decide]='cargo bench -p decision-runtime --bench decide -- policy/'
   [step]='cargo bench -p decision-coding-host --bench host -- "step_overhead$"'
+  [step-marginal]='cargo bench -p decision-coding-host --bench host -- step_marginal'
   [step-length]='cargo bench -p decision-coding-host --bench host -- step_overhead_at'
   [what-if]='cargo bench -p decision-coding-host --bench what_if'
   [python-overhead]='python python/benchmarks/timing.py'
@@ -130,6 +132,8 @@ measure() {
            echo "$(criterion "$out" "pick_tool" time) (pick_tool), $(criterion "$out" "grade_risk" time) (grade_risk)" ;;
     step) cargo bench -q -p decision-coding-host --bench host -- 'step_overhead$' >"$out" 2>&1
            echo "$(criterion "$out" step_overhead time)" ;;
+    step-marginal) cargo bench -q -p decision-coding-host --bench host -- step_marginal >"$out" 2>&1
+           echo "$(criterion "$out" step_marginal time)" ;;
     step-length) cargo bench -q -p decision-coding-host --bench host -- step_overhead_at >"$out" 2>&1
            echo "$(criterion "$out" step_overhead_at/50 time) / $(criterion "$out" step_overhead_at/200 time) / $(criterion "$out" step_overhead_at/800 time)" ;;
     what-if) cargo bench -q -p decision-coding-host --bench what_if >"$out" 2>&1

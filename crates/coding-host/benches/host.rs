@@ -10,6 +10,10 @@
 //! * `host/step_overhead_at/{50,200,800}`: the same per-step time in runs of 50, 200 and 800
 //!   steps over one 800-file workspace (a file read per step): a step's cost must not grow
 //!   with the run's length.
+//! * `host/step_marginal`: the host's time for one more step — runs of 10 and 30 steps over a
+//!   40-file workspace, the difference over the 20 steps between them — so that a run's fixed
+//!   cost (its answer, the delivery decision, the seal) is not spread over its few steps, as
+//!   it is in `step_overhead` (whose task now takes 2 steps). Target: at most 100 µs.
 //! * `host/full_run_200_files`: a whole deterministic run (the `heuristic` provider, the
 //!   evidence-report generator, a session log on disk) over a generated 200-file workspace.
 //!
@@ -138,28 +142,51 @@ fn run_with(config: &RunConfig, provider: Arc<dyn DecisionProvider>, sink: Box<d
 /// The workspace of the long runs, and their task (a file read per step, to the step limit).
 const LONG_RUN_FILES: usize = 800;
 const LONG_TASK: &str = "Summarize each file";
+/// The workspace of `host/step_marginal`.
+const MARGINAL_FILES: usize = 40;
 
 /// The host's own time per step over `iters` runs of `config`: the provider's, the tools' and
 /// generation's time and the per-run start taken out.
 fn step_time(iters: u64, config: &RunConfig, log: Option<&Path>) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
-        let nanos = Arc::new(AtomicU64::new(0));
-        let provider = Arc::new(Timed { inner: HeuristicProvider, nanos: nanos.clone() });
-        // The start (parse, check, capabilities, log file) is per run, not per step: it is
-        // timed on its own and taken out.
-        let start = Instant::now();
-        let _host = start_host(CODING_CONTRACT.as_bytes(), provider.clone(), Box::new(MemorySink::new())).unwrap();
-        let startup = start.elapsed();
-        let sink = sink(log);
-        let started = Instant::now();
-        let summary = run_with(config, provider, sink);
-        let elapsed = started
-            .elapsed()
-            .saturating_sub(Duration::from_nanos(nanos.load(Ordering::Relaxed)))
-            .saturating_sub(startup)
-            .saturating_sub(Duration::from_micros(summary.tool_us + summary.generate_us));
-        total += elapsed / u32::try_from(summary.steps.max(1)).unwrap();
+        let (elapsed, steps) = host_time(config, log);
+        total += elapsed / u32::try_from(steps.max(1)).unwrap();
+    }
+    total
+}
+
+/// The host's own time in one run of `config` (the provider's, the tools' and generation's
+/// time and the per-run start taken out), and the run's steps.
+fn host_time(config: &RunConfig, log: Option<&Path>) -> (Duration, u64) {
+    let nanos = Arc::new(AtomicU64::new(0));
+    let provider = Arc::new(Timed { inner: HeuristicProvider, nanos: nanos.clone() });
+    // The start (parse, check, capabilities, log file) is per run, not per step: it is timed
+    // on its own and taken out.
+    let start = Instant::now();
+    let _host = start_host(CODING_CONTRACT.as_bytes(), provider.clone(), Box::new(MemorySink::new())).unwrap();
+    let startup = start.elapsed();
+    let sink = sink(log);
+    let started = Instant::now();
+    let summary = run_with(config, provider, sink);
+    let elapsed = started
+        .elapsed()
+        .saturating_sub(Duration::from_nanos(nanos.load(Ordering::Relaxed)))
+        .saturating_sub(startup)
+        .saturating_sub(Duration::from_micros(summary.tool_us + summary.generate_us));
+    (elapsed, summary.steps)
+}
+
+/// The host's time for one more step: the difference between a run of `long` and a run of
+/// `short` (the same task on the same workspace), over the steps between them. A run's fixed
+/// cost (its first listing, the answer, the delivery decision, the seal) cancels out.
+fn marginal_step_time(iters: u64, short: &RunConfig, long: &RunConfig, log: Option<&Path>) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let (short_time, short_steps) = host_time(short, log);
+        let (long_time, long_steps) = host_time(long, log);
+        assert!(long_steps > short_steps, "the long run must take more steps ({long_steps} ≤ {short_steps})");
+        total += long_time.saturating_sub(short_time) / u32::try_from(long_steps - short_steps).unwrap();
     }
     total
 }
@@ -181,11 +208,16 @@ fn benches(c: &mut Criterion) {
     // Short names: the whole listing fits under the tool layer's output cap, so that every
     // file can be read, one a step.
     let wide = workspace_named(&scratch, LONG_RUN_FILES, "m");
-    // For profilers: one run of `BENCH_PROFILE_STEPS` steps over the 800-file workspace (the
-    // difference between two lengths is the cost of the steps between them).
+    // For profilers: one run of `BENCH_PROFILE_STEPS` steps over the 800-file workspace, or
+    // over the 40-file one with `BENCH_PROFILE_SMALL=1` (the difference between two lengths is
+    // the cost of the steps between them).
     if let Some(steps) = std::env::var("BENCH_PROFILE_STEPS").ok().and_then(|n| n.parse::<u64>().ok()) {
+        let workdir = match std::env::var_os("BENCH_PROFILE_SMALL") {
+            Some(_) => workspace_named(&scratch, MARGINAL_FILES, "f"),
+            None => wide,
+        };
         let summary =
-            run(&config(&wide, LONG_TASK, steps), Arc::new(HeuristicProvider), on_disk.then_some(log.as_path()));
+            run(&config(&workdir, LONG_TASK, steps), Arc::new(HeuristicProvider), on_disk.then_some(log.as_path()));
         eprintln!("{} steps, halt {}", summary.steps, summary.halt);
         return;
     }
@@ -204,6 +236,14 @@ fn benches(c: &mut Criterion) {
             b.iter_custom(|iters| step_time(iters, &long, on_disk_log))
         });
     }
+    // One more step on a small workspace (40 files, a file read per step): runs of 10 and 30
+    // steps.
+    let few = workspace_named(&scratch, MARGINAL_FILES, "f");
+    let (short, long) = (config(&few, LONG_TASK, 10), config(&few, LONG_TASK, 30));
+    group.sample_size(20);
+    group.bench_function("step_marginal", |b| {
+        b.iter_custom(|iters| marginal_step_time(iters, &short, &long, on_disk_log))
+    });
     group.sample_size(100);
     let big = workspace(&scratch, 200);
     let big_log = scratch.0.join("host-200.jsonl");
