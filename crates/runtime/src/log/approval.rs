@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use super::envelope::{LineKind, hex32, parse_hex32, parse_line};
-use super::replay::{ChainStatus, LogReport, ReplayOptions, replay_file, replay_reader_with_lines};
+use super::replay::{ChainStatus, LogReport, ReplayOptions, replay_reader_with_lines};
 use super::seal::{LogHead, SealKey, framed};
 use super::{FsyncPolicy, LogError, SEAL_KEY_VARIABLE, SessionLog, now_ms};
 use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
@@ -314,14 +314,7 @@ pub fn verify_log(path: &Path, options: &VerifyOptions) -> Result<Verified, Refu
 /// that does not verify. The first step of [`verify_log`], and of any check of a log before
 /// something acts on it; what the caller requires of the chain and the seals comes after.
 pub fn verify_lines(path: &Path, options: &ReplayOptions) -> Result<LogReport, Refusal> {
-    let mut first_mismatch = None;
-    let report = replay_file(path, options, &mut |result| {
-        if result.status == decision_protocol::record::VerifyOutcome::Mismatch && first_mismatch.is_none() {
-            first_mismatch = Some(result.line);
-        }
-    })
-    .map_err(|e| Refusal { path: path.to_path_buf(), line: None, reason: format!("cannot read it: {e}") })?;
-    refuse_failures(path, report, first_mismatch)
+    verify_lines_and_ledger(path, options).map(|(report, _)| report)
 }
 
 /// [`verify_lines`] and the log's approvals ([`read_ledger`]) from one read of the log.
@@ -492,7 +485,8 @@ pub fn read_ledger(
 ) -> Result<Ledger, ApprovalError> {
     let read = |source| ApprovalError::Read { path: path.to_path_buf(), source };
     let file = File::open(path).map_err(read)?;
-    let mut lines = LineReader::new(io::BufReader::with_capacity(LEDGER_READ_BUFFER, file), max_line);
+    // The line reader reads in large pieces itself: no buffer of its own in between.
+    let mut lines = LineReader::new(file, max_line);
     let mut reader = LedgerReader::new(key.cloned());
     let needles: Vec<String> = also.iter().map(|t| format!("\"{t}\"")).collect();
     while let Some(line) = lines.next_line().map_err(read)? {
@@ -501,10 +495,6 @@ pub fn read_ledger(
     }
     Ok(reader.finish())
 }
-
-/// The read buffer of [`read_ledger`]: a log is read in large pieces (the default 8 KiB
-/// means a `read` call for every few lines).
-const LEDGER_READ_BUFFER: usize = 256 * 1024;
 
 /// Replays the log read from `reader` (as [`super::replay::replay_reader`] does, on
 /// `options.threads` threads) and reads its approvals from the same lines: one read of the
