@@ -14,8 +14,10 @@ export type ContractText = string | Uint8Array;
 /**
  * A refusal. `code` is a diagnostic code (`DC0108`) when the contract does not parse, or:
  * `E_USAGE` (the call is wrong: unknown block, bad option, state not an object),
- * `E_FRAME` (the frame cannot be compiled for this host), `E_RECORD` (not a decision record),
- * `E_CONTRACTS` (a tool-outcome contracts file that does not lint), `E_OUTCOME` (not an outcome).
+ * `E_POLICY` (a policy rule does not compile), `E_FRAME` (the frame cannot be compiled for this
+ * host), `E_RECORD` (not a decision record), `E_CONTRACTS` (a tool-outcome contracts file that
+ * does not lint), `E_OUTCOME` (not an outcome), `E_REPORT` (a log whose outcomes cannot be
+ * read). The CLI prints the same code as `error[CODE]` and Python raises it (docs/errors.md).
  */
 export class DecisionError extends Error {
   readonly name: 'DecisionError';

@@ -31,8 +31,8 @@ test('frame of a contract that does not parse: the first error diagnostic, locat
     assert.deepStrictEqual(e.diagnostics.map((d) => d.code), ['DC0104', 'DC0108']);
   });
   const run = cli('frame', BROKEN, '--block', 'is_urgent', '--state', 'examples/support-triage/state.json');
-  assert.strictEqual(run.status, 1);
-  assert.strictEqual(run.stderr.trim(), `error: ${e.message}`);
+  assert.strictEqual(run.status, 2);
+  assert.strictEqual(run.stderr.trim(), `error[${e.code}]: ${e.message}`);
 });
 
 test('evaluate of a contract that does not parse is refused the same way', () => {

@@ -21,7 +21,7 @@ def check(
     capabilities: Union[str, Mapping[str, JSON], None] = None,
     deny_warnings: bool = False,
 ) -> Document:
-    """One file's object of ``decision check --format json`` (plus ``engine``)."""
+    """One file's object of ``decision check --format json``."""
 
 class Contract:
     @staticmethod

@@ -250,6 +250,8 @@ fn read_key(key: &Bound<'_, PyAny>) -> PyResult<String> {
 pub fn object_from_py(object: &Bound<'_, PyAny>, what: &str) -> PyResult<Map<String, Value>> {
     match object.cast::<PyDict>() {
         Ok(dict) => Reader::default().dict(dict),
-        Err(_) => Err(PyTypeError::new_err(format!("{what} must be a dict"))),
+        // The argument is wrong, as a state or answers that are not a JSON object are in the
+        // CLI and the npm package: the same `UsageError` (`E_USAGE`), naming the argument.
+        Err(_) => Err(crate::errors::usage_error(object.py(), &format!("{what} must be a dict"), Some(what))),
     }
 }

@@ -1,7 +1,9 @@
-//! Raising the exceptions of `decision_contract._errors` (defined in Python, so that they
-//! carry their fields as attributes under the stable ABI).
+//! Raising the engine's one refusal, [`decision_runtime::api::Error`], as the exception of
+//! `decision_contract._errors` for its kind (defined in Python, so that it carries its fields
+//! as attributes under the stable ABI). The `code` is the same string the CLI prints and the
+//! npm package throws.
 
-use decision_core::Diagnostic;
+use decision_runtime::api::{Code, Error, Kind};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -9,81 +11,61 @@ use serde_json::Value;
 
 use crate::convert::to_py;
 
-/// The fields an error carries besides its message.
-#[derive(Default)]
-pub struct Details<'a> {
-    pub code: Option<&'a str>,
-    pub path: Option<&'a str>,
-    pub line: Option<u64>,
-    pub column: Option<u64>,
-    pub diagnostics: Option<&'a [Value]>,
+/// The exception class of each kind of refusal.
+fn class(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Contract => "ContractError",
+        Kind::Usage => "UsageError",
+        Kind::Provider => "ProviderError",
+        Kind::Log => "LogError",
+        Kind::Record => "RecordError",
+    }
 }
 
-/// An instance of `decision_contract._errors.<class>` as a `PyErr`.
-pub fn raise(py: Python<'_>, class: &str, message: &str, details: Details<'_>) -> PyErr {
+/// `error` as the `PyErr` of its kind's exception class.
+pub fn raise(py: Python<'_>, error: &Error) -> PyErr {
     let build = || -> PyResult<PyErr> {
         let module = py.import("decision_contract._errors")?;
         let kwargs = PyDict::new(py);
-        kwargs.set_item("code", details.code)?;
-        kwargs.set_item("path", details.path)?;
-        kwargs.set_item("line", details.line)?;
-        kwargs.set_item("column", details.column)?;
-        if let Some(diagnostics) = details.diagnostics {
-            kwargs.set_item("diagnostics", to_py(py, &Value::Array(diagnostics.to_vec()))?)?;
+        kwargs.set_item("code", error.code.as_str())?;
+        kwargs.set_item("path", error.path.as_deref())?;
+        kwargs.set_item("line", error.line)?;
+        kwargs.set_item("column", error.column)?;
+        if !error.diagnostics.is_empty() {
+            kwargs.set_item("diagnostics", to_py(py, &Value::Array(error.diagnostics.clone()))?)?;
         }
-        let error = module.getattr(class)?.call((message,), Some(&kwargs))?;
-        Ok(PyErr::from_value(error))
+        let exception = module.getattr(class(error.kind()))?.call((error.message.as_str(),), Some(&kwargs))?;
+        Ok(PyErr::from_value(exception))
     };
-    build().unwrap_or_else(|e| PyRuntimeError::new_err(format!("{message} (and raising it failed: {e})")))
+    build().unwrap_or_else(|e| PyRuntimeError::new_err(format!("{} (and raising it failed: {e})", error.message)))
 }
 
-/// A contract that cannot do what was asked (does not parse, a policy that does not compile,
-/// a frame the host cannot fill). `what` names the argument at fault, when one is.
-pub fn contract_error(py: Python<'_>, message: &str, code: Option<&str>) -> PyErr {
-    raise(py, "ContractError", message, Details { code: Some(code.unwrap_or("contract")), ..Details::default() })
+/// A map_err adapter: `result.map_err(to_py_err(py))`.
+pub fn to_py_err(py: Python<'_>) -> impl Fn(Error) -> PyErr + '_ {
+    move |error| raise(py, &error)
 }
 
-/// A located diagnostic (the first of `diagnostics`) as a `ContractError`.
-pub fn diagnostic_error(py: Python<'_>, path: &str, first: &Diagnostic, diagnostics: &[Value]) -> PyErr {
-    let message = format!(
-        "{path}:{}:{}: {} {}{}",
-        first.span.line,
-        first.span.column,
-        first.code,
-        first.message,
-        if diagnostics.len() > 1 { format!(" (and {} more)", diagnostics.len() - 1) } else { String::new() }
-    );
+/// `error` naming the argument at fault when it is the request's fault (a usage error); a
+/// refusal of the contract keeps naming the contract.
+pub fn at_argument(error: Error, argument: &str) -> Error {
+    if error.kind() == Kind::Usage { error.at_path(argument) } else { error }
+}
+
+/// A wrong request (`E_USAGE`): an unknown block, profile or marking, a malformed argument.
+/// `argument` names the argument at fault, when one is.
+pub fn usage_error(py: Python<'_>, message: &str, argument: Option<&str>) -> PyErr {
+    let error = Error::usage(message);
     raise(
         py,
-        "ContractError",
-        &message,
-        Details {
-            code: Some(first.code),
-            path: Some(path),
-            line: Some(u64::from(first.span.line)),
-            column: Some(u64::from(first.span.column)),
-            diagnostics: Some(diagnostics),
+        &match argument {
+            Some(argument) => error.at_path(argument),
+            None => error,
         },
     )
 }
 
-/// A wrong request: an unknown block, profile or marking, a malformed argument.
-/// `argument` names the argument at fault, when one is.
-pub fn usage_error(py: Python<'_>, message: &str, argument: Option<&str>) -> PyErr {
-    raise(py, "UsageError", message, Details { code: Some("usage"), path: argument, ..Details::default() })
-}
-
-/// A request the decider cannot make at all (an outage is a degraded, escalating decision).
-pub fn provider_error(py: Python<'_>, message: &str) -> PyErr {
-    raise(py, "ProviderError", message, Details { code: Some("provider"), ..Details::default() })
-}
-
-/// A session log or another input file could not be read or written.
-pub fn log_error(py: Python<'_>, message: &str, code: &str, path: &str, line: Option<u64>) -> PyErr {
-    raise(py, "LogError", message, Details { code: Some(code), path: Some(path), line, ..Details::default() })
-}
-
-/// A decision record that cannot be verified (not JSON, not a decision, missing fields).
-pub fn record_error(py: Python<'_>, message: &str) -> PyErr {
-    raise(py, "RecordError", message, Details { code: Some("record"), ..Details::default() })
+/// A refusal of the given code naming the file at fault: `E_IO` for a file that cannot be
+/// read or written, `E_LOG_CLOSED` for a closed log.
+pub fn file_error(py: Python<'_>, code: Code, message: &str, path: &str) -> PyErr {
+    raise(py, &Error::new(code, message).at_path(path))
 }

@@ -25,14 +25,15 @@ use decision_protocol::ask::Questions;
 use decision_protocol::frame::Mode;
 use decision_runtime::api;
 use decision_runtime::api::eval::Gated;
-use decision_runtime::api::frame::{CellSource, FrameError, PreparedFrame};
+use decision_runtime::api::frame::{CellSource, PreparedFrame};
+use decision_runtime::api::{Code, Error};
 use decision_runtime::decide::{Decider, NodeSpec};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use serde_json::{Map, Value};
 
 use convert::{from_py, object_from_py, to_py};
-use errors::{contract_error, usage_error};
+use errors::{at_argument, to_py_err, usage_error};
 use prepared::Prepared;
 use template::Template;
 
@@ -54,16 +55,6 @@ fn source_bytes(text: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
         return Ok(string.to_cow()?.into_owned().into_bytes());
     }
     Err(usage_error(text.py(), "expected the contract's text as str or bytes", None))
-}
-
-/// Adds `engine` (version and schema versions) to a document that has a `schema`.
-fn with_engine(mut document: Value) -> Value {
-    if let Some(map) = document.as_object_mut()
-        && map.contains_key("schema")
-    {
-        map.insert("engine".to_owned(), api::engine_info());
-    }
-    document
 }
 
 /// `profile` and `capabilities` as the CLI's `--profile reference | --capabilities FILE`.
@@ -135,7 +126,7 @@ fn check<'py>(
     let source = source_bytes(text)?;
     let capabilities = capabilities_of(py, profile, capabilities)?;
     let report = api::check::check_source(&source, capabilities.as_ref(), deny_warnings);
-    to_py(py, &with_engine(api::check::file_json(path, &report)))
+    to_py(py, &api::check::file_json(path, &report))
 }
 
 /// A parsed contract: its blocks, and everything a host does with one.
@@ -180,7 +171,7 @@ impl Contract {
         if let Some(found) = self.prepared.lock().ok().and_then(|cache| cache.get(&key).cloned()) {
             return Ok(found);
         }
-        let frame = PreparedFrame::reference(block, mode).map_err(|e| frame_error(py, e))?;
+        let frame = PreparedFrame::reference(block, mode).map_err(to_py_err(py))?;
         let prepared = Arc::new(Prepared::new(py, frame)?);
         if let Ok(mut cache) = self.prepared.lock() {
             cache.insert(key, Arc::clone(&prepared));
@@ -191,8 +182,8 @@ impl Contract {
     /// The block to frame and its index, or the usage error `decision frame` gives.
     fn frame_block(&self, py: Python<'_>, id: &str) -> PyResult<(usize, &decision_core::contract::Block)> {
         let found = self.contract.blocks.iter().enumerate().find(|(_, b)| b.id == id);
-        found.ok_or_else(|| match api::frame::find_block(&self.path, &self.contract, id) {
-            Err(e) => frame_error(py, e),
+        found.ok_or_else(|| match api::find_block(&self.path, &self.contract, id) {
+            Err(e) => errors::raise(py, &e),
             // Not reached: both look for the same id.
             Ok(_) => usage_error(py, &format!("no block `{id}`"), None),
         })
@@ -235,7 +226,7 @@ impl Contract {
         if let Some(found) = self.state_frames.lock().ok().and_then(|cache| cache.get(&key).cloned()) {
             return Ok(found);
         }
-        let frame = Arc::new(PreparedFrame::of_state(block, state, untrusted, mode).map_err(|e| frame_error(py, e))?);
+        let frame = Arc::new(PreparedFrame::of_state(block, state, untrusted, mode).map_err(to_py_err(py))?);
         if let Ok(mut cache) = self.state_frames.lock() {
             if cache.len() >= STATE_FRAMES_KEPT {
                 cache.clear();
@@ -246,7 +237,7 @@ impl Contract {
     }
 
     fn block(&self, py: Python<'_>, id: &str) -> PyResult<&decision_core::contract::Block> {
-        api::eval::find_block(&self.contract, id).map_err(|m| usage_error(py, &m, None))
+        api::find_block(&self.path, &self.contract, id).map_err(to_py_err(py))
     }
 
     /// The block's policy and questions; cached when there are no gates or candidates.
@@ -261,8 +252,10 @@ impl Contract {
         if plain && let Some(found) = self.plain.lock().ok().and_then(|cache| cache.get(&block.id).cloned()) {
             return Ok(found);
         }
-        let policy = api::eval::gated_policy(&self.contract, block, gates).map_err(|m| contract_error(py, &m, None))?;
-        let questions = api::eval::block_questions(block, candidates).map_err(|m| usage_error(py, &m, None))?;
+        let policy = api::eval::gated_policy(&self.contract, block, gates)
+            .map_err(|e| errors::raise(py, &at_argument(e, "gates")))?;
+        let questions = api::eval::block_questions(block, candidates)
+            .map_err(|e| errors::raise(py, &at_argument(e, "candidates")))?;
         let built = Arc::new((policy, questions));
         if plain && let Ok(mut cache) = self.plain.lock() {
             cache.insert(block.id.clone(), Arc::clone(&built));
@@ -292,7 +285,7 @@ fn candidates_of(py: Python<'_>, candidates: Option<&Bound<'_, PyAny>>) -> PyRes
     match candidates {
         None => Ok(api::eval::Candidates::new()),
         Some(given) => api::eval::candidates_from_value("candidates", from_py(given)?)
-            .map_err(|m| usage_error(py, &m, Some("candidates"))),
+            .map_err(|e| errors::raise(py, &at_argument(e, "candidates"))),
     }
 }
 
@@ -305,16 +298,11 @@ impl Contract {
     fn parse(py: Python<'_>, text: &Bound<'_, PyAny>, path: Option<String>) -> PyResult<Contract> {
         let source = source_bytes(text)?;
         let path = path.unwrap_or_else(|| UNNAMED.to_owned());
-        let parsed = decision_core::syntax::parse(&source);
-        let errors: Vec<&decision_core::Diagnostic> = parsed.diagnostics.iter().filter(|d| d.is_error()).collect();
-        if let Some(first) = errors.first() {
-            let diagnostics: Vec<Value> = errors.iter().map(|d| api::check::diagnostic_json(d)).collect();
-            return Err(errors::diagnostic_error(py, &path, first, &diagnostics));
-        }
+        let contract = api::parse_contract(&path, &source).map_err(to_py_err(py))?;
         Ok(Contract {
             source,
             path,
-            contract: parsed.contract,
+            contract,
             plain: Mutex::new(HashMap::new()),
             prepared: Mutex::new(HashMap::new()),
             templates: Mutex::new(HashMap::new()),
@@ -342,7 +330,7 @@ impl Contract {
 
     /// `decision explain` as data (its text under `text`).
     fn explain<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &with_engine(api::explain::document(&self.path, &self.source)))
+        to_py(py, &api::explain::document(&self.path, &self.source))
     }
 
     /// `decision frame --format json` for one block.
@@ -380,13 +368,10 @@ impl Contract {
             }
         }
         let state = object_from_py(state, "state")?;
+        // What `api::frame::document` does, with the frame prepared once for these cells.
+        api::frame::check_history(&state).map_err(to_py_err(py))?;
         if profile.is_some() {
             return self.prepared(py, (index, found), mode)?.document(py, &state);
-        }
-        // What `api::frame::document` does, with the frame prepared once for these cells.
-        let problems = decision_protocol::frame::projections::history_problems(&state);
-        if !problems.is_empty() {
-            return Err(usage_error(py, &format!("the state: {}", problems.join("; ")), None));
         }
         let untrusted = untrusted.unwrap_or_default();
         let document = self.state_frame(py, (index, found), &state, &untrusted, mode)?.document(&state);
@@ -448,7 +433,7 @@ impl Contract {
         let provider = provider::build(py, provider, url.as_deref(), model.as_deref(), openai_api)?;
         // A frame that reads a cell the host does not have names the host and the argument
         // that chooses another one.
-        let artifact = api::ask::compile(found, &state, source.host_cells(&state)).map_err(|m| {
+        let artifact = api::ask::compile(found, &state, source.host_cells(&state)).map_err(|mut error| {
             let host = match &source {
                 CellSource::Reference => {
                     "the cells asked against are the reference coding host's, the default; a host with its own \
@@ -459,7 +444,8 @@ impl Contract {
                     "the cells asked against are the host's `stateCells`, from `capabilities=`"
                 }
             };
-            contract_error(py, &format!("{m} ({host})"), None)
+            error.message = format!("{} ({host})", error.message);
+            errors::raise(py, &error)
         })?;
         let (policy, questions) = &*built;
         let spec = NodeSpec {
@@ -472,8 +458,9 @@ impl Contract {
         };
         let decider = Decider::new(provider).with_timeout(Duration::from_millis(timeout_ms));
         // The provider may wait on the network: other Python threads run meanwhile.
-        let mut decision =
-            py.detach(|| decider.decide(&spec)).map_err(|e| errors::provider_error(py, &e.to_string()))?;
+        let mut decision = py
+            .detach(|| decider.decide(&spec))
+            .map_err(|e| errors::raise(py, &Error::new(Code::Provider, e.to_string())))?;
         if decision.valid {
             decision.reason = policy.reason(&decision.reason, decision.rule);
         }
@@ -482,7 +469,7 @@ impl Contract {
             // The overrides are recorded so that replay evaluates the policy the decision was made by.
             if !gates.is_empty() {
                 let parsed = decision_core::policy::parse_gates(&gates.join("\n"))
-                    .map_err(|e| errors::usage_error(py, &e.to_string(), None))?;
+                    .map_err(|e| errors::usage_error(py, &e.to_string(), Some("gates")))?;
                 event.gates = Some(parsed.iter().map(|g| (g.key(), serde_json::Value::from(g.value))).collect());
             }
             log::record(py, log, &event)?;
@@ -497,30 +484,15 @@ impl Contract {
 
 impl Contract {
     /// With a host's capabilities, a block that does not fit the host is refused before it
-    /// is framed: the first adapter error about it (or about the whole file) is raised.
+    /// is framed, with the code and location of its first adapter error.
     fn refuse_adapter_errors(
         &self,
         py: Python<'_>,
         block: &decision_core::contract::Block,
         capabilities: &Capabilities,
     ) -> PyResult<()> {
-        let errors = api::frame::adapter_errors(&self.contract, block, capabilities);
-        match errors.first() {
-            Some(first) => {
-                let diagnostics: Vec<Value> = errors.iter().map(api::check::diagnostic_json).collect();
-                Err(errors::diagnostic_error(py, &self.path, first, &diagnostics))
-            }
-            None => Ok(()),
-        }
-    }
-}
-
-fn frame_error(py: Python<'_>, error: FrameError) -> PyErr {
-    match error {
-        FrameError::Failed(message) => contract_error(py, &message, None),
-        FrameError::Usage(message) => usage_error(py, &message, None),
-        // A kind added later is reported as the contract error it is, with its own message.
-        other => contract_error(py, &other.to_string(), None),
+        api::frame::refuse_misfit(&self.path, &self.contract, block, capabilities, "the host of `capabilities`")
+            .map_err(to_py_err(py))
     }
 }
 

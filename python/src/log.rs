@@ -17,14 +17,14 @@ use pyo3::types::PyDict;
 use serde_json::Map;
 
 use crate::convert::{from_py, object_from_py, to_py};
-use crate::errors::{log_error, record_error, usage_error};
+use crate::errors::{file_error, raise, usage_error};
+use decision_runtime::api::{Code, Error};
 
 /// `approvals(path)`: the calls a run halted for (`awaiting_approval`) that still wait for an
 /// answer, as `decision approvals --format json LOG` lists them.
 #[pyfunction]
 fn approvals<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyAny>> {
-    let all = decision_coding_host::approvals::read_approvals(&path)
-        .map_err(|e| log_error(py, &e.to_string(), "unreadable", &path.display().to_string(), None))?;
+    let all = decision_coding_host::approvals::read_approvals(&path).map_err(|e| host_approval_error(py, &e))?;
     to_py(py, &decision_coding_host::approvals::pending_json(&all))
 }
 
@@ -47,7 +47,19 @@ fn approve(
     }
     let denial = deny.then(|| reason.unwrap_or_else(|| "denied by a person".into()));
     decision_coding_host::approvals::record_answer(&path, id, denial.as_deref(), input.as_deref())
-        .map_err(|e| usage_error(py, &e.to_string(), Some("id")))
+        .map_err(|e| host_approval_error(py, &e))
+}
+
+/// The coding host's approval error as the engine's one refusal: the log's own failures as
+/// the runtime words them, a key that cannot seal as a usage error, anything about the
+/// approval asked for as a usage error naming `id`.
+fn host_approval_error(py: Python<'_>, error: &decision_coding_host::approvals::ApprovalError) -> PyErr {
+    use decision_coding_host::approvals::ApprovalError as HostError;
+    match error {
+        HostError::Log(log) => raise(py, &Error::from(log)),
+        HostError::Key(_) => usage_error(py, &error.to_string(), None),
+        _ => usage_error(py, &error.to_string(), Some("id")),
+    }
 }
 
 /// `verify_log(path, *, jobs=1, verbose=False, max_line=…)`: the document `decision replay
@@ -69,7 +81,7 @@ fn verify_log<'py>(
     });
     match outcome {
         Ok((document, _)) => to_py(py, &document),
-        Err(e) => Err(log_error(py, &format!("cannot read {display}: {e}"), "unreadable", &display, None)),
+        Err(e) => Err(file_error(py, Code::Io, &format!("cannot read {display}: {e}"), &display)),
     }
 }
 
@@ -77,39 +89,19 @@ fn verify_log<'py>(
 #[pyfunction]
 fn verify_record<'py>(py: Python<'py>, record: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let text = from_py(record)?.to_string();
-    let verdict = api::replay::verify_record(text.as_bytes()).map_err(|e| record_error(py, &e.to_string()))?;
-    let mut verdict = verdict;
-    if let Some(map) = verdict.as_object_mut() {
-        map.insert("engine".to_owned(), api::engine_info());
-    }
+    let verdict = api::replay::verify_record(text.as_bytes()).map_err(|e| raise(py, &Error::from(e)))?;
     to_py(py, &verdict)
 }
 
 fn writer_error(py: Python<'_>, error: &LogError) -> PyErr {
-    let (code, path, line) = match error {
-        LogError::Io { path, .. } => ("io", path.display().to_string(), None),
-        LogError::InvalidSessionId(_) => ("session_id", String::new(), None),
-        LogError::TornTail { path, line } => ("torn_tail", path.display().to_string(), Some(*line)),
-        LogError::Empty(path) => ("empty", path.display().to_string(), None),
-        // A kind added later: its message still says what happened; `io` is the documented
-        // code for a log that cannot be used.
-        _ => ("io", String::new(), None),
-    };
-    log_error(py, &error.to_string(), code, &path, line)
+    raise(py, &Error::from(error))
 }
 
 /// An approval error as the exception a Python caller gets: a log that cannot be read or
 /// written is a `LogError`; an unknown, answered, used or changed approval a `UsageError`
 /// naming the argument `id`.
-fn approval_error(py: Python<'_>, path: &std::path::Path, error: &ApprovalError) -> PyErr {
-    match error {
-        ApprovalError::Log(error) => writer_error(py, error),
-        ApprovalError::Read { .. } => {
-            let display = path.display().to_string();
-            log_error(py, &error.to_string(), "unreadable", &display, None)
-        }
-        _ => usage_error(py, &error.to_string(), Some("id")),
-    }
+fn approval_error(py: Python<'_>, error: &ApprovalError) -> PyErr {
+    raise(py, &Error::from(error))
 }
 
 /// What an open log holds: its writer and, once an approval method asked for them, the
@@ -131,12 +123,12 @@ pub struct SessionLog {
 impl SessionLog {
     fn lock<'a>(&'a self, py: Python<'_>) -> PyResult<std::sync::MutexGuard<'a, Option<Held>>> {
         self.held.lock().map_err(|_| {
-            log_error(py, "the log is unusable after a failure", "io", &self.path.display().to_string(), None)
+            file_error(py, Code::LogClosed, "the log is unusable after a failure", &self.path.display().to_string())
         })
     }
 
     fn closed_error(&self, py: Python<'_>) -> PyErr {
-        log_error(py, "the log is closed", "closed", &self.path.display().to_string(), None)
+        file_error(py, Code::LogClosed, "the log is closed", &self.path.display().to_string())
     }
 
     fn with<T>(&self, py: Python<'_>, f: impl FnOnce(&mut Writer) -> Result<T, LogError>) -> PyResult<T> {
@@ -162,7 +154,7 @@ impl SessionLog {
                 held.writer.commit().map_err(|e| writer_error(py, &e))?;
                 let key = held.writer.seal_key();
                 let ledger = read_ledger(&self.path, key, decision_runtime::lines::DEFAULT_MAX_LINE, &[], &mut |_| {})
-                    .map_err(|e| approval_error(py, &self.path, &e))?;
+                    .map_err(|e| approval_error(py, &e))?;
                 let mut approvals = HashMap::with_capacity(ledger.approvals.len());
                 for pending in ledger.approvals {
                     // An id pending twice: its first line is the one answers are bound to.
@@ -171,7 +163,7 @@ impl SessionLog {
                 slot.insert(approvals)
             }
         };
-        f(&mut held.writer, approvals).map_err(|e| approval_error(py, &self.path, &e))
+        f(&mut held.writer, approvals).map_err(|e| approval_error(py, &e))
     }
 }
 
@@ -447,7 +439,7 @@ fn open_run(py: Python<'_>, path: &std::path::Path, header: &LogHeader, policy: 
     let key = SealKey::from_env().map_err(|e| usage_error(py, &e.to_string(), None))?;
     let mut writer = if path.exists() {
         let run =
-            next_run(path).map_err(|e| log_error(py, &format!("cannot read {display}: {e}"), "io", &display, None))?;
+            next_run(path).map_err(|e| file_error(py, Code::Io, &format!("cannot read {display}: {e}"), &display))?;
         let mut writer = Writer::open(path, policy).map_err(|e| writer_error(py, &e))?;
         writer.set_run(run);
         writer

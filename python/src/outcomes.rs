@@ -5,15 +5,14 @@ use std::path::PathBuf;
 use decision_outcomes::{self as outcome, ContractSet};
 use decision_runtime::api;
 use pyo3::prelude::*;
-use serde_json::Value;
 
 use crate::convert::{from_py, to_py};
-use crate::errors::{Details, log_error, raise, usage_error};
+use crate::errors::{at_argument, file_error, raise, to_py_err};
+use decision_runtime::api::Code;
 
 fn read(py: Python<'_>, path: &PathBuf) -> PyResult<String> {
     let shown = path.display().to_string();
-    std::fs::read_to_string(path)
-        .map_err(|e| log_error(py, &format!("cannot read {shown}: {e}"), "unreadable", &shown, None))
+    std::fs::read_to_string(path).map_err(|e| file_error(py, Code::Io, &format!("cannot read {shown}: {e}"), &shown))
 }
 
 /// A loaded, lint-clean contracts file.
@@ -55,40 +54,18 @@ impl Contracts {
         method: &str,
         outcome: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let contract =
-            api::outcomes::contract_for(&self.set, &self.path, tool, method).map_err(|m| usage_error(py, &m, None))?;
+        let contract = api::outcomes::contract_for(&self.set, &self.path, tool, method).map_err(to_py_err(py))?;
         let document = from_py(outcome)?;
         let validation = api::outcomes::validate(contract, tool, method, "outcome", &document)
-            .map_err(|m| usage_error(py, &m, Some("outcome")))?;
+            .map_err(|e| raise(py, &at_argument(e, "outcome")))?;
         to_py(py, &validation.document)
     }
 }
 
 impl Contracts {
     fn from_text(py: Python<'_>, text: &str, path: String) -> PyResult<Contracts> {
-        match outcome::load_contracts(text) {
-            Ok(set) => Ok(Contracts { set, path }),
-            Err(errors) => {
-                let diagnostics: Vec<Value> = errors.0.iter().map(api::outcomes::lint_error_json).collect();
-                let first = errors.0.first();
-                let message = match first {
-                    Some(e) => format!("{path}:{e}"),
-                    None => format!("{path}: not a valid contracts file"),
-                };
-                Err(raise(
-                    py,
-                    "ContractError",
-                    &message,
-                    Details {
-                        code: Some("outcome_contracts"),
-                        path: Some(&path),
-                        line: first.map(|e| e.line as u64),
-                        column: first.map(|e| e.column as u64),
-                        diagnostics: Some(&diagnostics),
-                    },
-                ))
-            }
-        }
+        let set = api::outcomes::load_contracts(&path, text).map_err(to_py_err(py))?;
+        Ok(Contracts { set, path })
     }
 }
 
@@ -104,15 +81,13 @@ fn outcomes_check<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, Py
 fn outcomes_report<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyAny>> {
     let shown = path.display().to_string();
     let report = py.detach(|| {
-        let file = std::fs::File::open(&path).map_err(|e| ("unreadable", format!("cannot read {shown}: {e}")))?;
+        let file = std::fs::File::open(&path)
+            .map_err(|e| decision_runtime::api::Error::io(&shown, format!("cannot read {shown}: {e}")))?;
         outcome::report(std::io::BufReader::new(file))
             .map(|report| api::outcomes::report_json(&report))
-            .map_err(|e| ("report", format!("{shown}: {e}")))
+            .map_err(|e| api::outcomes::report_error(&shown, &e))
     });
-    match report {
-        Ok(document) => to_py(py, &document),
-        Err((code, message)) => Err(log_error(py, &message, code, &shown, None)),
-    }
+    report.map_err(to_py_err(py)).and_then(|document| to_py(py, &document))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

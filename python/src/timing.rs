@@ -12,9 +12,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use serde_json::{Map, Value};
 
+use crate::Contract;
 use crate::convert::object_from_py;
+use crate::errors::to_py_err;
 use crate::errors::usage_error;
-use crate::{Contract, frame_error};
 
 /// Nanoseconds per call, over `n` calls, of:
 /// - `kind="frame"`: `PreparedFrame::document` (the reference profile, provenance marking);
@@ -48,7 +49,7 @@ pub fn _rust_timing(
     let started;
     match kind {
         "frame" => {
-            let prepared = PreparedFrame::reference(found, Mode::Provenance).map_err(|e| frame_error(py, e))?;
+            let prepared = PreparedFrame::reference(found, Mode::Provenance).map_err(to_py_err(py))?;
             started = Instant::now();
             for state in states.iter().cycle().take(runs) {
                 black_box(prepared.document(state));

@@ -27,7 +27,7 @@ def test_a_contract_that_does_not_parse_raises_with_code_and_location() -> None:
     assert error.code == "DC0108" and error.path == "bad.md"
     assert error.line is not None and error.line > 1 and error.column is not None and error.column > 1
     assert error.diagnostics and error.diagnostics[0]["code"] == "DC0108"
-    assert str(error).startswith(f"bad.md:{error.line}:{error.column}: DC0108")
+    assert str(error).startswith(f"bad.md does not parse:\n  bad.md:{error.line}:{error.column}: DC0108")
     assert isinstance(error, ValueError) and isinstance(error, dc.DecisionError)
 
 
@@ -52,10 +52,11 @@ def test_unknown_block_profile_and_marking_are_usage_errors() -> None:
         dc.check("schema: decision-contract/v1\n", profile="reference", capabilities="{}")
 
 
-def test_a_gate_that_names_nothing_is_a_contract_error_and_a_gate_without_a_number_a_usage_error() -> None:
+def test_a_gate_that_names_nothing_or_has_no_number_is_a_usage_error_naming_gates() -> None:
     answers = {"is_actionable": {"noul": 0.9}}
-    with pytest.raises(dc.ContractError, match="no block with that id"):
+    with pytest.raises(dc.UsageError, match="no block with that id") as raised:
         triage().evaluate("is_actionable", answers, gates={"nope.q": 0.5})
+    assert raised.value.code == "E_USAGE" and raised.value.path == "gates"
     with pytest.raises(dc.UsageError, match="the threshold must be a number"):
         triage().evaluate("is_actionable", answers, gates={"is_actionable.is_actionable": None})
 
@@ -73,8 +74,9 @@ def test_values_that_are_not_json_are_type_errors() -> None:
         triage().evaluate("is_actionable", {"is_actionable": {"noul": object()}})
     with pytest.raises(ValueError):
         triage().evaluate("is_actionable", {"is_actionable": {"noul": float("nan")}})
-    with pytest.raises(TypeError):
+    with pytest.raises(dc.UsageError, match="answers must be a dict") as raised:
         triage().evaluate("is_actionable", [])  # type: ignore[arg-type]
+    assert raised.value.code == "E_USAGE" and raised.value.path == "answers"
 
 
 def test_a_frame_the_host_cannot_fill_is_a_contract_error() -> None:
@@ -110,10 +112,10 @@ def test_session_log_refuses_after_a_torn_tail(tmp_path: Path) -> None:
     with pytest.raises(dc.LogError) as raised:
         dc.SessionLog(path)
     # Header, event, seal, then the torn line.
-    assert raised.value.code == "torn_tail" and raised.value.line == 4
+    assert raised.value.code == "E_LOG_TORN" and raised.value.line == 4
     with pytest.raises(dc.LogError) as invalid:
         dc.SessionLog(tmp_path / "other.jsonl", session_id="not valid!")
-    assert invalid.value.code == "session_id"
+    assert invalid.value.code == "E_SESSION_ID"
 
 
 def test_session_log_head_follows_the_chain(tmp_path: Path, decision: Path) -> None:

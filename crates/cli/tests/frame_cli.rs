@@ -75,7 +75,7 @@ fn human_output_names_the_digests() {
 }
 
 #[test]
-fn bad_inputs_exit_2_and_unusable_contracts_exit_1() {
+fn every_refusal_exits_2_with_its_code() {
     let dir = TempDir::new("frame-bad");
     let bare = dir.file("bare3.json", r#"{"task":"t"}"#);
     let state = bare.to_str().unwrap();
@@ -89,10 +89,11 @@ fn bad_inputs_exit_2_and_unusable_contracts_exit_1() {
     // Without the reference profile, `history` is not a cell of this host: the frame
     // cannot be compiled.
     let out = decision(&["frame", &fixture(), "--block", "step_ok", "--state", state]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("not a state cell"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error[E_FRAME]: ") && stderr.contains("not a state cell"), "{stderr}");
+    let unknown = decision(&["frame", &fixture(), "--block", "nope", "--state", state]);
+    assert!(String::from_utf8_lossy(&unknown.stderr).starts_with("error[E_USAGE]: no block `nope`"));
+    let missing = decision(&["frame", "/nonexistent.md", "--block", "x", "--state", state]);
+    assert!(String::from_utf8_lossy(&missing.stderr).starts_with("error[E_IO]: cannot read /nonexistent.md"));
 }

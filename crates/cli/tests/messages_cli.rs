@@ -36,7 +36,7 @@ fn a_block_without_a_frame_is_named_once() {
         }
     }
     let out = decision(&["frame", contract, "--block", "b", "--state", state]);
-    assert_eq!(stderr(&out).trim(), "error: block `b` has no `frame:`");
+    assert_eq!(stderr(&out).trim(), "error[E_FRAME]: block `b` has no `frame:`");
 }
 
 #[test]

@@ -40,17 +40,16 @@ fn explain_text_is_inside_the_document() {
 
 #[test]
 fn frame_refuses_unknown_blocks_and_broken_contracts() {
-    let contract = api::frame::parse_contract("x.md", EXAMPLE.as_bytes()).unwrap();
-    let missing = api::frame::find_block("x.md", &contract, "nope").unwrap_err();
-    assert!(matches!(missing, api::frame::FrameError::Usage(m) if m.contains("no block `nope` in x.md")));
+    let contract = api::parse_contract("x.md", EXAMPLE.as_bytes()).unwrap();
+    let missing = api::find_block("x.md", &contract, "nope").unwrap_err();
+    assert_eq!(missing.code, api::Code::Usage);
+    assert!(missing.message.contains("no block `nope` in x.md"), "{missing}");
     let broken = EXAMPLE.replacen("→ escalate", "→ escalatte", 1);
-    let failed = api::frame::parse_contract("b.md", broken.as_bytes()).unwrap_err();
-    assert!(
-        matches!(&failed, api::frame::FrameError::Failed(m) if m.starts_with("the contract does not parse:\n  b.md:")),
-        "{failed}"
-    );
-    assert!(api::frame::parse_state("s.json", "[1]").is_err());
-    let block = api::frame::find_block("x.md", &contract, "pick_tool").unwrap();
+    let failed = api::parse_contract("b.md", broken.as_bytes()).unwrap_err();
+    assert_eq!(failed.code, api::Code::Diagnostic("DC0108"));
+    assert!(failed.message.starts_with("b.md does not parse:\n  b.md:"), "{failed}");
+    assert_eq!(api::frame::parse_state("s.json", "[1]").unwrap_err().code, api::Code::Usage);
+    let block = api::find_block("x.md", &contract, "pick_tool").unwrap();
     let state = api::frame::parse_state("s.json", r#"{"task": "find it"}"#).unwrap();
     let options = api::frame::FrameOptions { reference_profile: true, ..Default::default() };
     let doc = api::frame::document(block, &state, &options).unwrap();
@@ -60,7 +59,7 @@ fn frame_refuses_unknown_blocks_and_broken_contracts() {
 
 #[test]
 fn a_prepared_frame_document_is_its_compiled_parts_with_the_blocks_own() {
-    let contract = api::frame::parse_contract("x.md", EXAMPLE.as_bytes()).unwrap();
+    let contract = api::parse_contract("x.md", EXAMPLE.as_bytes()).unwrap();
     let state = api::frame::parse_state("s.json", r#"{"task": "find it", "history": [], "files": ["a.py"]}"#).unwrap();
     let (mut plain, mut dynamic) = (0, 0);
     for block in &contract.blocks {
@@ -90,8 +89,8 @@ fn a_prepared_frame_document_is_its_compiled_parts_with_the_blocks_own() {
 
 #[test]
 fn eval_escalates_on_an_invalid_answer_and_decides_on_a_valid_one() {
-    let contract = api::eval::load_contract("x.md", EXAMPLE.as_bytes()).unwrap();
-    let block = api::eval::find_block(&contract, "needs_tool").unwrap();
+    let contract = api::parse_contract("x.md", EXAMPLE.as_bytes()).unwrap();
+    let block = api::find_block("x.md", &contract, "needs_tool").unwrap();
     let policy = api::eval::gated_policy(&contract, block, &[]).unwrap();
     let questions = api::eval::block_questions(block, &api::eval::Candidates::new()).unwrap();
     let question = block.questions[0].id.clone();
@@ -187,5 +186,7 @@ fn outcomes_documents() {
     assert!(validation.violated());
     assert_eq!(validation.document["error_type"], json!("contract_violation"));
     let log = include_str!("../../../examples/outcomes/outcome-log.jsonl");
-    assert!(api::outcomes::report(log.as_bytes()).unwrap().is_object());
+    assert!(api::outcomes::report("outcome-log.jsonl", log.as_bytes()).unwrap().is_object());
+    let torn = api::outcomes::report("torn.jsonl", b"{not json\n").unwrap_err();
+    assert_eq!((torn.code, torn.path.as_deref()), (api::Code::Report, Some("torn.jsonl")));
 }

@@ -8,13 +8,12 @@
 //! the CLI's (key order, number spelling) and the boundary small. Nothing here reads a file,
 //! the network or the clock.
 
-pub mod failure;
 pub mod surface;
 
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 
-use crate::failure::Failure;
+use decision_runtime::api::Error;
 
 /// How many bytes of working memory a call is given up front for each byte of its input: a
 /// parsed JSON value takes up to about this much more than its text.
@@ -52,7 +51,7 @@ fn reserve_for(input_bytes: usize) {
 }
 
 /// The envelope every export returns.
-pub fn envelope(result: Result<Value, Failure>) -> String {
+pub fn envelope(result: Result<Value, Error>) -> String {
     let mut out = String::new();
     match result {
         Ok(value) => {

@@ -1,50 +1,40 @@
 //! The package's functions in plain Rust: text and JSON options in, the `decision`
 //! command's JSON documents out (built by `decision_runtime::api`, so the CLI, Python and
-//! JavaScript print the same bytes), or a [`Failure`]. Nothing here reads a file, the
+//! JavaScript print the same bytes), or an [`Error`] (the one refusal every entrance reports). Nothing here reads a file, the
 //! network or the clock; a `path` only names the input in documents and messages.
 
 use decision_core::check::Capabilities;
-use decision_core::contract::Contract;
 use decision_protocol::digest::{frame_digest, request_digest, stringify};
 use decision_protocol::frame::Mode;
 use decision_runtime::api;
-use decision_runtime::api::frame::{FrameError, FrameOptions};
+use decision_runtime::api::frame::FrameOptions;
+use decision_runtime::api::{Code, Error};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::failure::{Failure, codes};
-
 /// What a contract is called when the caller gives it no name.
 pub const DEFAULT_CONTRACT_PATH: &str = "DECISION.md";
 
-fn options<T: DeserializeOwned + Default>(what: &str, text: &str) -> Result<T, Failure> {
+fn options<T: DeserializeOwned + Default>(what: &str, text: &str) -> Result<T, Error> {
     if text.trim().is_empty() {
         return Ok(T::default());
     }
-    serde_json::from_str(text).map_err(|e| Failure::new(codes::USAGE, format!("{what} options: {e}")))
+    serde_json::from_str(text).map_err(|e| Error::usage(format!("{what} options: {e}")))
 }
 
 /// A JSON object given as an object, or as its text (whose key order is then kept exactly).
-fn object(what: &str, value: Value) -> Result<Map<String, Value>, Failure> {
+fn object(what: &str, value: Value) -> Result<Map<String, Value>, Error> {
     let value = match value {
         Value::String(text) => {
-            serde_json::from_str(&text).map_err(|e| Failure::new(codes::USAGE, format!("{what}: not JSON: {e}")))?
+            serde_json::from_str(&text).map_err(|e| Error::usage(format!("{what}: not JSON: {e}")))?
         }
         other => other,
     };
     match value {
         Value::Object(map) => Ok(map),
-        _ => Err(Failure::new(codes::USAGE, format!("{what}: expected a JSON object"))),
+        _ => Err(Error::usage(format!("{what}: expected a JSON object"))),
     }
-}
-
-/// Parses a contract; parse errors refuse it with the code and location of the first one.
-/// `message` builds the refusal's text the way the matching CLI command words it.
-fn parsed_contract(path: &str, text: &[u8], message: impl Fn() -> String) -> Result<Contract, Failure> {
-    let parsed = decision_core::syntax::parse(text);
-    let errors: Vec<_> = parsed.diagnostics.iter().filter(|d| d.is_error()).collect();
-    if errors.is_empty() { Ok(parsed.contract) } else { Err(Failure::contract(message(), path, &errors)) }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -59,11 +49,11 @@ struct CheckArgs {
 }
 
 /// `decision check --format json`'s object for one file (`path` is `null` when unnamed).
-pub fn check(text: &[u8], options_json: &str) -> Result<Value, Failure> {
+pub fn check(text: &[u8], options_json: &str) -> Result<Value, Error> {
     let args: CheckArgs = options("check", options_json)?;
     let capabilities = match (&args.profile, args.capabilities) {
         (Some(_), Some(_)) => {
-            return Err(Failure::new(codes::USAGE, "check options: give `profile` or `capabilities`, not both"));
+            return Err(Error::usage("check options: give `profile` or `capabilities`, not both"));
         }
         (Some(profile), None) => Some(reference_profile(profile)?),
         (None, Some(report)) => {
@@ -71,7 +61,7 @@ pub fn check(text: &[u8], options_json: &str) -> Result<Value, Failure> {
                 Value::String(text) => text,
                 other => other.to_string(),
             };
-            Some(Capabilities::from_json(&text).map_err(|e| Failure::new(codes::USAGE, format!("capabilities: {e}")))?)
+            Some(Capabilities::from_json(&text).map_err(|e| Error::usage(format!("capabilities: {e}")))?)
         }
         (None, None) => None,
     };
@@ -79,10 +69,10 @@ pub fn check(text: &[u8], options_json: &str) -> Result<Value, Failure> {
     Ok(api::check::file_json(args.path.as_deref(), &report))
 }
 
-fn reference_profile(profile: &str) -> Result<Capabilities, Failure> {
+fn reference_profile(profile: &str) -> Result<Capabilities, Error> {
     match profile {
         "reference" => Ok(Capabilities::reference()),
-        other => Err(Failure::new(codes::USAGE, format!("unknown profile `{other}` (known: reference)"))),
+        other => Err(Error::usage(format!("unknown profile `{other}` (known: reference)"))),
     }
 }
 
@@ -93,7 +83,7 @@ struct ExplainArgs {
 }
 
 /// The explain table as data, with `text` exactly what `decision explain` prints.
-pub fn explain(text: &[u8], options_json: &str) -> Result<Value, Failure> {
+pub fn explain(text: &[u8], options_json: &str) -> Result<Value, Error> {
     let args: ExplainArgs = options("explain", options_json)?;
     let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACT_PATH);
     Ok(api::explain::document(path, text))
@@ -112,38 +102,27 @@ struct FrameArgs {
 }
 
 /// `decision frame --format json`: the frame artifact, the questions and both digests.
-pub fn frame(text: &[u8], options_json: &str) -> Result<Value, Failure> {
+pub fn frame(text: &[u8], options_json: &str) -> Result<Value, Error> {
     let args: FrameArgs = options("frame", options_json)?;
     let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACT_PATH);
-    let block_id = args.block.ok_or_else(|| Failure::new(codes::USAGE, "frame: `block` is required"))?;
-    let state = object("state", args.state.ok_or_else(|| Failure::new(codes::USAGE, "frame: `state` is required"))?)?;
+    let block_id = args.block.ok_or_else(|| Error::usage("frame: `block` is required"))?;
+    let state = object("state", args.state.ok_or_else(|| Error::usage("frame: `state` is required"))?)?;
     let mode = match args.marking.as_deref() {
         None | Some("provenance") => Mode::Provenance,
         Some("reference") => Mode::Reference,
         Some(other) => {
-            return Err(Failure::new(
-                codes::USAGE,
-                format!("unknown marking `{other}` (known: provenance, reference)"),
-            ));
+            return Err(Error::usage(format!("unknown marking `{other}` (known: provenance, reference)")));
         }
     };
     let reference = match args.profile.as_deref() {
         None => false,
         Some(profile) => reference_profile(profile).map(|_| true)?,
     };
-    let contract = parsed_contract(path, text, || match api::frame::parse_contract(path, text) {
-        Err(e) => e.to_string(),
-        Ok(_) => String::new(),
-    })?;
-    let to_failure = |e: FrameError| match e {
-        FrameError::Failed(message) => Failure::new(codes::FRAME, message).at_path(path),
-        FrameError::Usage(message) => Failure::new(codes::USAGE, message),
-        // A kind added later is reported as the frame failure it is, with its own message.
-        other => Failure::new(codes::FRAME, other.to_string()).at_path(path),
-    };
-    let block = api::frame::find_block(path, &contract, &block_id).map_err(to_failure)?;
+    let contract = api::parse_contract(path, text)?;
+    let block = api::find_block(path, &contract, &block_id)?;
     let options = FrameOptions { reference_profile: reference, untrusted: args.untrusted, mode };
-    api::frame::document(block, &state, &options).map_err(to_failure)
+    // A frame the host cannot compile is about this contract: name it.
+    api::frame::document(block, &state, &options).map_err(|e| if e.code == Code::Frame { e.at_path(path) } else { e })
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -159,31 +138,25 @@ struct EvaluateArgs {
 }
 
 /// `decision eval --format json`: validate answers and evaluate the block's policy.
-pub fn evaluate(text: &[u8], options_json: &str) -> Result<Value, Failure> {
+pub fn evaluate(text: &[u8], options_json: &str) -> Result<Value, Error> {
     let args: EvaluateArgs = options("evaluate", options_json)?;
     let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACT_PATH);
-    let block_id = args.block.ok_or_else(|| Failure::new(codes::USAGE, "evaluate: `block` is required"))?;
-    let answers =
-        object("answers", args.answers.ok_or_else(|| Failure::new(codes::USAGE, "evaluate: `answers` is required"))?)?;
-    let contract = parsed_contract(path, text, || match api::eval::load_contract(path, text) {
-        Err(message) => message,
-        Ok(_) => String::new(),
-    })?;
-    let usage = |message: String| Failure::new(codes::USAGE, message);
-    let block = api::eval::find_block(&contract, &block_id).map_err(usage)?;
-    let policy = api::eval::gated_policy(&contract, block, &args.gates).map_err(usage)?;
+    let block_id = args.block.ok_or_else(|| Error::usage("evaluate: `block` is required"))?;
+    let answers = object("answers", args.answers.ok_or_else(|| Error::usage("evaluate: `answers` is required"))?)?;
+    let contract = api::parse_contract(path, text)?;
+    let block = api::find_block(path, &contract, &block_id)?;
+    let policy = api::eval::gated_policy(&contract, block, &args.gates)?;
     let candidates = match args.candidates {
         None => api::eval::Candidates::new(),
-        Some(value) => api::eval::candidates_from_value("candidates", Value::Object(object("candidates", value)?))
-            .map_err(usage)?,
+        Some(value) => api::eval::candidates_from_value("candidates", Value::Object(object("candidates", value)?))?,
     };
-    let questions = api::eval::block_questions(block, &candidates).map_err(usage)?;
+    let questions = api::eval::block_questions(block, &candidates)?;
     Ok(api::eval::evaluate(block, &policy, &questions, &answers).to_json())
 }
 
 /// One decision event verified on its own: `{"schema", "node", "step", "status", "checks"}`.
-pub fn verify_record(event: &[u8]) -> Result<Value, Failure> {
-    api::replay::verify_record(event).map_err(|e| Failure::new(codes::RECORD, e.to_string()))
+pub fn verify_record(event: &[u8]) -> Result<Value, Error> {
+    api::replay::verify_record(event).map_err(Error::from)
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -198,7 +171,7 @@ struct LogArgs {
 pub const DEFAULT_LOG_PATH: &str = "session.jsonl";
 
 /// `decision replay --format json` for one log given as text.
-pub fn verify_log(text: &[u8], options_json: &str) -> Result<Value, Failure> {
+pub fn verify_log(text: &[u8], options_json: &str) -> Result<Value, Error> {
     let args: LogArgs = options("verifyLog", options_json)?;
     let path = args.path.as_deref().unwrap_or(DEFAULT_LOG_PATH);
     let max_line = args.max_line.unwrap_or(decision_runtime::lines::DEFAULT_MAX_LINE);
@@ -218,7 +191,7 @@ struct OutcomeArgs {
 pub const DEFAULT_CONTRACTS_PATH: &str = "contracts.json";
 
 /// Lints a contracts file: `decision outcomes check --format json`.
-pub fn outcomes_check(contracts: &str, options_json: &str) -> Result<Value, Failure> {
+pub fn outcomes_check(contracts: &str, options_json: &str) -> Result<Value, Error> {
     let args: OutcomeArgs = options("outcomes.check", options_json)?;
     Ok(api::outcomes::check_document(args.path.as_deref().unwrap_or(DEFAULT_CONTRACTS_PATH), contracts))
 }
@@ -226,33 +199,22 @@ pub fn outcomes_check(contracts: &str, options_json: &str) -> Result<Value, Fail
 /// Validates one outcome against its tool and method's contract: `{"outcome", "verdict"}`,
 /// where `outcome` is exactly what `decision outcomes validate --format json` prints and
 /// `verdict` is `held`, `violated`, `no_deliverable` or `not_validated` (an error outcome).
-pub fn outcomes_validate(contracts: &str, options_json: &str) -> Result<Value, Failure> {
-    use decision_outcomes::{self as outcome, ValidationVerdict};
+pub fn outcomes_validate(contracts: &str, options_json: &str) -> Result<Value, Error> {
+    use decision_outcomes::ValidationVerdict;
     let args: OutcomeArgs = options("outcomes.validate", options_json)?;
     let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACTS_PATH);
-    let required = |field: &str| Failure::new(codes::USAGE, format!("outcomes.validate: `{field}` is required"));
+    let required = |field: &str| Error::usage(format!("outcomes.validate: `{field}` is required"));
     let tool = args.tool.ok_or_else(|| required("tool"))?;
     let method = args.method.ok_or_else(|| required("method"))?;
     let document = match args.outcome.ok_or_else(|| required("outcome"))? {
-        Value::String(text) => serde_json::from_str(&text)
-            .map_err(|e| Failure::new(codes::OUTCOME, format!("outcome: invalid JSON: {e}")))?,
+        Value::String(text) => {
+            serde_json::from_str(&text).map_err(|e| Error::new(Code::Outcome, format!("outcome: invalid JSON: {e}")))?
+        }
         other => other,
     };
-    let set = outcome::load_contracts(contracts).map_err(|errors| {
-        let first = errors.0.first();
-        Failure {
-            code: codes::CONTRACTS,
-            message: format!("{path} is not a valid contracts file (see `outcomes.check`)"),
-            path: Some(path.to_owned()),
-            line: first.map(|e| u32::try_from(e.line).unwrap_or(u32::MAX)),
-            column: first.map(|e| u32::try_from(e.column).unwrap_or(u32::MAX)),
-            diagnostics: errors.0.iter().map(api::outcomes::lint_error_json).collect(),
-        }
-    })?;
-    let contract =
-        api::outcomes::contract_for(&set, path, &tool, &method).map_err(|m| Failure::new(codes::USAGE, m))?;
-    let validation = api::outcomes::validate(contract, &tool, &method, "outcome", &document)
-        .map_err(|m| Failure::new(codes::OUTCOME, m))?;
+    let set = api::outcomes::load_contracts(path, contracts)?;
+    let contract = api::outcomes::contract_for(&set, path, &tool, &method)?;
+    let validation = api::outcomes::validate(contract, &tool, &method, "outcome", &document)?;
     let verdict = match validation.verdict {
         ValidationVerdict::Held { .. } => "held",
         ValidationVerdict::Violated(_) => "violated",
@@ -263,8 +225,8 @@ pub fn outcomes_validate(contracts: &str, options_json: &str) -> Result<Value, F
 }
 
 /// The advisory report over outcome events given as text: `decision outcomes report --format json`.
-pub fn outcomes_report(log: &str) -> Result<Value, Failure> {
-    api::outcomes::report(log.as_bytes()).map_err(|e| Failure::new(codes::USAGE, e.to_string()))
+pub fn outcomes_report(log: &str) -> Result<Value, Error> {
+    api::outcomes::report("log", log.as_bytes())
 }
 
 /// `{"version", "contract_schemas", "record_schema"}`.
@@ -273,21 +235,20 @@ pub fn engine_info() -> Value {
 }
 
 /// `frameDigest(node, state)` of a state given as JSON text (its key order is kept).
-pub fn digest_frame(node: &str, state_json: &str) -> Result<Value, Failure> {
+pub fn digest_frame(node: &str, state_json: &str) -> Result<Value, Error> {
     let state = object("state", Value::String(state_json.to_owned()))?;
     Ok(Value::String(frame_digest(node, &state)))
 }
 
 /// `requestDigest(frameDigest, questions)` of questions given as JSON text.
-pub fn digest_request(frame: &str, questions_json: &str) -> Result<Value, Failure> {
-    let questions: Value = serde_json::from_str(questions_json)
-        .map_err(|e| Failure::new(codes::USAGE, format!("questions: not JSON: {e}")))?;
+pub fn digest_request(frame: &str, questions_json: &str) -> Result<Value, Error> {
+    let questions: Value =
+        serde_json::from_str(questions_json).map_err(|e| Error::usage(format!("questions: not JSON: {e}")))?;
     Ok(Value::String(request_digest(frame, &questions)))
 }
 
 /// `JSON.stringify` of a value given as JSON text, byte for byte as the reference writes it.
-pub fn digest_stringify(json_text: &str) -> Result<Value, Failure> {
-    let value: Value =
-        serde_json::from_str(json_text).map_err(|e| Failure::new(codes::USAGE, format!("not JSON: {e}")))?;
+pub fn digest_stringify(json_text: &str) -> Result<Value, Error> {
+    let value: Value = serde_json::from_str(json_text).map_err(|e| Error::usage(format!("not JSON: {e}")))?;
     Ok(Value::String(stringify(&value)))
 }

@@ -36,7 +36,7 @@ fn a_frame_of_a_broken_contract_is_refused_at_its_first_error() {
     assert_eq!(error["column"], 12);
     assert_eq!(error["path"], "DECISION.md");
     assert_eq!(error["diagnostics"].as_array().unwrap().len(), 2);
-    assert!(error["message"].as_str().unwrap().starts_with("the contract does not parse:\n  DECISION.md:16: DC0104"));
+    assert!(error["message"].as_str().unwrap().starts_with("DECISION.md does not parse:\n  DECISION.md:16:12: DC0104"));
 }
 
 #[test]

@@ -135,24 +135,24 @@ def parse_answer(value: Any, verdict: Verdict) -> Answer:
         raise UsageError(
             f"the answer to approval {verdict.approval_id} must be a dict "
             f'{{"approved": bool, "reason": str}}, not {type(value).__name__}',
-            code="usage",
+            code="E_USAGE",
             path="resume",
         )
     unknown = sorted(set(value) - {"approved", "reason", "id"})
     if unknown:
-        raise UsageError(f"the answer to approval {verdict.approval_id} has unknown keys: {', '.join(map(str, unknown))}", code="usage", path="resume")
+        raise UsageError(f"the answer to approval {verdict.approval_id} has unknown keys: {', '.join(map(str, unknown))}", code="E_USAGE", path="resume")
     approved = value.get("approved")
     if not isinstance(approved, bool):
-        raise UsageError(f"the answer to approval {verdict.approval_id} needs `approved`: true or false", code="usage", path="resume")
+        raise UsageError(f"the answer to approval {verdict.approval_id} needs `approved`: true or false", code="E_USAGE", path="resume")
     reason = value.get("reason", "")
     if not isinstance(reason, str):
-        raise UsageError(f"the answer to approval {verdict.approval_id}: `reason` must be a string", code="usage", path="resume")
+        raise UsageError(f"the answer to approval {verdict.approval_id}: `reason` must be a string", code="E_USAGE", path="resume")
     answered_id = value.get("id")
     if answered_id is not None and answered_id != verdict.approval_id:
         raise UsageError(
             f"the answer is for approval {answered_id!r}, but the call waiting is approval {verdict.approval_id} "
             f"({verdict.call.tool}); nothing ran",
-            code="usage",
+            code="E_USAGE",
             path="resume",
         )
     return Answer(approved=approved, reason=reason)
@@ -210,11 +210,11 @@ class ToolGate:
             # provider cannot be asked about a tool call's cells yet.
             raise UsageError(
                 f"provider must be 'heuristic' or a callable that answers a frame, not {provider!r}",
-                code="usage",
+                code="E_USAGE",
                 path="provider",
             )
         if approvals not in ("interrupt", "deny"):
-            raise UsageError(f"approvals must be 'interrupt' or 'deny', not {approvals!r}", code="usage", path="approvals")
+            raise UsageError(f"approvals must be 'interrupt' or 'deny', not {approvals!r}", code="E_USAGE", path="approvals")
         if isinstance(contract, Contract):
             self.contract = contract
         elif contract is None:
@@ -225,7 +225,7 @@ class ToolGate:
         else:
             self.contract = Contract.parse(contract)
         if block not in self.contract.blocks:
-            raise UsageError(f"the contract has no block {block!r} (it has {', '.join(self.contract.blocks)})", code="usage", path="block")
+            raise UsageError(f"the contract has no block {block!r} (it has {', '.join(self.contract.blocks)})", code="E_USAGE", path="block")
         self.block = block
         self.provider = provider
         self.approvals: ApprovalMode = approvals
@@ -327,7 +327,7 @@ class ToolGate:
         if approval is not None and (approval["tool"], approval["input"]) != (verdict.call.tool, verdict.call.arguments_json()):
             raise UsageError(
                 f"approval {approval_id} was asked for another call than {verdict.call.tool} with these arguments; nothing ran",
-                code="usage",
+                code="E_USAGE",
                 path="resume",
             )
         recorded = approval.get("answer") if approval is not None else None

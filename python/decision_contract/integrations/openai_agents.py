@@ -89,7 +89,7 @@ class DecisionGuard:
         ``outcome=(tool, method)`` names the outcome contract its output is checked against
         (one of the guard's ``outcomes``; an unknown one is refused here)."""
         if tool.needs_approval is not False:
-            raise UsageError(f"tool {tool.name} already sets needs_approval: the contract decides it", code="usage", path="tool")
+            raise UsageError(f"tool {tool.name} already sets needs_approval: the contract decides it", code="E_USAGE", path="tool")
         output_guardrails = list(tool.tool_output_guardrails or [])
         if outcome is not None:
             output_guardrails.insert(0, self._outcome_guardrail(outcome))
@@ -135,9 +135,9 @@ class DecisionGuard:
         ``(tool, method)``."""
         contracts = self.outcomes
         if contracts is None:
-            raise UsageError("outcome= needs the guard's outcomes (tool outcome contracts)", code="usage", path="outcome")
+            raise UsageError("outcome= needs the guard's outcomes (tool outcome contracts)", code="E_USAGE", path="outcome")
         if not (isinstance(outcome, tuple) and len(outcome) == 2 and all(isinstance(part, str) for part in outcome)):
-            raise UsageError(f"outcome must be (tool, method), not {outcome!r}", code="usage", path="outcome")
+            raise UsageError(f"outcome must be (tool, method), not {outcome!r}", code="E_USAGE", path="outcome")
         name, method = outcome
         # Refused now rather than at the first call: a contract the file does not hold. (An
         # error outcome is never validated, so this checks the lookup alone.)
@@ -188,12 +188,12 @@ class DecisionGuard:
             # read the arguments: the contract decides the call now.
             verdict = self._decide(guarded[0], guarded[1], call_id, arguments)
         if verdict is None:
-            raise UsageError(f"no guarded call has call id {call_id!r}; nothing ran", code="usage", path="item")
+            raise UsageError(f"no guarded call has call id {call_id!r}; nothing ran", code="E_USAGE", path="item")
         asked = ToolCall(call_id=call_id, tool=item.name or "", arguments=arguments if isinstance(arguments, Mapping) else {})
         if asked.tool != verdict.call.tool or asked.fingerprint() != verdict.call.fingerprint():
             raise UsageError(
                 f"the item is not the call that waits for approval {verdict.approval_id} ({verdict.call.tool}); nothing ran",
-                code="usage",
+                code="E_USAGE",
                 path="item",
             )
         return verdict

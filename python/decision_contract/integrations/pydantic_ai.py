@@ -96,10 +96,10 @@ class DecisionToolset(WrapperToolset[Any]):
         waiting = {part.tool_call_id: part for part in requests.approvals}
         unknown = sorted(set(answers) - set(waiting))
         if unknown:
-            raise UsageError(f"no call waits for approval under tool call id {', '.join(unknown)}; nothing ran", code="usage", path="answers")
+            raise UsageError(f"no call waits for approval under tool call id {', '.join(unknown)}; nothing ran", code="E_USAGE", path="answers")
         unanswered = sorted(set(waiting) - set(answers))
         if unanswered:
-            raise UsageError(f"the calls {', '.join(unanswered)} wait for an answer too", code="usage", path="answers")
+            raise UsageError(f"the calls {', '.join(unanswered)} wait for an answer too", code="E_USAGE", path="answers")
         results = DeferredToolResults()
         for call_id, value in answers.items():
             part = waiting[call_id]
@@ -109,9 +109,9 @@ class DecisionToolset(WrapperToolset[Any]):
                 # approval of this exact call, and the answer is bound to it.
                 verdict = self.gate.waiting(ToolCall(call_id, part.tool_name, part.args_as_dict()))
             if verdict is None or verdict.outcome != "approval" or part.tool_name != verdict.call.tool:
-                raise UsageError(f"tool call {call_id} was not decided as waiting for approval; nothing ran", code="usage", path="answers")
+                raise UsageError(f"tool call {call_id} was not decided as waiting for approval; nothing ran", code="E_USAGE", path="answers")
             if ToolCall(call_id, part.tool_name, part.args_as_dict()).fingerprint() != verdict.call.fingerprint():
-                raise UsageError(f"tool call {call_id} is not the call that waits for approval {verdict.approval_id}; nothing ran", code="usage", path="answers")
+                raise UsageError(f"tool call {call_id} is not the call that waits for approval {verdict.approval_id}; nothing ran", code="E_USAGE", path="answers")
             answer = self.gate.answer(verdict, value)
             results.approvals[call_id] = True if answer.approved else ToolDenied(refusal_text(verdict, answer))
         return results

@@ -29,13 +29,13 @@ pub fn run(args: Args) -> ExitCode {
     };
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
-        Err(e) => return super::usage_error(&format!("cannot read {}: {e}", path.display())),
+        Err(e) => return super::io_error(&format!("cannot read {}: {e}", path.display())),
     };
     let mut contracts = Vec::new();
     for contract in &args.contract {
         match std::fs::read(contract) {
             Ok(bytes) => contracts.push((contract.display().to_string(), bytes)),
-            Err(e) => return super::usage_error(&format!("cannot read {}: {e}", contract.display())),
+            Err(e) => return super::io_error(&format!("cannot read {}: {e}", contract.display())),
         }
     }
     if contracts.is_empty() {

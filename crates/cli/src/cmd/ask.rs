@@ -15,8 +15,10 @@ use decision_runtime::terminal;
 use serde_json::{Map, Value};
 
 use super::contract_input::Format;
-use super::eval::{block_questions, find_block, gated_policy, load_contract};
+use super::contract_input::{load_contract, read_text};
+use super::eval::block_questions;
 use crate::provider::{Endpoint, ProviderSpec, ProviderSpecError};
+use decision_runtime::api::{Code, Error};
 
 /// What an unknown provider's message lists for `ask`. The heuristic's rules answer only the
 /// reference coding host's questions, so `ask` does not offer it; `replay:LOG` is accepted
@@ -100,47 +102,42 @@ pub fn run(args: Args) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(message) => super::usage_error(&message),
+        Err(error) => super::fail(&error),
     }
 }
 
-fn ask(args: &Args) -> Result<NodeDecision, String> {
+fn ask(args: &Args) -> Result<NodeDecision, Error> {
     let contract = load_contract(&args.contract)?;
-    let block = find_block(&contract, &args.block)?;
-    let gated = gated_policy(&contract, block, &args.gate)?;
-    let text =
-        std::fs::read_to_string(&args.state).map_err(|e| format!("cannot read {}: {e}", args.state.display()))?;
-    let state: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", args.state.display()))?;
-    let Value::Object(state) = state else {
-        return Err(format!("{}: the state must be a JSON object", args.state.display()));
-    };
+    let shown = args.contract.display().to_string();
+    let block = api::find_block(&shown, &contract, &args.block)?;
+    let gated = api::eval::gated_policy(&contract, block, &args.gate)?;
+    let state = api::frame::parse_state(&args.state.display().to_string(), &read_text(&args.state)?)?;
     let source = cell_source(args.cells, args.capabilities.as_deref(), &args.untrusted)?;
     let host_file = args.capabilities.as_ref().map_or_else(String::new, |p| p.display().to_string());
-    if let api::frame::CellSource::Capabilities { capabilities, .. } = &source
-        && let Some(why) = api::frame::misfit(&decision_core::check::adapter(&contract, capabilities), block)
-    {
-        return Err(format!("block `{}` does not fit the host of {host_file} (`--capabilities`): {why}", args.block));
-    }
-    let problems = decision_protocol::frame::projections::history_problems(&state);
-    if !problems.is_empty() {
-        return Err(format!("{}: {}", args.state.display(), problems.join("; ")));
+    if let api::frame::CellSource::Capabilities { capabilities, .. } = &source {
+        let host = format!("the host of {host_file} (`--capabilities`)");
+        api::frame::refuse_misfit(&shown, &contract, block, capabilities, &host)?;
     }
     let questions = block_questions(block, args.candidates.as_deref())?;
-    let provider = build_provider(args)?;
+    let provider = build_provider(args).map_err(Error::usage)?;
     // A frame that reads a cell the chosen host does not have names the host and the flag
     // that chooses another one.
-    let artifact = api::ask::compile(block, &state, source.host_cells(&state)).map_err(|e| match &source {
-        api::frame::CellSource::Reference => format!(
-            "{e} (the cells asked against are the reference coding host's, the default; a host with its own cells \
-             gives `--cells state`, which takes them from the keys of {}, or `--capabilities FILE.json`)",
-            args.state.display()
-        ),
-        api::frame::CellSource::State { .. } => {
-            format!("{e} (the cells asked against are the keys of {}, from `--cells state`)", args.state.display())
-        }
-        api::frame::CellSource::Capabilities { .. } => {
-            format!("{e} (the cells asked against are those of the host in {host_file}, from `--capabilities`)")
-        }
+    let artifact = api::ask::compile(block, &state, source.host_cells(&state)).map_err(|mut error| {
+        let host = match &source {
+            api::frame::CellSource::Reference => format!(
+                "the cells asked against are the reference coding host's, the default; a host with its own cells \
+                 gives `--cells state`, which takes them from the keys of {}, or `--capabilities FILE.json`",
+                args.state.display()
+            ),
+            api::frame::CellSource::State { .. } => {
+                format!("the cells asked against are the keys of {}, from `--cells state`", args.state.display())
+            }
+            api::frame::CellSource::Capabilities { .. } => {
+                format!("the cells asked against are those of the host in {host_file}, from `--capabilities`")
+            }
+        };
+        error.message = format!("{} ({host})", error.message);
+        error
     })?;
     let spec = NodeSpec {
         id: artifact.as_ref().map_or_else(|| block.id.clone(), |a| a.node.clone()),
@@ -155,13 +152,13 @@ fn ask(args: &Args) -> Result<NodeDecision, String> {
     let timeout = Duration::from_millis(args.timeout_ms);
     let bounded: Arc<dyn DecisionProvider> = Arc::new(WithDeadline::new(provider, Instant::now() + timeout));
     let decider = Decider::new(bounded).with_timeout(timeout);
-    let mut decision = decider.decide(&spec).map_err(|e| e.to_string())?;
+    let mut decision = decider.decide(&spec).map_err(|e| Error::new(Code::Provider, e.to_string()))?;
     if decision.valid {
         decision.reason = gated.reason(&decision.reason, decision.rule);
     }
     if let Some(path) = &args.log {
         record(path, &decision, artifact.map(|a| a.to_value()), &args.gate)
-            .map_err(|e| format!("cannot record the decision: {e}"))?;
+            .map_err(|e| Error::new(Code::Io, format!("cannot record the decision: {e}")))?;
     }
     Ok(decision)
 }
@@ -171,16 +168,16 @@ pub fn cell_source(
     cells: CellSource,
     capabilities: Option<&std::path::Path>,
     untrusted: &[String],
-) -> Result<api::frame::CellSource, String> {
+) -> Result<api::frame::CellSource, Error> {
     let named = !untrusted.is_empty();
     let untrusted = untrusted.to_vec();
     if let Some(path) = capabilities {
-        let capabilities = super::contract_input::read_capabilities(path)?;
+        let capabilities = super::contract_input::read_capabilities(path).map_err(Error::usage)?;
         return Ok(api::frame::CellSource::Capabilities { capabilities: Box::new(capabilities), untrusted });
     }
     match cells {
         CellSource::Reference if named => {
-            Err("`--untrusted` names cells of the state: use it with `--cells state` or `--capabilities`".into())
+            Err(Error::usage("`--untrusted` names cells of the state: use it with `--cells state` or `--capabilities`"))
         }
         CellSource::Reference => Ok(api::frame::CellSource::Reference),
         CellSource::State => Ok(api::frame::CellSource::State { untrusted }),

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use decision_core::check::Capabilities;
+use decision_core::contract::Contract;
+use decision_runtime::api::{self, Error};
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -47,5 +49,23 @@ pub fn read_capabilities(path: &Path) -> Result<Capabilities, String> {
 
 /// Read a contract file's bytes, with a clear message on failure.
 pub fn read_source(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    read_file(path).map_err(|e| e.message)
+}
+
+/// Read an input file's bytes; failure is `E_IO` naming it.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    let shown = path.display().to_string();
+    std::fs::read(path).map_err(|e| Error::io(&shown, format!("cannot read {shown}: {e}")))
+}
+
+/// Read an input file as UTF-8 text; failure is `E_IO` naming it.
+pub fn read_text(path: &Path) -> Result<String, Error> {
+    let shown = path.display().to_string();
+    std::fs::read_to_string(path).map_err(|e| Error::io(&shown, format!("cannot read {shown}: {e}")))
+}
+
+/// Read and parse a contract whole: a file with an error diagnostic is refused with the
+/// first one's code.
+pub fn load_contract(path: &Path) -> Result<Contract, Error> {
+    api::parse_contract(&path.display().to_string(), &read_file(path)?)
 }

@@ -5,14 +5,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_core::contract::{Block, Contract};
+use decision_core::contract::Block;
 use decision_protocol::ask::Questions;
-use decision_runtime::api;
 use decision_runtime::api::eval::Evaluation;
-pub use decision_runtime::api::eval::{find_block, gated_policy};
+use decision_runtime::api::{self, Error};
 use decision_runtime::terminal;
 
-use super::contract_input::{Format, read_source};
+use super::contract_input::{Format, load_contract, read_text};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -45,35 +44,27 @@ pub fn run(args: Args) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(message) => super::usage_error(&message),
+        Err(error) => super::fail(&error),
     }
 }
 
-fn evaluate(args: &Args) -> Result<Evaluation, String> {
+fn evaluate(args: &Args) -> Result<Evaluation, Error> {
     let contract = load_contract(&args.contract)?;
-    let block = find_block(&contract, &args.block)?;
-    let gated = gated_policy(&contract, block, &args.gate)?;
-    let text =
-        std::fs::read_to_string(&args.answers).map_err(|e| format!("cannot read {}: {e}", args.answers.display()))?;
+    let block = api::find_block(&args.contract.display().to_string(), &contract, &args.block)?;
+    let gated = api::eval::gated_policy(&contract, block, &args.gate)?;
+    let text = read_text(&args.answers)?;
     let answers = api::eval::parse_answers(&args.answers.display().to_string(), &text)?;
     let questions = block_questions(block, args.candidates.as_deref())?;
     Ok(api::eval::evaluate(block, &gated, &questions, &answers))
 }
 
-/// Parse a contract; a file with parse errors is refused (exit 2).
-pub fn load_contract(path: &std::path::Path) -> Result<Contract, String> {
-    let source = read_source(path)?;
-    api::eval::load_contract(&path.display().to_string(), &source)
-}
-
 /// A block's questions as offered: a `dynamic:` block's choice question offers the
 /// candidates in `candidates` (a file), else the options the file lists.
-pub fn block_questions(block: &Block, candidates: Option<&std::path::Path>) -> Result<Questions, String> {
+pub fn block_questions(block: &Block, candidates: Option<&std::path::Path>) -> Result<Questions, Error> {
     let given = match candidates {
         Some(path) => {
-            let shown = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-            api::eval::parse_candidates(&shown, &text)?
+            let text = read_text(path)?;
+            api::eval::parse_candidates(&path.display().to_string(), &text)?
         }
         None => api::eval::Candidates::new(),
     };

@@ -6,10 +6,11 @@ use std::process::ExitCode;
 
 use decision_protocol::frame::Mode;
 use decision_runtime::api;
-use decision_runtime::api::frame::{FrameError, FrameOptions};
+use decision_runtime::api::Error;
+use decision_runtime::api::frame::FrameOptions;
 use serde_json::Value;
 
-use super::contract_input::{Format, Profile, read_source};
+use super::contract_input::{Format, Profile, load_contract, read_text};
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Marking {
@@ -46,50 +47,28 @@ pub struct Args {
 
 pub fn run(args: Args) -> ExitCode {
     match build(&args) {
-        Ok(Built::Document(doc)) => {
+        Ok(doc) => {
             print(&args, &doc);
             ExitCode::SUCCESS
         }
-        Ok(Built::Failed(message)) => {
-            eprintln!("error: {}", decision_runtime::terminal::lines(&message));
-            ExitCode::from(1)
-        }
-        Err(message) => super::usage_error(&message),
+        Err(error) => super::fail(&error),
     }
 }
 
-enum Built {
-    Document(Value),
-    /// The contract cannot produce this frame (parse errors, unknown names).
-    Failed(String),
-}
-
-fn build(args: &Args) -> Result<Built, String> {
-    let source = read_source(&args.contract)?;
+fn build(args: &Args) -> Result<Value, Error> {
     let path = args.contract.display().to_string();
-    let built = (|| {
-        let contract = api::frame::parse_contract(&path, &source)?;
-        let block = api::frame::find_block(&path, &contract, &args.block)?;
-        let text = std::fs::read_to_string(&args.state)
-            .map_err(|e| FrameError::Usage(format!("cannot read {}: {e}", args.state.display())))?;
-        let state = api::frame::parse_state(&args.state.display().to_string(), &text)?;
-        let options = FrameOptions {
-            reference_profile: args.profile == Some(Profile::Reference),
-            untrusted: args.untrusted.clone(),
-            mode: match args.marking {
-                Marking::Provenance => Mode::Provenance,
-                Marking::Reference => Mode::Reference,
-            },
-        };
-        api::frame::document(block, &state, &options)
-    })();
-    match built {
-        Ok(doc) => Ok(Built::Document(doc)),
-        Err(FrameError::Failed(message)) => Ok(Built::Failed(message)),
-        Err(FrameError::Usage(message)) => Err(message),
-        // A kind added later fails the frame with its own message, as `Failed` does.
-        Err(other) => Ok(Built::Failed(other.to_string())),
-    }
+    let contract = load_contract(&args.contract)?;
+    let block = api::find_block(&path, &contract, &args.block)?;
+    let state = api::frame::parse_state(&args.state.display().to_string(), &read_text(&args.state)?)?;
+    let options = FrameOptions {
+        reference_profile: args.profile == Some(Profile::Reference),
+        untrusted: args.untrusted.clone(),
+        mode: match args.marking {
+            Marking::Provenance => Mode::Provenance,
+            Marking::Reference => Mode::Reference,
+        },
+    };
+    api::frame::document(block, &state, &options)
 }
 
 fn print(args: &Args, doc: &Value) {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use decision_outcomes::{self as outcome, ContractSet, LintError, ValidationVerdict};
-use decision_runtime::api;
+use decision_runtime::api::{self, Code, Error};
 use decision_runtime::terminal::{lines, one_line};
 use serde_json::Value;
 
@@ -66,10 +66,6 @@ pub fn run(command: Command) -> ExitCode {
     }
 }
 
-fn input_error(message: &str) -> ExitCode {
-    super::usage_error(message)
-}
-
 fn read_text(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|error| format!("cannot read {}: {error}", path.display()))
 }
@@ -83,7 +79,7 @@ fn print_lint_errors(path: &Path, errors: &[LintError]) {
 fn check(path: &Path, format: Format) -> ExitCode {
     let text = match read_text(path) {
         Ok(text) => text,
-        Err(message) => return input_error(&message),
+        Err(message) => return super::io_error(&message),
     };
     let display = path.display().to_string();
     match (outcome::load_contracts(&text), format) {
@@ -107,11 +103,12 @@ fn check(path: &Path, format: Format) -> ExitCode {
     }
 }
 
-fn load_set(path: &Path) -> Result<ContractSet, ExitCode> {
-    let text = read_text(path).map_err(|message| input_error(&message))?;
-    outcome::load_contracts(&text).map_err(|errors| {
-        print_lint_errors(path, &errors.0);
-        input_error(&format!("{} is not a valid contracts file (see `decision outcomes check`)", path.display()))
+fn load_set(path: &Path) -> Result<ContractSet, Error> {
+    let text = read_text(path).map_err(|message| Error::io(&path.display().to_string(), message))?;
+    api::outcomes::load_contracts(&path.display().to_string(), &text).map_err(|mut error| {
+        print_contract_lint(path, &error);
+        error.message = format!("{} is not a valid contracts file (see `decision outcomes check`)", path.display());
+        error
     })
 }
 
@@ -124,26 +121,9 @@ fn print_document(document: &Value, format: Format) {
 }
 
 fn validate(contracts: &Path, tool: &str, method: &str, outcome_path: &Path, format: Format) -> ExitCode {
-    let set = match load_set(contracts) {
-        Ok(set) => set,
-        Err(code) => return code,
-    };
-    let contract = match api::outcomes::contract_for(&set, &contracts.display().to_string(), tool, method) {
-        Ok(contract) => contract,
-        Err(message) => return input_error(&message),
-    };
-    let text = match read_text(outcome_path) {
-        Ok(text) => text,
-        Err(message) => return input_error(&message),
-    };
-    let document: Value = match serde_json::from_str(&text) {
-        Ok(document) => document,
-        Err(error) => return input_error(&format!("{}: invalid JSON: {error}", outcome_path.display())),
-    };
-    let shown = outcome_path.display().to_string();
-    let validated = match api::outcomes::validate(contract, tool, method, &shown, &document) {
+    let validated = match validated(contracts, tool, method, outcome_path) {
         Ok(validated) => validated,
-        Err(message) => return input_error(&message),
+        Err(error) => return super::fail(&error),
     };
     let human = format == Format::Human;
     match &validated.verdict {
@@ -185,10 +165,40 @@ fn validate(contracts: &Path, tool: &str, method: &str, outcome_path: &Path, for
     }
 }
 
+/// The outcome at `outcome_path` validated against its contract in `contracts`.
+fn validated(
+    contracts: &Path,
+    tool: &str,
+    method: &str,
+    outcome_path: &Path,
+) -> Result<api::outcomes::Validation, Error> {
+    let set = load_set(contracts)?;
+    let contract = api::outcomes::contract_for(&set, &contracts.display().to_string(), tool, method)?;
+    let shown = outcome_path.display().to_string();
+    let text = read_text(outcome_path).map_err(|message| Error::io(&shown, message))?;
+    let document: Value = serde_json::from_str(&text)
+        .map_err(|error| Error::new(Code::Outcome, format!("{shown}: invalid JSON: {error}")))?;
+    api::outcomes::validate(contract, tool, method, &shown, &document)
+}
+
+/// A contracts file's lint errors (the refusal's `diagnostics`), one a line on stderr, as
+/// `outcomes check` shows them.
+fn print_contract_lint(path: &Path, error: &Error) {
+    for lint in &error.diagnostics {
+        let text = |key: &str| lint.get(key).and_then(Value::as_str).unwrap_or_default();
+        let number = |key: &str| lint.get(key).and_then(Value::as_u64).unwrap_or_default();
+        let mut line = format!("{}:{}:{}: {}", path.display(), number("line"), number("column"), text("message"));
+        if !text("pointer").is_empty() {
+            line.push_str(&format!(" (at {})", text("pointer")));
+        }
+        eprintln!("{}", lines(&line));
+    }
+}
+
 fn report(path: &Path, format: Format) -> ExitCode {
     let file = match File::open(path) {
         Ok(file) => file,
-        Err(error) => return input_error(&format!("cannot read {}: {error}", path.display())),
+        Err(error) => return super::io_error(&format!("cannot read {}: {error}", path.display())),
     };
     match outcome::report(BufReader::new(file)) {
         Ok(report) => {
@@ -198,6 +208,6 @@ fn report(path: &Path, format: Format) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(error) => input_error(&format!("{}: {error}", path.display())),
+        Err(error) => super::fail(&api::outcomes::report_error(&path.display().to_string(), &error)),
     }
 }

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use decision_protocol::record::{RECORD_SCHEMA, REPLAY_NOTES, VerifyOutcome};
-use decision_runtime::api;
 use decision_runtime::api::replay::{Requirements, log_problems};
+use decision_runtime::api::{self, Code, Error};
 use decision_runtime::log::approval::replay_with_ledger;
 use decision_runtime::log::policy::PolicyBook;
 use decision_runtime::log::replay::{ChainBreak, MacCheck};
@@ -105,9 +105,12 @@ pub fn run(mut args: Args) -> ExitCode {
         allow_empty: args.allow_empty,
     };
     let policies = match &args.contract {
-        Some(path) => match super::eval::load_contract(path).and_then(PolicyBook::new) {
-            Ok(book) => Some(Arc::new(book)),
-            Err(message) => return super::usage_error(&message),
+        Some(path) => match super::contract_input::load_contract(path) {
+            Ok(contract) => match PolicyBook::new(contract) {
+                Ok(book) => Some(Arc::new(book)),
+                Err(message) => return super::fail(&Error::new(Code::Policy, message)),
+            },
+            Err(error) => return super::fail(&error),
         },
         None => None,
     };
@@ -252,7 +255,7 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements, heads: O
         let (report, ledger) = match report {
             Ok(replayed) => replayed,
             Err(e) => {
-                eprintln!("error: {}", terminal::one_line(&format!("cannot read {}: {e}", path.display())));
+                eprintln!("error[E_IO]: {}", terminal::one_line(&format!("cannot read {}: {e}", path.display())));
                 summary.unreadable = true;
                 continue;
             }
@@ -497,7 +500,7 @@ fn json_document(
                 }
             }
             Err(e) => {
-                eprintln!("error: {}", terminal::one_line(&format!("cannot read {display}: {e}")));
+                eprintln!("error[E_IO]: {}", terminal::one_line(&format!("cannot read {display}: {e}")));
                 logs.add_unreadable(&display, &e.to_string());
             }
         }

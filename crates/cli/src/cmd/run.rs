@@ -173,7 +173,7 @@ pub fn run(args: Args) -> ExitCode {
     let (source, label) = match &args.contract {
         Some(path) => match std::fs::read(path) {
             Ok(bytes) => (bytes, path.display().to_string()),
-            Err(e) => return super::usage_error(&format!("cannot read {}: {e}", path.display())),
+            Err(e) => return super::io_error(&format!("cannot read {}: {e}", path.display())),
         },
         None => (CODING_CONTRACT.as_bytes().to_vec(), "bundled:examples/coding-agent/DECISION.md".to_string()),
     };

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use decision_runtime::contract_tests::{TestFileError, TestReport, TestRunner, load_tests, tests_beside};
 
 use super::contract_input::Format;
-use super::eval::load_contract;
+use super::contract_input::load_contract;
+use decision_runtime::api::Error;
 use decision_runtime::terminal::one_line as safe;
 
 #[derive(clap::Args)]
@@ -38,7 +39,7 @@ pub struct Args {
 pub fn run(args: Args) -> ExitCode {
     let report = match report(&args) {
         Ok(report) => report,
-        Err(message) => return super::usage_error(&message),
+        Err(error) => return super::fail(&error),
     };
     match args.format {
         Format::Json => println!("{}", serde_json::to_value(&report).unwrap_or_default()),
@@ -50,16 +51,16 @@ pub fn run(args: Args) -> ExitCode {
     if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
-fn report(args: &Args) -> Result<TestReport, String> {
+fn report(args: &Args) -> Result<TestReport, Error> {
     let contract = load_contract(&args.contract)?;
     let files = if args.tests.is_empty() {
         let beside = tests_beside(&args.contract);
         if !beside.is_file() {
-            return Err(TestFileError::NotFound {
+            let missing = TestFileError::NotFound {
                 path: args.contract.display().to_string(),
                 expected: beside.display().to_string(),
-            }
-            .to_string());
+            };
+            return Err(Error::io(&beside.display().to_string(), missing.to_string()));
         }
         vec![beside]
     } else {
@@ -68,7 +69,10 @@ fn report(args: &Args) -> Result<TestReport, String> {
     let cells = super::ask::cell_source(args.cells, args.capabilities.as_deref(), &args.untrusted)?;
     let mut runner = TestRunner::new(&contract).with_cells(cells);
     for file in &files {
-        let tests = load_tests(file).map_err(|e| e.to_string())?;
+        let tests = load_tests(file).map_err(|e| match e {
+            TestFileError::Json { .. } => Error::usage(e.to_string()).at_path(&file.display().to_string()),
+            _ => Error::io(&file.display().to_string(), e.to_string()),
+        })?;
         runner.run_file(&file.display().to_string(), &tests);
     }
     Ok(runner.finish())

@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use decision_core::policy::parse_gates;
-use decision_runtime::log::what_if::{WhatIf, WhatIfReport, what_if_reader};
+use decision_runtime::log::what_if::{WhatIf, WhatIfError, WhatIfReport, what_if_reader};
 
 use super::contract_input::Format;
-use super::eval::load_contract;
+use super::contract_input::load_contract;
+use decision_runtime::api::{Code, Error};
 use decision_runtime::terminal::one_line as safe;
 
 #[derive(clap::Args)]
@@ -38,20 +39,23 @@ pub fn run(args: Args) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(message) => super::usage_error(&message),
+        Err(error) => super::fail(&error),
     }
 }
 
-fn report(args: &Args) -> Result<WhatIfReport, String> {
+fn report(args: &Args) -> Result<WhatIfReport, Error> {
     let contract = load_contract(&args.contract)?;
-    let gates = parse_gates(&args.gate.join("\n")).map_err(|e| e.to_string())?;
-    let what_if = WhatIf::new(&contract, &gates).map_err(|e| format!("{}: {e}", args.contract.display()))?;
+    let gates = parse_gates(&args.gate.join("\n")).map_err(|e| Error::usage(e.to_string()))?;
+    let what_if = WhatIf::new(&contract, &gates).map_err(|e| {
+        let code = if matches!(e, WhatIfError::Policy { .. }) { Code::Policy } else { Code::Usage };
+        Error::new(code, format!("{}: {e}", args.contract.display()))
+    })?;
     let mut report = WhatIfReport::default();
     for path in &args.logs {
         let shown = path.display().to_string();
-        let file = crate::progress::Watched::open(path, "comparing", false)
-            .map_err(|e| format!("cannot read {shown}: {e}"))?;
-        what_if_reader(&what_if, &shown, file, &mut report).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let unreadable = |e: std::io::Error| Error::io(&shown, format!("cannot read {shown}: {e}"));
+        let file = crate::progress::Watched::open(path, "comparing", false).map_err(unreadable)?;
+        what_if_reader(&what_if, &shown, file, &mut report).map_err(unreadable)?;
     }
     Ok(report)
 }

@@ -3,6 +3,7 @@
 use decision_core::contract::Block;
 use serde_json::{Map, Value, json};
 
+use super::error::{Code, Error};
 use crate::decide::NodeDecision;
 use decision_protocol::frame::{
     FrameArtifact, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id,
@@ -10,12 +11,12 @@ use decision_protocol::frame::{
 
 /// The block's frame compiled from the host cells with the standard projections (provenance
 /// mode), against the reference host's cells unless `host_cells` is given; `None` for a block
-/// without `frame:`.
+/// without `frame:`. A frame that reads what the host does not have is [`Code::Frame`].
 pub fn compile(
     block: &Block,
     cells: &Map<String, Value>,
     host_cells: Option<HostCells>,
-) -> Result<Option<FrameArtifact>, String> {
+) -> Result<Option<FrameArtifact>, Error> {
     if block.frame.is_none() {
         return Ok(None);
     }
@@ -25,7 +26,7 @@ pub fn compile(
     };
     let projections = Projections::standard();
     let spec = FrameSpec::from_block(node, block, &host_cells, &projections)
-        .map_err(|e| super::frame::in_block(&block.id, &e))?;
+        .map_err(|e| Error::new(Code::Frame, super::frame::in_block(&block.id, &e)))?;
     Ok(Some(compile_frame(&spec, cells, &host_cells, &projections, Mode::Provenance)))
 }
 

@@ -8,6 +8,7 @@ use decision_core::contract::{Block, Contract, Primitive};
 use decision_core::policy::{CompiledPolicy, Decision, Margin, apply_gates, compile_block, gate_note, parse_gates};
 use serde_json::{Map, Value, json};
 
+use super::error::{Code, Error};
 use decision_protocol::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
 
 /// A block's policy evaluated on given answers (what `decision eval` reports), invalid
@@ -81,35 +82,12 @@ pub fn evaluate(block: &Block, gated: &Gated, questions: &Questions, answers: &M
 }
 
 /// Reads the answers document (a JSON object of question ids); `shown` names it in messages.
-pub fn parse_answers(shown: &str, text: &str) -> Result<Map<String, Value>, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("{shown} is not JSON: {e}"))?;
+pub fn parse_answers(shown: &str, text: &str) -> Result<Map<String, Value>, Error> {
+    let value: Value = serde_json::from_str(text).map_err(|e| Error::usage(format!("{shown} is not JSON: {e}")))?;
     let Value::Object(answers) = value else {
-        return Err(format!("{shown}: expected a JSON object mapping question ids to answers"));
+        return Err(Error::usage(format!("{shown}: expected a JSON object mapping question ids to answers")));
     };
     Ok(answers)
-}
-
-/// Parses a contract; a file with parse errors is refused, each error as `path:line: message`.
-pub fn load_contract(path: &str, source: &[u8]) -> Result<Contract, String> {
-    let parsed = decision_core::syntax::parse(source);
-    let errors: Vec<String> = parsed
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .map(|d| format!("{path}:{}: {}", d.span.line, d.message))
-        .collect();
-    if !errors.is_empty() {
-        return Err(format!("{path} does not parse:\n  {}", errors.join("\n  ")));
-    }
-    Ok(parsed.contract)
-}
-
-/// The block named `id`, or an error listing the blocks there are.
-pub fn find_block<'a>(contract: &'a Contract, id: &str) -> Result<&'a Block, String> {
-    contract.blocks.iter().find(|b| b.id == id).ok_or_else(|| {
-        let ids: Vec<&str> = contract.blocks.iter().map(|b| b.id.as_str()).collect();
-        format!("no block `{id}` (blocks: {})", ids.join(", "))
-    })
 }
 
 /// A block's policy with the `--gate` overrides applied, and the policy as written.
@@ -134,19 +112,24 @@ impl Gated {
 
 /// The block's compiled policy with every `--gate` applied (all or nothing). A policy with a
 /// rule that does not compile is refused, as the reference refuses to load it.
-pub fn gated_policy(contract: &Contract, block: &Block, gates: &[String]) -> Result<Gated, String> {
+pub fn gated_policy(contract: &Contract, block: &Block, gates: &[String]) -> Result<Gated, Error> {
     let (policy, errors) = compile_block(block);
     if let Some((index, error)) = errors.first() {
-        return Err(format!("block `{}`: policy rule {} does not compile: {error}", block.id, index + 1));
+        let message = format!("block `{}`: policy rule {} does not compile: {error}", block.id, index + 1);
+        return Err(Error::new(Code::Policy, message));
     }
     if gates.is_empty() {
         return Ok(Gated { original: policy.clone(), policy });
     }
-    let gates = parse_gates(&gates.join("\n")).map_err(|e| e.to_string())?;
+    // A gate is an argument of the request: one that does not parse or does not apply to
+    // this contract is the caller's mistake, not the contract's.
+    let gates = parse_gates(&gates.join("\n")).map_err(|e| Error::usage(e.to_string()))?;
     let policies: Vec<CompiledPolicy> = contract.blocks.iter().map(|b| compile_block(b).0).collect();
-    let gated = apply_gates(&contract.blocks, &policies, &gates).map_err(|e| e.to_string())?;
-    let gated =
-        gated.into_iter().find(|p| p.block == block.id).ok_or_else(|| format!("no policy for block `{}`", block.id))?;
+    let gated = apply_gates(&contract.blocks, &policies, &gates).map_err(|e| Error::usage(e.to_string()))?;
+    let gated = gated
+        .into_iter()
+        .find(|p| p.block == block.id)
+        .ok_or_else(|| Error::usage(format!("no policy for block `{}`", block.id)))?;
     Ok(Gated { policy: gated, original: policy })
 }
 
@@ -156,12 +139,13 @@ pub type Candidates = BTreeMap<String, Vec<(String, String)>>;
 /// A block's questions as offered. A `dynamic:` block's choice question offers the given
 /// `candidates`, else the options the file lists: eval and ask have no host to compute
 /// candidates, and an answer outside the offered set must fail closed.
-pub fn block_questions(block: &Block, candidates: &Candidates) -> Result<Questions, String> {
+pub fn block_questions(block: &Block, candidates: &Candidates) -> Result<Questions, Error> {
     if let Some(id) = candidates
         .keys()
         .find(|id| block.dynamic.is_none() || block.question(id).is_none_or(|q| q.primitive != Primitive::Choice))
     {
-        return Err(format!("candidates for `{id}`: not a choice question of a dynamic block `{}`", block.id));
+        let message = format!("candidates for `{id}`: not a choice question of a dynamic block `{}`", block.id);
+        return Err(Error::usage(message));
     }
     Ok(block
         .questions
@@ -178,13 +162,17 @@ pub fn block_questions(block: &Block, candidates: &Candidates) -> Result<Questio
 
 /// Reads a candidates document, `{"question": {"id": "criterion", …}}` or
 /// `{"question": ["id", …]}`, from its text; `shown` names it in messages.
-pub fn parse_candidates(shown: &str, text: &str) -> Result<Candidates, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("{shown} is not JSON: {e}"))?;
+pub fn parse_candidates(shown: &str, text: &str) -> Result<Candidates, Error> {
+    let value: Value = serde_json::from_str(text).map_err(|e| Error::usage(format!("{shown} is not JSON: {e}")))?;
     candidates_from_value(shown, value)
 }
 
 /// Reads a candidates document from a value (see [`parse_candidates`]).
-pub fn candidates_from_value(shown: &str, value: Value) -> Result<Candidates, String> {
+pub fn candidates_from_value(shown: &str, value: Value) -> Result<Candidates, Error> {
+    candidates_of(shown, value).map_err(Error::usage)
+}
+
+fn candidates_of(shown: &str, value: Value) -> Result<Candidates, String> {
     let Value::Object(map) = value else { return Err(format!("{shown}: expected an object of question ids")) };
     let mut out = BTreeMap::new();
     for (id, options) in map {

@@ -1,29 +1,16 @@
 //! `decision frame --format json`: the frame artifact a block would send and its questions,
 //! with both digests.
 
+use super::error::{Code, Error};
 use decision_core::Diagnostic;
 use decision_core::check::Capabilities;
 use decision_core::contract::{Block, Contract};
 use decision_core::vocab::CellType;
 use decision_protocol::digest::request_digest_of_text;
 use serde_json::{Map, Value, json};
-use thiserror::Error;
 
 use decision_protocol::ask::wire_question;
 use decision_protocol::frame::{Cell, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
-
-/// Why no frame document was produced. The CLI exits 1 on [`FrameError::Failed`] and 2 on
-/// [`FrameError::Usage`].
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[non_exhaustive]
-pub enum FrameError {
-    /// The contract cannot produce this frame (parse errors, unknown names).
-    #[error("{0}")]
-    Failed(String),
-    /// The request is wrong (no such block, a state that is not an object of cells).
-    #[error("{0}")]
-    Usage(String),
-}
 
 /// The host a frame is compiled for.
 #[derive(Debug, Clone, Default)]
@@ -37,58 +24,35 @@ pub struct FrameOptions {
     pub mode: Mode,
 }
 
-/// Parses a contract; any parse error refuses it, listing each as `path:line: CODE message`.
-pub fn parse_contract(path: &str, source: &[u8]) -> Result<Contract, FrameError> {
-    let parsed = decision_core::syntax::parse(source);
-    let errors: Vec<String> = parsed
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .map(|d| format!("{path}:{}: {} {}", d.span.line, d.code, d.message))
-        .collect();
-    if !errors.is_empty() {
-        return Err(FrameError::Failed(format!("the contract does not parse:\n  {}", errors.join("\n  "))));
-    }
-    Ok(parsed.contract)
-}
-
-/// The block named `id`, or a usage error listing the blocks there are.
-pub fn find_block<'a>(path: &str, contract: &'a Contract, id: &str) -> Result<&'a Block, FrameError> {
-    contract.blocks.iter().find(|b| b.id == id).ok_or_else(|| {
-        let known: Vec<&str> = contract.blocks.iter().map(|b| b.id.as_str()).collect();
-        FrameError::Usage(format!("no block `{id}` in {path} (blocks: {})", known.join(", ")))
-    })
-}
-
 /// Reads the host state (a JSON object of cells) from text; `shown` names it in messages.
-pub fn parse_state(shown: &str, text: &str) -> Result<Map<String, Value>, FrameError> {
+pub fn parse_state(shown: &str, text: &str) -> Result<Map<String, Value>, Error> {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => {
             let problems = decision_protocol::frame::projections::history_problems(&map);
-            if problems.is_empty() {
-                Ok(map)
-            } else {
-                Err(FrameError::Usage(format!("{shown}: {}", problems.join("; "))))
-            }
+            if problems.is_empty() { Ok(map) } else { Err(Error::usage(format!("{shown}: {}", problems.join("; ")))) }
         }
-        Ok(_) => Err(FrameError::Usage(format!("{shown}: the state must be a JSON object of cells"))),
-        Err(e) => Err(FrameError::Usage(format!("{shown}: not JSON: {e}"))),
+        Ok(_) => Err(Error::usage(format!("{shown}: the state must be a JSON object of cells"))),
+        Err(e) => Err(Error::usage(format!("{shown}: not JSON: {e}"))),
     }
 }
 
 /// The frame document: `block`, `frame` (the artifact), `questions`, `requestDigest`, and
 /// for a `dynamic:` block a `dynamic` note.
-pub fn document(block: &Block, state: &Map<String, Value>, options: &FrameOptions) -> Result<Value, FrameError> {
-    let problems = decision_protocol::frame::projections::history_problems(state);
-    if !problems.is_empty() {
-        return Err(FrameError::Usage(format!("the state: {}", problems.join("; "))));
-    }
+pub fn document(block: &Block, state: &Map<String, Value>, options: &FrameOptions) -> Result<Value, Error> {
+    check_history(state)?;
     let (cells, node) = if options.reference_profile {
         (HostCells::reference(), reference_node_id(&block.id).unwrap_or(&block.id).to_owned())
     } else {
         (cells_of_state(state, &options.untrusted), block.id.clone())
     };
     Ok(PreparedFrame::new(block, node, cells, options.mode)?.document(state))
+}
+
+/// Refuses a state whose `history` is not a list of steps `{"tool", "input", "result"}`
+/// ([`Code::Usage`]): every front end checks it before it frames, for every host.
+pub fn check_history(state: &Map<String, Value>) -> Result<(), Error> {
+    let problems = decision_protocol::frame::projections::history_problems(state);
+    if problems.is_empty() { Ok(()) } else { Err(Error::usage(format!("the state: {}", problems.join("; ")))) }
 }
 
 /// A host whose cells are the keys of a state object, typed by their values; a cell is
@@ -165,6 +129,24 @@ pub fn adapter_errors(contract: &Contract, block: &Block, capabilities: &Capabil
     errors_of(&decision_core::check::adapter(contract, capabilities), block).cloned().collect()
 }
 
+/// Refuses a block that does not fit a host with these capabilities: its adapter errors
+/// ([`adapter_errors`]) as one refusal with the first one's code and location. `path` names
+/// the contract and `host` the host (`the host of caps.json`), both in the message only.
+pub fn refuse_misfit(
+    path: &str,
+    contract: &Contract,
+    block: &Block,
+    capabilities: &Capabilities,
+    host: &str,
+) -> Result<(), Error> {
+    let errors = adapter_errors(contract, block, capabilities);
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let refused: Vec<&Diagnostic> = errors.iter().collect();
+    Err(Error::diagnosed(path, &format!("block `{}` of {path} does not fit {host}", block.id), &refused))
+}
+
 /// Of a whole contract's adapter diagnostics, the errors about `block` or the whole file.
 fn errors_of<'d>(adapter: &'d [Diagnostic], block: &'d Block) -> impl Iterator<Item = &'d Diagnostic> {
     adapter.iter().filter(|d| d.is_error() && d.block.as_deref().is_none_or(|b| b == block.id))
@@ -204,7 +186,7 @@ pub struct PreparedFrame {
 
 impl PreparedFrame {
     /// The block's frame for the reference host (its cells, projections and node ids).
-    pub fn reference(block: &Block, mode: Mode) -> Result<PreparedFrame, FrameError> {
+    pub fn reference(block: &Block, mode: Mode) -> Result<PreparedFrame, Error> {
         let node = reference_node_id(&block.id).unwrap_or(&block.id).to_owned();
         PreparedFrame::new(block, node, HostCells::reference(), mode)
     }
@@ -217,14 +199,14 @@ impl PreparedFrame {
         state: &Map<String, Value>,
         untrusted: &[String],
         mode: Mode,
-    ) -> Result<PreparedFrame, FrameError> {
+    ) -> Result<PreparedFrame, Error> {
         PreparedFrame::new(block, block.id.clone(), cells_of_state(state, untrusted), mode)
     }
 
-    fn new(block: &Block, node: String, cells: HostCells, mode: Mode) -> Result<PreparedFrame, FrameError> {
+    fn new(block: &Block, node: String, cells: HostCells, mode: Mode) -> Result<PreparedFrame, Error> {
         let projections = Projections::standard();
         let spec = FrameSpec::from_block(&node, block, &cells, &projections)
-            .map_err(|e| FrameError::Failed(in_block(&block.id, &e)))?;
+            .map_err(|e| Error::new(Code::Frame, in_block(&block.id, &e)))?;
         let questions: Map<String, Value> =
             block.questions.iter().map(|q| (q.id.clone(), wire_question(q).to_json())).collect();
         let questions = Value::Object(questions);

@@ -8,11 +8,14 @@
 
 pub mod ask;
 pub mod check;
+pub mod error;
 pub mod eval;
 pub mod explain;
 pub mod frame;
 pub mod outcomes;
 pub mod replay;
+
+pub use error::{Code, Error, Kind, find_block, parse_contract};
 
 use serde_json::{Value, json};
 

@@ -2,6 +2,8 @@
 
 use serde_json::{Value, json};
 
+use super::error::{Code, Error};
+
 use decision_outcomes::{
     self as outcome, ContractSet, LintError, Outcome, OutcomesReport, OutcomesReportError, ToolContract, Validated,
     ValidationVerdict,
@@ -21,6 +23,26 @@ pub fn check_document(path: &str, text: &str) -> Value {
             json!({"path": path, "ok": false, "contracts": 0, "errors": list})
         }
     }
+}
+
+/// A lint-clean contracts file, or [`Code::Contracts`] at its first lint error with every
+/// one in `diagnostics`; `path` names the file (it is never opened).
+pub fn load_contracts(path: &str, text: &str) -> Result<ContractSet, Error> {
+    outcome::load_contracts(text).map_err(|errors| {
+        let first = errors.0.first();
+        let message = match first {
+            Some(error) => format!("{path}:{error}"),
+            None => format!("{path}: not a valid contracts file"),
+        };
+        Error {
+            code: Code::Contracts,
+            message,
+            path: Some(path.to_owned()),
+            line: first.map(|e| u32::try_from(e.line).unwrap_or(u32::MAX)),
+            column: first.map(|e| u32::try_from(e.column).unwrap_or(u32::MAX)),
+            diagnostics: errors.0.iter().map(lint_error_json).collect(),
+        }
+    })
 }
 
 /// One outcome validated against the contract of its tool and method.
@@ -46,8 +68,9 @@ pub fn contract_for<'a>(
     contracts: &str,
     tool: &str,
     method: &str,
-) -> Result<&'a ToolContract, String> {
-    set.get(tool, method).ok_or_else(|| format!("{contracts} has no contract for tool `{tool}` method `{method}`"))
+) -> Result<&'a ToolContract, Error> {
+    set.get(tool, method)
+        .ok_or_else(|| Error::usage(format!("{contracts} has no contract for tool `{tool}` method `{method}`")))
 }
 
 /// Validates the outcome `document` of `tool`'s `method` against its `contract`; `shown`
@@ -59,16 +82,17 @@ pub fn validate(
     method: &str,
     shown: &str,
     document: &Value,
-) -> Result<Validation, String> {
+) -> Result<Validation, Error> {
     let parsed = Outcome::from_json(document).map_err(|error| {
         let at = if error.pointer.is_empty() { String::new() } else { format!(" (at {})", error.pointer) };
-        format!("{shown}: not an outcome: {error}{at}")
+        Error::new(Code::Outcome, format!("{shown}: not an outcome: {error}{at}"))
     })?;
     for (field, declared, given) in [("tool", &parsed.tool, tool), ("method", &parsed.method, method)] {
         if let Some(declared) = declared
             && declared != given
         {
-            return Err(format!("{shown}: the outcome's {field} is `{declared}` but --{field} is `{given}`"));
+            let message = format!("{shown}: the outcome's {field} is `{declared}` but --{field} is `{given}`");
+            return Err(Error::new(Code::Outcome, message));
         }
     }
     let Validated { outcome, verdict } = contract.validate(parsed);
@@ -80,9 +104,14 @@ pub fn validate(
     Ok(Validation { document, verdict })
 }
 
-/// The advisory report over a log of outcome events given as text.
-pub fn report(text: &[u8]) -> Result<Value, OutcomesReportError> {
-    outcome::report(text).map(|report| report_json(&report))
+/// The advisory report over a log of outcome events given as text; `shown` names the log.
+pub fn report(shown: &str, text: &[u8]) -> Result<Value, Error> {
+    outcome::report(text).map(|report| report_json(&report)).map_err(|e| report_error(shown, &e))
+}
+
+/// A log whose outcomes cannot be reported, as [`Code::Report`] naming it.
+pub fn report_error(shown: &str, error: &OutcomesReportError) -> Error {
+    Error::new(Code::Report, format!("{shown}: {error}")).at_path(shown)
 }
 
 /// A report as `decision outcomes report --format json` prints it.
