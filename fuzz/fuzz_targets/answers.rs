@@ -2,9 +2,9 @@
 //! rules; the indexed decision state's interpretation never panics either.
 #![no_main]
 
-use decision_core::policy::Answer;
-use decision_protocol::ask::{Questions, WireQuestion, normalize, validate_answers};
-use decision_protocol::space::{Applicable, DecisionState, Evidence, HostObject, Operation, Snapshot, SpaceConfig};
+use decision::policy::Answer;
+use decision::ask::{Questions, WireQuestion, normalize, validate_answers};
+use decision::space::{Applicable, DecisionState, Evidence, HostObject, Operation, Snapshot, SpaceConfig};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! without panicking, and a value that holds comes back unchanged; the log reader never panics.
 #![no_main]
 
-use decision_outcomes::{Outcome, ValidationVerdict, load_contracts, report};
+use decision::outcomes::{Outcome, ValidationVerdict, load_contracts, report};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,7 +2,7 @@
 //! every span inside the input.
 #![no_main]
 
-use decision_core::check::{self, Capabilities, CheckOptions};
+use decision::check::{self, Capabilities, CheckOptions};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

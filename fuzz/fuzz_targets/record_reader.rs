@@ -2,9 +2,9 @@
 //! whole session log (sequential and parallel replay must agree).
 #![no_main]
 
-use decision_protocol::record::{EventRead, read_event, verify_record};
-use decision_runtime::log::envelope::parse_line;
-use decision_runtime::log::{ReplayOptions, replay_reader};
+use decision::record::{EventRead, read_event, verify_record};
+use decision::log::envelope::parse_line;
+use decision::log::{ReplayOptions, replay_reader};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,9 +1,9 @@
-//! Raising the engine's one refusal, [`decision_runtime::api::Error`], as the exception of
+//! Raising the engine's one refusal, [`decision::api::Error`], as the exception of
 //! `decision_contract._errors` for its kind (defined in Python, so that it carries its fields
 //! as attributes under the stable ABI). The `code` is the same string the CLI prints and the
 //! npm package throws.
 
-use decision_runtime::api::{Code, Error, Kind};
+use decision::api::{Code, Error, Kind};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;

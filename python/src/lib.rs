@@ -1,6 +1,6 @@
 //! `decision_contract._native`: the engine for Python hosts. Every function returns the
 //! document the matching `decision … --format json` command prints (built by
-//! [`decision_runtime::api`]), as Python dicts and lists with the same keys.
+//! [`decision::api`]), as Python dicts and lists with the same keys.
 //!
 //! Errors are the exceptions of `decision_contract._errors`, each with a `code` and, where
 //! there is one, the `path`, `line` and `column` of the problem.
@@ -19,15 +19,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use decision_core::check::Capabilities;
-use decision_core::contract::Contract as ParsedContract;
-use decision_protocol::ask::Questions;
-use decision_protocol::frame::Mode;
-use decision_runtime::api;
-use decision_runtime::api::eval::Gated;
-use decision_runtime::api::frame::{CellSource, PreparedFrame};
-use decision_runtime::api::{Code, Error};
-use decision_runtime::decide::{Decider, NodeSpec};
+use decision::api;
+use decision::api::eval::Gated;
+use decision::api::frame::{CellSource, PreparedFrame};
+use decision::api::{Code, Error};
+use decision::ask::Questions;
+use decision::check::Capabilities;
+use decision::contract::Contract as ParsedContract;
+use decision::decide::{Decider, NodeSpec};
+use decision::frame::Mode;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use serde_json::{Map, Value};
@@ -164,7 +164,7 @@ impl Contract {
     fn prepared(
         &self,
         py: Python<'_>,
-        (index, block): (usize, &decision_core::contract::Block),
+        (index, block): (usize, &decision::contract::Block),
         mode: Mode,
     ) -> PyResult<Arc<Prepared>> {
         let key = (index, mode == Mode::Reference);
@@ -180,7 +180,7 @@ impl Contract {
     }
 
     /// The block to frame and its index, or the usage error `decision frame` gives.
-    fn frame_block(&self, py: Python<'_>, id: &str) -> PyResult<(usize, &decision_core::contract::Block)> {
+    fn frame_block(&self, py: Python<'_>, id: &str) -> PyResult<(usize, &decision::contract::Block)> {
         let found = self.contract.blocks.iter().enumerate().find(|(_, b)| b.id == id);
         found.ok_or_else(|| match api::find_block(&self.path, &self.contract, id) {
             Err(e) => errors::raise(py, &e),
@@ -206,7 +206,7 @@ impl Contract {
     fn state_frame(
         &self,
         py: Python<'_>,
-        (index, block): (usize, &decision_core::contract::Block),
+        (index, block): (usize, &decision::contract::Block),
         state: &Map<String, Value>,
         untrusted: &[String],
         mode: Mode,
@@ -236,7 +236,7 @@ impl Contract {
         Ok(frame)
     }
 
-    fn block(&self, py: Python<'_>, id: &str) -> PyResult<&decision_core::contract::Block> {
+    fn block(&self, py: Python<'_>, id: &str) -> PyResult<&decision::contract::Block> {
         api::find_block(&self.path, &self.contract, id).map_err(to_py_err(py))
     }
 
@@ -244,7 +244,7 @@ impl Contract {
     fn policy_and_questions(
         &self,
         py: Python<'_>,
-        block: &decision_core::contract::Block,
+        block: &decision::contract::Block,
         gates: &[String],
         candidates: &api::eval::Candidates,
     ) -> PyResult<Arc<(Gated, Questions)>> {
@@ -468,7 +468,7 @@ impl Contract {
             let mut event = decision.to_event(artifact.map(|a| a.to_value()));
             // The overrides are recorded so that replay evaluates the policy the decision was made by.
             if !gates.is_empty() {
-                let parsed = decision_core::policy::parse_gates(&gates.join("\n"))
+                let parsed = decision::policy::parse_gates(&gates.join("\n"))
                     .map_err(|e| errors::usage_error(py, &e.to_string(), Some("gates")))?;
                 event.gates = Some(parsed.iter().map(|g| (g.key(), serde_json::Value::from(g.value))).collect());
             }
@@ -488,7 +488,7 @@ impl Contract {
     fn refuse_adapter_errors(
         &self,
         py: Python<'_>,
-        block: &decision_core::contract::Block,
+        block: &decision::contract::Block,
         capabilities: &Capabilities,
     ) -> PyResult<()> {
         api::frame::refuse_misfit(&self.path, &self.contract, block, capabilities, "the host of `capabilities`")

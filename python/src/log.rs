@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use decision_runtime::api;
-use decision_runtime::log::approval::{
+use decision::api;
+use decision::log::approval::{
     ApprovalError, Pending, PendingCall, Verdict, append_bound_answer, append_pending, append_used, read_ledger,
 };
-use decision_runtime::log::{
+use decision::log::{
     DecisionEvent, FsyncPolicy, LogError, LogHeader, ReplayOptions, SealKey, SessionLog as Writer, next_run, now_ms,
 };
 use pyo3::prelude::*;
@@ -18,7 +18,7 @@ use serde_json::Map;
 
 use crate::convert::{from_py, object_from_py, to_py};
 use crate::errors::{file_error, raise, usage_error};
-use decision_runtime::api::{Code, Error};
+use decision::api::{Code, Error};
 
 /// `approvals(path)`: the calls a run halted for (`awaiting_approval`) that still wait for an
 /// answer, as `decision approvals --format json LOG` lists them.
@@ -65,7 +65,7 @@ fn host_approval_error(py: Python<'_>, error: &decision_coding_host::approvals::
 /// `verify_log(path, *, jobs=1, verbose=False, max_line=…)`: the document `decision replay
 /// --format json PATH` prints. The log is read and verified without holding the GIL.
 #[pyfunction]
-#[pyo3(signature = (path, *, jobs=1, verbose=false, max_line=decision_runtime::lines::DEFAULT_MAX_LINE))]
+#[pyo3(signature = (path, *, jobs=1, verbose=false, max_line=decision::lines::DEFAULT_MAX_LINE))]
 fn verify_log<'py>(
     py: Python<'py>,
     path: PathBuf,
@@ -153,7 +153,7 @@ impl SessionLog {
                 // that what is read is the whole log.
                 held.writer.commit().map_err(|e| writer_error(py, &e))?;
                 let key = held.writer.seal_key();
-                let ledger = read_ledger(&self.path, key, decision_runtime::lines::DEFAULT_MAX_LINE, &[], &mut |_| {})
+                let ledger = read_ledger(&self.path, key, decision::lines::DEFAULT_MAX_LINE, &[], &mut |_| {})
                     .map_err(|e| approval_error(py, &e))?;
                 let mut approvals = HashMap::with_capacity(ledger.approvals.len());
                 for pending in ledger.approvals {

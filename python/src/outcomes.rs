@@ -2,13 +2,13 @@
 
 use std::path::PathBuf;
 
-use decision_outcomes::{self as outcome, ContractSet};
-use decision_runtime::api;
+use decision::api;
+use decision::outcomes::{self as outcome, ContractSet};
 use pyo3::prelude::*;
 
 use crate::convert::{from_py, to_py};
 use crate::errors::{at_argument, file_error, raise, to_py_err};
-use decision_runtime::api::Code;
+use decision::api::Code;
 
 fn read(py: Python<'_>, path: &PathBuf) -> PyResult<String> {
     let shown = path.display().to_string();
@@ -82,7 +82,7 @@ fn outcomes_report<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, P
     let shown = path.display().to_string();
     let report = py.detach(|| {
         let file = std::fs::File::open(&path)
-            .map_err(|e| decision_runtime::api::Error::io(&shown, format!("cannot read {shown}: {e}")))?;
+            .map_err(|e| decision::api::Error::io(&shown, format!("cannot read {shown}: {e}")))?;
         outcome::report(std::io::BufReader::new(file))
             .map(|report| api::outcomes::report_json(&report))
             .map_err(|e| api::outcomes::report_error(&shown, &e))

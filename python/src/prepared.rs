@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use decision_runtime::api::frame::PreparedFrame;
+use decision::api::frame::PreparedFrame;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};

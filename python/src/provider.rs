@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use decision_runtime::provider::{
+use decision::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, RetryPolicy, Retrying, ScriptProvider,
     SystemOneProvider,
 };

@@ -5,9 +5,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use decision_protocol::frame::Mode;
-use decision_runtime::api;
-use decision_runtime::api::frame::PreparedFrame;
+use decision::api;
+use decision::api::frame::PreparedFrame;
+use decision::frame::Mode;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use serde_json::{Map, Value};

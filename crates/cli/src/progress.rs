@@ -31,7 +31,7 @@ impl Watched {
                 bar.set_style(style);
             }
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            bar.set_message(format!("{verb} {}", decision_runtime::terminal::one_line(&name)));
+            bar.set_message(format!("{verb} {}", decision::terminal::one_line(&name)));
             bar
         };
         Ok(Watched { file, bar })

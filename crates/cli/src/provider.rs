@@ -15,11 +15,11 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use decision_coding_host::heuristic::HeuristicProvider;
-use decision_runtime::provider::{
+use decision::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, ReplayProvider, RetryPolicy, Retrying,
     ScriptProvider, SystemOneProvider,
 };
+use decision_coding_host::heuristic::HeuristicProvider;
 
 /// Where `openai` looks when no `--url` is given (llama.cpp's server default).
 const OPENAI_DEFAULT_URL: &str = "http://127.0.0.1:8080/v1";

@@ -11,12 +11,12 @@
 //!
 //! The location in the message and the one in miette's header are both the diagnostic's own
 //! `line:column`: the line counts `\n`s, the column counts Unicode scalar values from the
-//! start of the line (each invalid UTF-8 byte counting as one), as [`decision_core::Span`]
+//! start of the line (each invalid UTF-8 byte counting as one), as [`decision::Span`]
 //! documents.
 
 use std::ops::Range;
 
-use decision_core::diag::{Diagnostic, MAX_DIAGNOSTICS, Omitted, Severity, Span};
+use decision::diag::{Diagnostic, MAX_DIAGNOSTICS, Omitted, Severity, Span};
 use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, MietteError, MietteSpanContents, SourceCode,
     SourceSpan, SpanContents,
@@ -387,7 +387,7 @@ impl miette::Diagnostic for WithSource<'_> {
 
 #[cfg(test)]
 mod tests {
-    use decision_core::diag::Layer;
+    use decision::diag::Layer;
     use miette::{NamedSource, Report};
     use proptest::prelude::*;
 

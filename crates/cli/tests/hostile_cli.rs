@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 use common::TempDir;
 use expect_test::expect;
 
-/// The cap of the report (`decision_core::diag::MAX_DIAGNOSTICS`).
+/// The cap of the report (`decision::diag::MAX_DIAGNOSTICS`).
 const CAP: usize = 1_000;
 
 fn check(args: &[&str], file: &Path) -> Output {

@@ -345,7 +345,7 @@ fn a_held_call_nobody_answers_is_refused_after_the_timeout_and_a_denial_refuses_
 
 #[test]
 fn a_forged_or_changed_answer_in_the_inbox_is_refused_and_the_call_stays_held() {
-    use decision_runtime::log::approval::{Verdict, answer_event, read_ledger};
+    use decision::log::approval::{Verdict, answer_event, read_ledger};
     if !python_available() {
         return;
     }

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use common::TempDir;
-use decision_protocol::digest::{frame_digest, request_digest};
-use decision_runtime::log::{DecisionEvent, FsyncPolicy, LogHeader, SessionLog};
+use decision::digest::{frame_digest, request_digest};
+use decision::log::{DecisionEvent, FsyncPolicy, LogHeader, SessionLog};
 use serde_json::{Map, Value, json};
 
 fn decision(args: &[&str]) -> Output {

@@ -42,15 +42,31 @@ fn layer(name: &str) -> u8 {
     }
 }
 
-/// The workspace crates an example may depend on (normal dependencies), as its description
-/// says; its tests may use more. The language server, the MCP gateway and the export enter
-/// through the facade alone.
+/// The workspace crates an example or an entrance may depend on (normal dependencies), as
+/// its description says; its tests may use more. Every entrance — the CLI, the Python and
+/// wasm bindings, the language server, the MCP gateway, the export — enters through the
+/// facade; the CLI also runs the coding host and serves the libraries above the facade, and
+/// Python answers approvals through the coding host.
 const EXAMPLE_DEPENDENCIES: &[(&str, &[&str])] = &[
     ("decision-external-host", &["decision-core"]),
     ("decision-lsp", &["decision"]),
     ("decision-mcp", &["decision"]),
     ("decision-export", &["decision"]),
+    ("decision-wasm", &["decision"]),
+    ("decision-contract-python", &["decision", "decision-coding-host"]),
+    ("decision-cli", &["decision", "decision-coding-host", "decision-mcp", "decision-lsp", "decision-export"]),
 ];
+
+/// The crates of this project the fuzz targets (outside the workspace) name in their
+/// manifest: the facade alone.
+fn fuzz_project_dependencies() -> Vec<String> {
+    let manifest = std::fs::read_to_string(workspace_root().join("fuzz/Cargo.toml")).unwrap_or_default();
+    manifest
+        .lines()
+        .filter_map(|line| line.split_once('=').map(|(name, _)| name.trim().to_owned()))
+        .filter(|name| name == "decision" || name.starts_with("decision-") && name != "decision-fuzz")
+        .collect()
+}
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -183,26 +199,42 @@ fn impure_dependencies_without_default_features(metadata: &Value, root: &str) ->
     let graph = Graph::of(metadata);
     let root_id = graph.id(root).unwrap_or_else(|| panic!("{root} is not a workspace member"));
     let manifest = metadata["packages"].as_array().unwrap().iter().find(|p| p["id"] == root_id).unwrap();
-    let required: BTreeSet<&str> = manifest["dependencies"]
+    let required: Vec<&Value> = manifest["dependencies"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|d| d["kind"].as_str() != Some("dev") && d["optional"] == false)
-        .map(|d| d["name"].as_str().unwrap())
         .collect();
+    // A workspace crate taken without its default features is followed by the same rule
+    // (the facade takes the runtime so); any other dependency by its resolved closure.
+    let (lean, full): (Vec<&Value>, Vec<&Value>) = required.iter().partition(|d| {
+        d["uses_default_features"] == false
+            && graph.id(dependency_name(d)).is_some_and(|id| graph.members.contains(&id))
+    });
+    let full: BTreeSet<&str> = full.iter().map(|d| dependency_name(d)).collect();
     let direct: Vec<&str> = graph
         .edges
         .get(root_id)
         .into_iter()
         .flatten()
         .map(|(dep, _)| *dep)
-        .filter(|dep| required.contains(graph.name(dep)))
+        .filter(|dep| full.contains(graph.name(dep)))
         .collect();
     let mut closure = graph.closure(&direct);
     for chain in closure.values_mut() {
         chain.insert(0, root);
     }
-    impure_in(&graph, &closure)
+    let mut found = impure_in(&graph, &closure);
+    for dep in lean {
+        let below = impure_dependencies_without_default_features(metadata, dependency_name(dep));
+        found.extend(below.into_iter().map(|chain| format!("{root} → {chain}")));
+    }
+    found
+}
+
+/// The crate name a manifest dependency entry of `cargo metadata` names.
+fn dependency_name(dependency: &Value) -> &str {
+    dependency["name"].as_str().unwrap()
 }
 
 fn impure_in(graph: &Graph<'_>, closure: &BTreeMap<&str, Vec<&str>>) -> Vec<String> {
@@ -394,6 +426,11 @@ fn workspace_crates_depend_only_on_crates_below_them() {
 const PURE_CRATES: &[&str] = &["decision-core", "decision-protocol", "decision-outcomes"];
 
 #[test]
+fn the_fuzz_targets_enter_through_the_facade() {
+    assert_eq!(fuzz_project_dependencies(), ["decision"]);
+}
+
+#[test]
 fn the_pure_crates_pull_in_no_http_filesystem_or_clock_crate() {
     let metadata = metadata();
     let graph = Graph::of(&metadata);
@@ -418,6 +455,14 @@ fn the_runtime_without_default_features_pulls_in_no_impure_crate() {
     }
     let found = impure_dependencies_without_default_features(&metadata, "decision-runtime");
     assert!(found.is_empty(), "decision-runtime (no default features) must stay pure:\n{}", found.join("\n"));
+}
+
+/// The wasm binding and the fuzz targets take the facade without its default features: it
+/// must then leave the HTTP providers out as the runtime does.
+#[test]
+fn the_facade_without_default_features_pulls_in_no_impure_crate() {
+    let found = impure_dependencies_without_default_features(&metadata(), "decision");
+    assert!(found.is_empty(), "decision (no default features) must stay pure:\n{}", found.join("\n"));
 }
 
 #[test]
@@ -513,11 +558,15 @@ fn a_dependency_that_points_up_or_sideways_is_reported() {
         ("decision-cli", &[("decision-runtime", None, false), ("decision-wasm", Some("dev"), false)]),
         ("decision-wasm", &[("decision-runtime", None, false)]),
     ]);
+    // The CLI and wasm are entrances: depending on a layer crate rather than the facade is
+    // reported too.
     assert_eq!(
         layering_violations(&upward),
         [
+            "decision-cli says it depends on [\"decision\", \"decision-coding-host\", \"decision-mcp\", \"decision-lsp\", \"decision-export\"] only, but depends on decision-runtime",
             "decision-cli (layer 6) depends on decision-wasm (layer 6)",
             "decision-core (layer 0) depends on decision-runtime (layer 2)",
+            "decision-wasm says it depends on [\"decision\"] only, but depends on decision-runtime",
         ]
     );
     let example = fake_metadata(&[

@@ -13,7 +13,7 @@ pub mod surface;
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 
-use decision_runtime::api::Error;
+use decision::api::Error;
 
 /// How many bytes of working memory a call is given up front for each byte of its input: a
 /// parsed JSON value takes up to about this much more than its text.

@@ -1,14 +1,14 @@
 //! The package's functions in plain Rust: text and JSON options in, the `decision`
-//! command's JSON documents out (built by `decision_runtime::api`, so the CLI, Python and
+//! command's JSON documents out (built by `decision::api`, so the CLI, Python and
 //! JavaScript print the same bytes), or an [`Error`] (the one refusal every entrance reports). Nothing here reads a file, the
 //! network or the clock; a `path` only names the input in documents and messages.
 
-use decision_core::check::Capabilities;
-use decision_protocol::digest::{frame_digest, request_digest, stringify};
-use decision_protocol::frame::Mode;
-use decision_runtime::api;
-use decision_runtime::api::frame::FrameOptions;
-use decision_runtime::api::{Code, Error};
+use decision::api;
+use decision::api::frame::FrameOptions;
+use decision::api::{Code, Error};
+use decision::check::Capabilities;
+use decision::digest::{frame_digest, request_digest, stringify};
+use decision::frame::Mode;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -174,7 +174,7 @@ pub const DEFAULT_LOG_PATH: &str = "session.jsonl";
 pub fn verify_log(text: &[u8], options_json: &str) -> Result<Value, Error> {
     let args: LogArgs = options("verifyLog", options_json)?;
     let path = args.path.as_deref().unwrap_or(DEFAULT_LOG_PATH);
-    let max_line = args.max_line.unwrap_or(decision_runtime::lines::DEFAULT_MAX_LINE);
+    let max_line = args.max_line.unwrap_or(decision::lines::DEFAULT_MAX_LINE);
     Ok(api::replay::verify_text(path, text, args.verbose, max_line).0)
 }
 
@@ -200,7 +200,7 @@ pub fn outcomes_check(contracts: &str, options_json: &str) -> Result<Value, Erro
 /// where `outcome` is exactly what `decision outcomes validate --format json` prints and
 /// `verdict` is `held`, `violated`, `no_deliverable` or `not_validated` (an error outcome).
 pub fn outcomes_validate(contracts: &str, options_json: &str) -> Result<Value, Error> {
-    use decision_outcomes::ValidationVerdict;
+    use decision::outcomes::ValidationVerdict;
     let args: OutcomeArgs = options("outcomes.validate", options_json)?;
     let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACTS_PATH);
     let required = |field: &str| Error::usage(format!("outcomes.validate: `{field}` is required"));

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use decision::graph::report::{check, generate};
 use decision_coding_host::{CODING_CONTRACT, coding_description};
-use decision_runtime::graph::report::{check, generate};
 
 #[derive(clap::Args)]
 pub struct Args {

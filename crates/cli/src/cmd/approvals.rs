@@ -7,14 +7,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use decision::log::approval::{ApprovalError as LogApprovalError, Verdict};
+use decision::log::{LogError, SealKey};
 use decision_coding_host::approvals::{ApprovalError, pending_json, read_approvals, record_answer};
 use decision_mcp::inbox::hand_off;
-use decision_runtime::log::approval::{ApprovalError as LogApprovalError, Verdict};
-use decision_runtime::log::{LogError, SealKey};
 use serde_json::Value;
 
 use super::contract_input::Format;
-use decision_runtime::terminal::one_line as safe;
+use decision::terminal::one_line as safe;
 
 #[derive(clap::Args)]
 pub struct ListArgs {

@@ -7,18 +7,18 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use decision_runtime::api;
-use decision_runtime::decide::{Decider, NodeDecision, NodeSpec};
-use decision_runtime::log::{FsyncPolicy, LogHeader, SealKey, SessionLog, next_run, now_ms};
-use decision_runtime::provider::{DecisionProvider, OpenAiMode, WithDeadline};
-use decision_runtime::terminal;
+use decision::api;
+use decision::decide::{Decider, NodeDecision, NodeSpec};
+use decision::log::{FsyncPolicy, LogHeader, SealKey, SessionLog, next_run, now_ms};
+use decision::provider::{DecisionProvider, OpenAiMode, WithDeadline};
+use decision::terminal;
 use serde_json::{Map, Value};
 
 use super::contract_input::Format;
 use super::contract_input::{load_contract, read_text};
 use super::eval::block_questions;
 use crate::provider::{Endpoint, ProviderSpec, ProviderSpecError};
-use decision_runtime::api::{Code, Error};
+use decision::api::{Code, Error};
 
 /// What an unknown provider's message lists for `ask`. The heuristic's rules answer only the
 /// reference coding host's questions, so `ask` does not offer it; `replay:LOG` is accepted
@@ -223,7 +223,7 @@ fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>, gates:
     let mut event = d.to_event(frame);
     // The overrides are recorded so that replay evaluates the policy the decision was made by.
     if !gates.is_empty() {
-        let parsed = decision_core::policy::parse_gates(&gates.join("\n")).map_err(|e| e.to_string())?;
+        let parsed = decision::policy::parse_gates(&gates.join("\n")).map_err(|e| e.to_string())?;
         event.gates = Some(parsed.iter().map(|g| (g.key(), Value::from(g.value))).collect());
     }
     log.set_seal_key(SealKey::from_env().map_err(|e| e.to_string())?);

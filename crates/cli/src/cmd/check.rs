@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_runtime::api;
+use decision::api;
 
 use super::contract_input::{Format, HostArgs, read_source};
 use crate::render;
@@ -38,7 +38,7 @@ pub fn run(args: Args) -> ExitCode {
         let source = match read_source(path) {
             Ok(s) => s,
             Err(message) => {
-                eprintln!("error[E_IO]: {}", decision_runtime::terminal::lines(&message));
+                eprintln!("error[E_IO]: {}", decision::terminal::lines(&message));
                 // The document says so too: a reader of the JSON alone sees every file given.
                 if args.format == Format::Json {
                     files.push(api::check::unreadable_file_json(&path.display().to_string(), &message));

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use decision_core::check::Capabilities;
-use decision_core::contract::Contract;
-use decision_runtime::api::{self, Error};
+use decision::api::{self, Error};
+use decision::check::Capabilities;
+use decision::contract::Contract;
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {

@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_core::contract::Block;
-use decision_protocol::ask::Questions;
-use decision_runtime::api::eval::Evaluation;
-use decision_runtime::api::{self, Error};
-use decision_runtime::terminal;
+use decision::api::eval::Evaluation;
+use decision::api::{self, Error};
+use decision::ask::Questions;
+use decision::contract::Block;
+use decision::terminal;
 
 use super::contract_input::{Format, load_contract, read_text};
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_runtime::{api, terminal};
+use decision::{api, terminal};
 
 use super::contract_input::{Format, read_source};
 

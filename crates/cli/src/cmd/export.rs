@@ -5,9 +5,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use decision::log::{ReplayOptions, SealKey};
+use decision::terminal;
 use decision_export::{ExportOptions, Format, Progress, SCHEMA_VERSION, export_to_path};
-use decision_runtime::log::{ReplayOptions, SealKey};
-use decision_runtime::terminal;
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: PathBuf,
     /// Lines longer than this many bytes are skipped (as replay skips them).
-    #[arg(long, value_name = "BYTES", default_value_t = decision_runtime::lines::DEFAULT_MAX_LINE)]
+    #[arg(long, value_name = "BYTES", default_value_t = decision::lines::DEFAULT_MAX_LINE)]
     max_line: usize,
     /// Session logs, or directories walked for `*.jsonl` files.
     #[arg(required = true, value_name = "LOG_OR_DIR")]

@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_protocol::frame::Mode;
-use decision_runtime::api;
-use decision_runtime::api::Error;
-use decision_runtime::api::frame::FrameOptions;
+use decision::api;
+use decision::api::Error;
+use decision::api::frame::FrameOptions;
+use decision::frame::Mode;
 use serde_json::Value;
 
 use super::contract_input::{Format, Profile, load_contract, read_text};

@@ -1,13 +1,13 @@
 //! `--heads FILE`: `run` and `mcp` append their log's head to a manifest once the log is
 //! sealed; `replay --heads FILE` checks every log against it (see
-//! [`decision_runtime::log::heads`]).
+//! [`decision::log::heads`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use decision_runtime::log::heads::{HeadEntry, HeadsManifest, entry_problem, record_head};
-use decision_runtime::log::{LogReport, ReplayOptions, replay_file};
-use decision_runtime::terminal::one_line;
+use decision::log::heads::{HeadEntry, HeadsManifest, entry_problem, record_head};
+use decision::log::{LogReport, ReplayOptions, replay_file};
+use decision::terminal::one_line;
 
 /// Appends the head of the finished log at `log` to `manifest`; `code` is the command's exit
 /// status so far. A head that cannot be recorded is an error: the log would later be reported

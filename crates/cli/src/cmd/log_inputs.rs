@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use decision_runtime::terminal;
+use decision::terminal;
 
 /// The logs `inputs` name, or the message of the first path that cannot be read.
 /// A directory without any log is an error, so a mistyped path never passes as an empty fleet.

@@ -10,10 +10,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use decision::provider::{DecisionProvider, OpenAiMode};
+use decision::terminal::one_line as safe;
 use decision_mcp::heuristic::AnnotationHeuristic;
 use decision_mcp::{ApprovalMode, BUNDLED_CONTRACT, BUNDLED_CONTRACT_NAME, Gate, GatewayConfig, Mode};
-use decision_runtime::provider::{DecisionProvider, OpenAiMode};
-use decision_runtime::terminal::one_line as safe;
 
 use crate::provider::{Endpoint, ProviderSpec};
 

@@ -22,7 +22,7 @@ pub mod what_if;
 
 use std::process::ExitCode;
 
-use decision_runtime::api::Error;
+use decision::api::Error;
 
 /// Exit status for usage and I/O problems.
 pub const EXIT_USAGE: u8 = 2;
@@ -34,13 +34,13 @@ pub const EXIT_USAGE: u8 = 2;
 /// quotes what came from a file, a log or a server (an approval id, a path, a name): none of
 /// it reaches the terminal raw.
 pub fn fail(error: &Error) -> ExitCode {
-    eprintln!("error[{}]: {}", error.code, decision_runtime::terminal::lines(&error.message));
+    eprintln!("error[{}]: {}", error.code, decision::terminal::lines(&error.message));
     ExitCode::from(EXIT_USAGE)
 }
 
 /// Report a file that cannot be read or written (`E_IO`) and exit 2.
 pub fn io_error(message: &str) -> ExitCode {
-    fail(&Error::new(decision_runtime::api::Code::Io, message))
+    fail(&Error::new(decision::api::Code::Io, message))
 }
 
 /// Report a wrong request (`E_USAGE`) and exit 2.

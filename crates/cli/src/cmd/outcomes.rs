@@ -9,9 +9,9 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use decision_outcomes::{self as outcome, ContractSet, LintError, ValidationVerdict};
-use decision_runtime::api::{self, Code, Error};
-use decision_runtime::terminal::{lines, one_line};
+use decision::api::{self, Code, Error};
+use decision::outcomes::{self as outcome, ContractSet, LintError, ValidationVerdict};
+use decision::terminal::{lines, one_line};
 use serde_json::Value;
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

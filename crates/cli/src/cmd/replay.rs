@@ -1,6 +1,6 @@
 //! `decision replay`: verify the decision records of session logs, and their hash chains.
 //!
-//! Glue over [`decision_runtime::log::replay_file`]; results stream through and only the
+//! Glue over [`decision::log::replay_file`]; results stream through and only the
 //! ones that are printed are kept (the JSON listing spills to a temporary file when large),
 //! so memory does not grow with the log.
 
@@ -10,16 +10,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use decision_protocol::record::{RECORD_SCHEMA, REPLAY_NOTES, VerifyOutcome};
-use decision_runtime::api::replay::{Requirements, log_problems};
-use decision_runtime::api::{self, Code, Error};
-use decision_runtime::log::approval::replay_with_ledger;
-use decision_runtime::log::policy::PolicyBook;
-use decision_runtime::log::replay::{ChainBreak, MacCheck};
-use decision_runtime::log::{
+use decision::api::replay::{Requirements, log_problems};
+use decision::api::{self, Code, Error};
+use decision::log::approval::replay_with_ledger;
+use decision::log::policy::PolicyBook;
+use decision::log::replay::{ChainBreak, MacCheck};
+use decision::log::{
     ChainStatus, LogHead, LogReport, RecordResult, ReplayOptions, SEAL_KEY_VARIABLE, SealKey, SealStatus,
 };
-use decision_runtime::terminal;
+use decision::record::{RECORD_SCHEMA, REPLAY_NOTES, VerifyOutcome};
+use decision::terminal;
 use serde_json::Value;
 
 use super::contract_input::Format;
@@ -45,7 +45,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     jobs: usize,
     /// Lines longer than this many bytes are skipped and reported.
-    #[arg(long, value_name = "BYTES", default_value_t = decision_runtime::lines::DEFAULT_MAX_LINE)]
+    #[arg(long, value_name = "BYTES", default_value_t = decision::lines::DEFAULT_MAX_LINE)]
     max_line: usize,
     /// A head printed at the end of a run (`SEQ:HASH`): the line with that `seq` must have
     /// that hash and every line after it must chain to it, so nothing up to it was changed,
@@ -184,7 +184,7 @@ fn format_step(step: Option<f64>) -> String {
         || "?".to_owned(),
         |s| {
             let mut text = String::new();
-            decision_protocol::digest::write_f64(s, &mut text);
+            decision::digest::write_f64(s, &mut text);
             text
         },
     )
@@ -209,7 +209,7 @@ fn write_result(out: &mut impl Write, result: &RecordResult, failing_only: bool)
         writeln!(out, "      {}", terminal::one_line(problem))?;
     }
     for check in &result.checks {
-        if failing_only && check.status != decision_protocol::record::CheckStatus::Fail {
+        if failing_only && check.status != decision::record::CheckStatus::Fail {
             continue;
         }
         let detail = terminal::one_line(&check.detail);
@@ -278,7 +278,7 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements, heads: O
                 audit.approvals, audit.answered, audit.used
             )?;
             for problem in &audit.problems {
-                writeln!(out, "      {}", decision_runtime::terminal::one_line(problem))?;
+                writeln!(out, "      {}", decision::terminal::one_line(problem))?;
             }
             summary.failed |= !audit.problems.is_empty();
         }

@@ -14,12 +14,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use decision::log::approval::{VerifyOptions, verify_log};
+use decision::log::{LogHead, SEAL_KEY_VARIABLE, SealKey};
+use decision::terminal;
 use decision_coding_host::approvals::{approval_from_ledger, refuse_log_in_workdir};
 use decision_coding_host::resume::resume_point;
 use decision_coding_host::{CODING_CONTRACT, DEFAULT_MAX_STEPS, RunConfig};
-use decision_runtime::log::approval::{VerifyOptions, verify_log};
-use decision_runtime::log::{LogHead, SEAL_KEY_VARIABLE, SealKey};
-use decision_runtime::terminal;
 use serde_json::Value;
 
 use super::run::{Common, audit_next_to, execute_approved, open_log, outcome_contracts};

@@ -9,6 +9,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use decision::graph::{EventSink, FnSink, Tee};
+use decision::log::{FsyncPolicy, LogError, LogHeader, SealKey, SessionLog, now_ms, read_head};
+use decision::outcomes::{ContractSet, load_contracts};
+use decision::provider::{ApiKey, OpenAiMode, OpenAiProvider};
+use decision::terminal;
 use decision_coding_host::approvals::{
     AWAITING_APPROVAL, Approval, QueueApprovals, RecordedAnswers, read_approvals, refuse_log_in_workdir,
 };
@@ -18,11 +23,6 @@ use decision_coding_host::{
     CODING_CONTRACT, Collaborators, DEFAULT_MAX_STEPS, HostError, ResumeState, RunConfig, RunSummary, run_task,
     run_task_approved,
 };
-use decision_outcomes::{ContractSet, load_contracts};
-use decision_runtime::graph::{EventSink, FnSink, Tee};
-use decision_runtime::log::{FsyncPolicy, LogError, LogHeader, SealKey, SessionLog, now_ms, read_head};
-use decision_runtime::provider::{ApiKey, OpenAiMode, OpenAiProvider};
-use decision_runtime::terminal;
 use serde_json::{Map, Value, json};
 
 use super::contract_input::Format;

@@ -6,12 +6,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_runtime::contract_tests::{TestFileError, TestReport, TestRunner, load_tests, tests_beside};
+use decision::contract_tests::{TestFileError, TestReport, TestRunner, load_tests, tests_beside};
 
 use super::contract_input::Format;
 use super::contract_input::load_contract;
-use decision_runtime::api::Error;
-use decision_runtime::terminal::one_line as safe;
+use decision::api::Error;
+use decision::terminal::one_line as safe;
 
 #[derive(clap::Args)]
 pub struct Args {

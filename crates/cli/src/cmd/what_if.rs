@@ -6,13 +6,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision_core::policy::parse_gates;
-use decision_runtime::log::what_if::{WhatIf, WhatIfError, WhatIfReport, what_if_reader};
+use decision::log::what_if::{WhatIf, WhatIfError, WhatIfReport, what_if_reader};
+use decision::policy::parse_gates;
 
 use super::contract_input::Format;
 use super::contract_input::load_contract;
-use decision_runtime::api::{Code, Error};
-use decision_runtime::terminal::one_line as safe;
+use decision::api::{Code, Error};
+use decision::terminal::one_line as safe;
 
 #[derive(clap::Args)]
 pub struct Args {
