@@ -46,8 +46,15 @@ def test_unknown_block_profile_and_marking_are_usage_errors() -> None:
         contract.frame("route", state, profile="other")
     with pytest.raises(dc.UsageError, match="unknown marking"):
         contract.frame("route", state, marking="none")
-    with pytest.raises(dc.UsageError, match="unknown provider"):
+    with pytest.raises(dc.UsageError, match="unknown provider") as raised:
         contract.ask("route", state, provider="oracle")
+    assert raised.value.code == "E_USAGE" and raised.value.path == "provider"
+    # The CLI's own switch and words: `heuristic` answers only the coding host's questions.
+    expected = "unknown provider `heuristic`: expected mock, script:FILE, systemone or openai"
+    with pytest.raises(dc.UsageError, match=expected):
+        contract.ask("route", state, provider="heuristic")
+    with pytest.raises(dc.UsageError, match="replay:LOG"):
+        contract.ask("route", state, provider="replay:")
     with pytest.raises(dc.UsageError):
         dc.check("schema: decision-contract/v1\n", profile="reference", capabilities="{}")
 

@@ -6,7 +6,6 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod cmd;
 mod progress;
-mod provider;
 
 /// The parser and the runtime allocate many small strings; mimalloc makes that markedly
 /// cheaper than the system allocator (about a third faster on `decision check`).

@@ -33,7 +33,7 @@ fn decision(args: &[&str], key: Option<&str>) -> Output {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const_hex::encode(bytes)
 }
 
 /// A run of "Delete keep.txt" halted awaiting approval (deletion allowed, no terminal).

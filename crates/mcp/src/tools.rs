@@ -87,7 +87,7 @@ pub fn definition_digest(definition: &Value) -> String {
 
 /// Lower-case hex of `bytes`.
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const_hex::encode(bytes)
 }
 
 impl Catalog {

@@ -17,13 +17,8 @@ use serde_json::{Map, Value};
 use super::contract_input::Format;
 use super::contract_input::{load_contract, read_text};
 use super::eval::block_questions;
-use crate::provider::{Endpoint, ProviderSpec, ProviderSpecError};
+use decision::api::provider::{Endpoint, parse_without_host};
 use decision::api::{Code, Error};
-
-/// What an unknown provider's message lists for `ask`. The heuristic's rules answer only the
-/// reference coding host's questions, so `ask` does not offer it; `replay:LOG` is accepted
-/// but has never been listed here, and the message is kept as it reads.
-const ASK_SPELLINGS: [&str; 4] = ["mock", "script:FILE", "systemone", "openai"];
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OpenAiApi {
@@ -119,7 +114,7 @@ fn ask(args: &Args) -> Result<NodeDecision, Error> {
         api::frame::refuse_misfit(&shown, &contract, block, capabilities, &host)?;
     }
     let questions = block_questions(block, args.candidates.as_deref())?;
-    let provider = build_provider(args).map_err(Error::usage)?;
+    let provider = build_provider(args)?;
     // A frame that reads a cell the chosen host does not have names the host and the flag
     // that chooses another one.
     let artifact = api::ask::compile(block, &state, source.host_cells(&state)).map_err(|mut error| {
@@ -185,21 +180,15 @@ pub fn cell_source(
 }
 
 /// `--provider` with `--url`, `--model` and `--openai-api`.
-fn build_provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, String> {
-    let spec = match args.provider.parse::<ProviderSpec>() {
-        Ok(ProviderSpec::Heuristic) | Err(ProviderSpecError::Unknown(_)) => {
-            let listed = crate::provider::listed(&ASK_SPELLINGS);
-            return Err(format!("unknown provider `{}`: expected {listed}", args.provider));
-        }
-        Ok(spec) => spec,
-        Err(e) => return Err(e.to_string()),
-    };
+fn build_provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, Error> {
+    // `ask` has no host: the heuristic's rules answer only the coding host's questions.
+    let spec = parse_without_host(&args.provider)?;
     let openai_mode = match args.openai_api {
         OpenAiApi::Chat => OpenAiMode::Chat,
         OpenAiApi::Completions => OpenAiMode::Completions,
     };
     let endpoint = Endpoint { url: args.url.as_deref(), model: args.model.as_deref(), openai_mode };
-    Ok(spec.build(&endpoint)?.provider)
+    Ok(spec.build(&endpoint).map_err(Error::usage)?.provider)
 }
 
 fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>, gates: &[String]) -> Result<(), String> {

@@ -15,7 +15,7 @@ use decision::terminal::one_line as safe;
 use decision_mcp::heuristic::AnnotationHeuristic;
 use decision_mcp::{ApprovalMode, BUNDLED_CONTRACT, BUNDLED_CONTRACT_NAME, Gate, GatewayConfig, Mode};
 
-use crate::provider::{Endpoint, ProviderSpec};
+use decision::api::provider::{Endpoint, ProviderSpec};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Approvals {

@@ -26,7 +26,8 @@ use decision_coding_host::{
 use serde_json::{Map, Value, json};
 
 use super::contract_input::Format;
-use crate::provider::{Built, Endpoint, ProviderSpec};
+use decision::api::provider::{Built, Endpoint, ProviderSpec, ProviderSpecError};
+use decision_coding_host::heuristic::HeuristicProvider;
 
 /// Options shared by `run` and `resume`.
 #[derive(clap::Args, Clone)]
@@ -375,8 +376,16 @@ pub fn execute_approved(
 /// `--provider` with `--url` and `--model`; the host speaks to OpenAI-compatible servers
 /// through their chat endpoint.
 fn build_provider(common: &Common) -> Result<Built, String> {
-    let spec: ProviderSpec = common.provider.parse().map_err(|e: crate::provider::ProviderSpecError| e.to_string())?;
-    spec.build(&Endpoint { url: common.url.as_deref(), model: common.model.as_deref(), openai_mode: OpenAiMode::Chat })
+    let spec: ProviderSpec = common.provider.parse().map_err(|e: ProviderSpecError| e.to_string())?;
+    match spec {
+        // The coding host's own rules: the host builds them.
+        ProviderSpec::Heuristic => Ok(Built { provider: Arc::new(HeuristicProvider), replay: None }),
+        spec => spec.build(&Endpoint {
+            url: common.url.as_deref(),
+            model: common.model.as_deref(),
+            openai_mode: OpenAiMode::Chat,
+        }),
+    }
 }
 
 /// One line per decision (node, action, each answer's top probability, margin), and per

@@ -4,37 +4,25 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-/// A directory under the system temp dir, unique to one test, removed when dropped.
-pub struct TempDir(PathBuf);
+/// A directory under the system temp dir, unique to one test, removed when dropped
+/// (`tempfile`'s, named after the test's tag so that a leftover one says whose it is).
+pub struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     pub fn new(tag: &str) -> TempDir {
-        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-        let path = std::env::temp_dir().join(format!("decision-cli-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
+        TempDir(tempfile::Builder::new().prefix(&format!("decision-cli-{tag}-")).tempdir().unwrap())
     }
 
     pub fn path(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 
     /// A file `name` in this directory, holding `contents`.
     pub fn file(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.0.join(name);
+        let path = self.0.path().join(name);
         std::fs::write(&path, contents).unwrap();
         path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

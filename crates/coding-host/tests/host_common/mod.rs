@@ -3,7 +3,6 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use decision_coding_host::generate::EvidenceReport;
@@ -16,27 +15,22 @@ use decision_runtime::log::{FsyncPolicy, LogHeader, SessionLog};
 use decision_runtime::provider::{DecisionProvider, ErrorCode, ProviderError, Request, Response};
 use serde_json::{Map, Value, json};
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-/// A directory under the system temp dir, removed when dropped.
-pub struct TempDir(pub PathBuf);
+/// A directory under the system temp dir, removed when dropped (`tempfile`'s, named after the
+/// test's tag so that a leftover one says whose it is).
+pub struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     pub fn new(tag: &str) -> TempDir {
-        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-        let path = std::env::temp_dir().join(format!("decision-host-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
+        TempDir(tempfile::Builder::new().prefix(&format!("decision-host-{tag}-")).tempdir().unwrap())
     }
 
     pub fn path(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 
     /// A work directory inside this one, holding `files`.
     pub fn workspace(&self, files: &[(&str, &str)]) -> PathBuf {
-        let ws = self.0.join("ws");
+        let ws = self.0.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         for (name, body) in files {
             let path = ws.join(name);
@@ -46,12 +40,6 @@ impl TempDir {
             std::fs::write(path, body).unwrap();
         }
         ws
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

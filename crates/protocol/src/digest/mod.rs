@@ -29,15 +29,8 @@ pub fn digest_bytes(bytes: &[u8]) -> String {
 }
 
 fn hex_prefix(hash: &[u8], chars: usize) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(chars);
-    for &byte in hash.iter().take(chars.div_ceil(2)) {
-        for nibble in [byte >> 4, byte & 0xF] {
-            if out.len() < chars {
-                out.push(char::from(HEX.get(usize::from(nibble)).copied().unwrap_or(b'0')));
-            }
-        }
-    }
+    let mut out = const_hex::encode(hash.get(..chars.div_ceil(2)).unwrap_or(hash));
+    out.truncate(chars);
     out
 }
 

@@ -13,6 +13,8 @@ pub mod eval;
 pub mod explain;
 pub mod frame;
 pub mod outcomes;
+#[cfg(feature = "http")]
+pub mod provider;
 pub mod replay;
 
 pub use error::{Code, Error, Kind, find_block, parse_contract};

@@ -261,20 +261,12 @@ fn parse_hex32_bytes(bytes: &[u8]) -> Option<[u8; 32]> {
 
 /// Lowercase hex of a SHA-256.
 pub(crate) fn hex32(hash: &[u8; 32]) -> String {
-    let mut out = String::with_capacity(64);
-    push_hex32(hash, &mut out);
-    out
+    const_hex::encode(hash)
 }
 
 /// Appends the 64 lowercase hex characters of `hash` to `out`.
 pub(crate) fn push_hex32(hash: &[u8; 32], out: &mut String) {
-    let digit = |nibble: u8| if nibble < 10 { b'0' + nibble } else { b'a' + (nibble - 10) };
-    let mut hex = [0u8; 64];
-    for (pair, byte) in hex.chunks_exact_mut(2).zip(hash) {
-        pair.copy_from_slice(&[digit(byte >> 4), digit(byte & 0x0f)]);
-    }
-    // Hex digits are ASCII.
-    out.push_str(std::str::from_utf8(&hex).unwrap_or_default());
+    out.push_str(const_hex::Buffer::<32>::new().format(hash));
 }
 
 #[cfg(test)]

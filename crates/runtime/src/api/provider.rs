@@ -1,25 +1,28 @@
-//! `--provider`: which decision provider answers, written once for every command.
+//! `--provider` (and Python's `provider=`): which decision provider answers, written once for
+//! every entrance.
 //!
 //! A spec is parsed from its text ([`ProviderSpec`]'s `FromStr`) and built into the boxed
-//! provider with [`ProviderSpec::build`]. Adding a provider means its own file in the runtime
-//! (or a host crate), one variant here with its spelling in [`SPELLINGS`], its arm in `parse`
-//! and in `build` (the compiler asks for it), and a parsing test.
+//! provider with [`ProviderSpec::build`]. Adding a provider means its own file under
+//! `crate::provider` (or a host crate), one variant here with its spelling in [`SPELLINGS`],
+//! its arm in `parse` and in `build` (the compiler asks for it), and a parsing test: the CLI
+//! and Python then both take it. `heuristic` is the coding host's: the runtime parses it and a
+//! host that has it builds it ([`ProviderSpec::build`] refuses it).
 //!
-//! The commands parse the text where they always did, after their other arguments are read,
-//! and not through clap's `value_parser`: clap would put its own words and a usage hint
-//! around the message, and `decision run` reports an unknown provider only after it has
-//! created its session log. Both are part of the documented output.
+//! The CLI parses the text where it always did, after its other arguments are read, and not
+//! through clap's `value_parser`: clap would put its own words and a usage hint around the
+//! message, and `decision run` reports an unknown provider only after it has created its
+//! session log. Both are part of the documented output.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use decision::provider::{
+use super::error::Error;
+use crate::provider::{
     ApiKey, DecisionProvider, MockProvider, OpenAiMode, OpenAiProvider, ReplayProvider, RetryPolicy, Retrying,
     ScriptProvider, SystemOneProvider,
 };
-use decision_coding_host::heuristic::HeuristicProvider;
 
 /// Where `openai` looks when no `--url` is given (llama.cpp's server default).
 const OPENAI_DEFAULT_URL: &str = "http://127.0.0.1:8080/v1";
@@ -27,6 +30,23 @@ const OPENAI_DEFAULT_URL: &str = "http://127.0.0.1:8080/v1";
 /// Every spelling [`ProviderSpec`] accepts, in the order an unknown provider's message lists
 /// them.
 pub const SPELLINGS: [&str; 6] = ["heuristic", "mock", "script:FILE", "replay:LOG", "systemone", "openai"];
+
+/// The spellings an entrance without a host offers (`decision ask`, Python's `ask`), in the
+/// order its unknown-provider message lists them: not `heuristic`, whose rules answer only
+/// the coding host's questions; `replay:LOG` is taken but not listed.
+pub const WITHOUT_HOST: [&str; 4] = ["mock", "script:FILE", "systemone", "openai"];
+
+/// A provider spec for an entrance without a host: `heuristic` and anything unknown are a
+/// usage error listing [`WITHOUT_HOST`].
+pub fn parse_without_host(text: &str) -> Result<ProviderSpec, Error> {
+    match text.parse::<ProviderSpec>() {
+        Ok(ProviderSpec::Heuristic) | Err(ProviderSpecError::Unknown(_)) => {
+            Err(Error::usage(format!("unknown provider `{text}`: expected {}", listed(&WITHOUT_HOST))))
+        }
+        Ok(spec) => Ok(spec),
+        Err(e) => Err(Error::usage(e.to_string())),
+    }
+}
 
 /// A decision provider as `--provider` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,11 +140,13 @@ pub struct Built {
 
 impl ProviderSpec {
     /// The boxed provider, with the default retry policy around the network ones. Fails when
-    /// a script or log cannot be read, and for the official System One endpoint without its
-    /// key (refused before anything is sent).
+    /// a script or log cannot be read, for the official System One endpoint without its key
+    /// (refused before anything is sent), and for `heuristic`, which its host builds.
     pub fn build(&self, endpoint: &Endpoint<'_>) -> Result<Built, String> {
         let provider: Arc<dyn DecisionProvider> = match self {
-            ProviderSpec::Heuristic => Arc::new(HeuristicProvider),
+            ProviderSpec::Heuristic => {
+                return Err("the `heuristic` provider answers the coding host's questions: its host builds it".into());
+            }
             ProviderSpec::Mock => Arc::new(MockProvider::default()),
             ProviderSpec::Script(file) => Arc::new(ScriptProvider::from_file(file).map_err(|e| e.to_string())?),
             ProviderSpec::Replay(log) => {
@@ -188,6 +210,15 @@ mod tests {
     }
 
     #[test]
+    fn an_entrance_without_a_host_refuses_heuristic_and_lists_what_it_takes() {
+        let expected = "unknown provider `heuristic`: expected mock, script:FILE, systemone or openai";
+        assert_eq!(parse_without_host("heuristic").map_err(|e| e.message), Err(expected.to_owned()));
+        assert!(parse_without_host("nope").is_err_and(|e| e.code == super::super::error::Code::Usage));
+        assert_eq!(parse_without_host("replay:run.jsonl").ok(), Some(ProviderSpec::Replay("run.jsonl".into())));
+        assert_eq!(parse_without_host("mock").ok(), Some(ProviderSpec::Mock));
+    }
+
+    #[test]
     fn lists_read_as_a_sentence() {
         assert_eq!(listed(&[]), "");
         assert_eq!(listed(&["mock"]), "mock");
@@ -199,6 +230,7 @@ mod tests {
     fn building_reads_the_script_and_keeps_a_replay_for_its_misses() {
         let endpoint = Endpoint { url: None, model: None, openai_mode: OpenAiMode::Chat };
         assert!(ProviderSpec::Mock.build(&endpoint).is_ok_and(|b| b.replay.is_none()));
+        assert!(ProviderSpec::Heuristic.build(&endpoint).is_err(), "its host builds it");
         let missing = ProviderSpec::Script("/nonexistent/answers.json".into()).build(&endpoint);
         assert!(missing.is_err_and(|e| e.contains("/nonexistent/answers.json")));
         assert!(ProviderSpec::Replay("/nonexistent/run.jsonl".into()).build(&endpoint).is_err());
