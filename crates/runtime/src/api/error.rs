@@ -1,8 +1,8 @@
 //! The one refusal every entrance reports: a stable [`Code`], a message, and where the problem
-//! is when that is known. The CLI prints it as `error[CODE]: message` and exits 2,
-//! Python to the exception class of its [`Kind`] carrying the same `code`, and the npm package
-//! to a thrown `DecisionError` with the same `code` — so a script that switches on a code works
-//! the same behind every front end. `docs/errors.md` lists the vocabulary.
+//! is when that is known. The CLI prints it as `error[CODE]: message` and exits 2; Python
+//! raises the exception class of its [`Kind`] carrying the same `code`; the npm package throws
+//! a `DecisionError` with the same `code` — so a script that switches on a code works the same
+//! behind every front end. `docs/errors.md` lists the vocabulary.
 
 use decision_core::Diagnostic;
 use decision_core::contract::Contract;
