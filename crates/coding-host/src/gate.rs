@@ -11,6 +11,8 @@
 //! - "which files mention X" is answered with every file of a whole-tree search, all of them;
 //! - "X occurs in no text file" is said only after a whole-tree search for exactly `X` found
 //!   nothing;
+//! - a task about every file is answered only after an uncut listing and a read of every file
+//!   it lists;
 //! - otherwise each term of the task is in the draft on a cited line that holds it.
 //!
 //! A draft that fails is sent back by code (`revise`, the model is not asked); when the
@@ -18,10 +20,11 @@
 
 use serde_json::Value;
 
-use super::explore::read_capped;
+use super::explore::{listed_files, listing_is_cut, read_capped};
 use super::focus::{cited_lines, contains_word, defines};
 use super::heuristic::{TaskReading, is_quotation};
 use super::sandbox::WorkDir;
+use super::tools::TOOL_ERROR_PREFIX;
 
 /// Why a draft may not be delivered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +60,9 @@ pub(crate) fn check_draft(task: &TaskReading, draft: &str, history: &[Value], di
     let claims: Vec<&str> = draft.lines().filter(|l| !is_quotation(l)).collect();
     check_cited_lines(&claims, dir)?;
     let steps = steps(history);
+    if task.read_all && !task.search && !task.definition {
+        check_every_file_read(&steps)?;
+    }
     if task.definition
         && let [term] = task.terms.as_slice()
     {
@@ -77,6 +83,49 @@ pub(crate) fn check_draft(task: &TaskReading, draft: &str, history: &[Value], di
                 ),
             );
         }
+    }
+    Ok(())
+}
+
+/// A task about every file ("summarize each file") is answered only when a listing was made,
+/// no listing was cut (the files after a cut were never seen) and every listed file was read.
+fn check_every_file_read(steps: &[(&str, &str, &str)]) -> Result<(), Refusal> {
+    let ok = |result: &str| !result.starts_with(TOOL_ERROR_PREFIX);
+    let listings: Vec<&str> = steps
+        .iter()
+        .filter(|(tool, _, result)| matches!(*tool, "list_files" | "list_dir") && ok(result))
+        .map(|(_, _, result)| *result)
+        .collect();
+    if listings.is_empty() {
+        return refuse(
+            "unsupported",
+            "the task is about every file, and no listing was made, so which files there are is not known".into(),
+        );
+    }
+    if listings.iter().any(|listing| listing_is_cut(listing)) {
+        return refuse(
+            "unsupported",
+            "the task is about every file, and the listing was cut, so the files after the cut were never read".into(),
+        );
+    }
+    // A range read (`path:N-M`) counts as a read of its file.
+    let read: Vec<&str> = steps
+        .iter()
+        .filter(|(tool, _, result)| *tool == "read_file" && ok(result))
+        .map(|(_, input, _)| input.rsplit_once(':').filter(|(_, range)| range.contains('-')).map_or(*input, |(p, _)| p))
+        .collect();
+    let listed: Vec<String> = listings.iter().flat_map(|listing| listed_files(listing)).collect();
+    let was_read = |file: &str| read.iter().any(|r| *r == file || r.ends_with(&format!("/{file}")));
+    let unread: Vec<&str> = listed.iter().map(String::as_str).filter(|f| !was_read(f)).collect();
+    if let Some(first) = unread.first() {
+        return refuse(
+            "unsupported",
+            format!(
+                "the task is about every file, and {} of the {} listed files were never read (the first: {first})",
+                unread.len(),
+                listed.len()
+            ),
+        );
     }
     Ok(())
 }
@@ -304,6 +353,30 @@ mod tests {
     fn an_empty_answer_is_refused() {
         let t = tree("empty");
         assert_eq!(check("What is x?", " ", &[], &t).unwrap_err().halt, "unsupported");
+    }
+
+    #[test]
+    fn a_task_about_every_file_needs_every_listed_file_read() {
+        let t = tree("every-file");
+        let task = "Summarize each file";
+        let listing = step("list_files", ".", "README.md\nsrc/map.rs\n[2 files]");
+        let readme = step("read_file", "README.md", "[README.md: whole file, 1 line]\nsee insert");
+        let map = step("read_file", "src/map.rs:1-5", "[src/map.rs: lines 1-5]\nuse x;");
+        let draft = "README.md: see insert\nsrc/map.rs: the insert function";
+        assert!(check(task, draft, &[listing.clone(), readme.clone(), map.clone()], &t).is_ok());
+        let unread = check(task, draft, &[listing.clone(), readme.clone()], &t).unwrap_err();
+        assert_eq!(unread.halt, "unsupported");
+        assert!(
+            unread.reason.contains("1 of the 2 listed files were never read (the first: src/map.rs)"),
+            "{unread:?}"
+        );
+        let failed = step("read_file", "src/map.rs", "error: src/map.rs is a binary file; it was not read");
+        assert!(check(task, draft, &[listing, readme.clone(), failed], &t).is_err(), "a failed read is no read");
+        let cut = step("list_files", ".", "README.md\nsrc/map.rs\n[2000 files; listing cut at 2000 files or depth 24]");
+        let refused = check(task, draft, &[cut, readme.clone(), map], &t).unwrap_err();
+        assert!(refused.reason.contains("the listing was cut"), "{refused:?}");
+        let unlisted = check(task, draft, &[readme], &t).unwrap_err();
+        assert!(unlisted.reason.contains("no listing was made"), "{unlisted:?}");
     }
 
     #[test]

@@ -36,6 +36,7 @@ use thiserror::Error;
 use super::approvals::{AWAITING_APPROVAL, Approval, PENDING_EVENT, USED_EVENT, approval_id};
 use super::candidates::{FileOptions, ToolsFor, unread_files};
 use super::events::{RunEnd, RunStart, RunStats, members};
+use super::explore::listed_files;
 use super::explore::parse_range;
 use super::floor::{FLOOR_EVENT, GateFloor, floor_gate};
 use super::focus::{defines, focus_read, focus_search, read_on_to_definition};
@@ -46,7 +47,7 @@ use super::human::{GateAnswer, GatedCall, Human, fingerprint};
 use super::inputs::{AuditLog, input_from_task, write_target};
 use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
 use super::rank::{Hit, rank};
-use super::tools::{CUT_NOTE_END, FileTools, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
+use super::tools::{FileTools, TOOL_ERROR_PREFIX, TOOLS, cap_output, tool};
 use decision_outcomes::report::OUTCOME_EVENT_TYPE;
 use decision_outcomes::{ContractSet, EventContext, LintErrors, ValidationVerdict, outcome_event};
 use decision_protocol::ask::ReadCells;
@@ -62,19 +63,37 @@ use decision_runtime::provider::{DecisionProvider, WithDeadline};
 
 /// The bundled contract this host is written for.
 pub const CODING_CONTRACT: &str = include_str!("../../../examples/coding-agent/DECISION.md");
-/// Halts that never count as delivered: the task's action was refused or not permitted, or
-/// the host's check of the answer refused it twice.
-const NOT_DELIVERED: [&str; 5] = ["error", "write_refused", "not_permitted", "not_found", "unsupported"];
+/// The halts of a loop that ended because the task was judged done: the only ones a run may
+/// deliver from. Every other halt ends the loop before that — a failed step, a refused or
+/// unclear call, a ceiling, an error, the host's check refusing the answer twice — and its
+/// report is still written, but never delivered.
+const DONE_HALTS: [&str; 3] = ["task_done", "agent_done", "answered_directly"];
 
-/// The files a listing names: its lines, without directories and notes. A listing longer than
-/// the tool layer's cap ends in a cut line (part of a name, then the cut's note): it names no
-/// file and is dropped.
-fn listed_files(output: &str) -> Vec<String> {
-    let mut lines: Vec<&str> = output.split('\n').collect();
-    if output.ends_with(CUT_NOTE_END) {
-        lines.pop();
+/// Why a run that ended before its task was done is not delivered, when nothing more precise
+/// was said on the way (`None` for a delivered run and for a run waiting for an approval,
+/// which says how to answer it).
+fn not_done_detail(halt: &str, delivered: bool) -> Option<String> {
+    if delivered || halt == AWAITING_APPROVAL {
+        return None;
     }
-    lines.into_iter().filter(|l| !l.is_empty() && !l.ends_with('/') && !l.starts_with('[')).map(str::to_owned).collect()
+    let (base, appended) = halt.split_once('+').unwrap_or((halt, ""));
+    let why = match base {
+        "max_steps" => "the step limit was reached before the task was done".to_owned(),
+        "time_budget" => "the time budget was spent before the task was done".to_owned(),
+        budget if budget.starts_with("budget_") => format!("a budget ran out ({budget}) before the task was done"),
+        "denied" => "a call the task needed was denied, so the task was not done".to_owned(),
+        "tool_unclear" | "unknown_tool" => {
+            "no tool could be chosen for the next step, so the task was not done".to_owned()
+        }
+        "input_unclear" => "no input could be chosen for the next call, so the task was not done".to_owned(),
+        _ if !appended.is_empty() => String::new(),
+        other => format!("the run ended `{other}` before the task was done"),
+    };
+    Some(match (why.is_empty(), appended.is_empty()) {
+        (_, true) => why,
+        (true, false) => format!("the delivery gate answered `{appended}`, not `deliver`"),
+        (false, false) => format!("{why}; the delivery gate answered `{appended}`, not `deliver`"),
+    })
 }
 
 /// The search hits of a `search` output: its `file:N: text` lines.
@@ -517,7 +536,11 @@ fn run_task_at(
         code_decisions: stats.code_decisions,
         contract_violations: run.contract_violations,
         head: None,
-        halt_detail: run.halt_detail.clone().or_else(|| error.clone()),
+        halt_detail: run
+            .halt_detail
+            .clone()
+            .or_else(|| error.clone())
+            .or_else(|| not_done_detail(&run.halt, delivered)),
     };
     let end = RunEnd {
         halt: &summary.halt,
@@ -615,14 +638,11 @@ impl CodingRun {
         }
     }
 
-    /// A run is delivered when the gate let the answer through and, for a task that asks for
-    /// a write, move or delete, that action happened.
+    /// A run is delivered when its loop ended because the task was done, the gate let the
+    /// answer through (no `+action` appended) and, for a task that asks for a write, move or
+    /// delete, that action happened.
     fn halt_is_delivered(&self) -> bool {
-        !self.halt.is_empty()
-            && !self.halt.contains('+')
-            && !NOT_DELIVERED.contains(&self.halt.as_str())
-            && self.halt != AWAITING_APPROVAL
-            && self.act_pending().is_none()
+        DONE_HALTS.contains(&self.halt.as_str()) && self.act_pending().is_none()
     }
 
     /// For a task that asks for an action, the action that did not happen yet.
@@ -732,6 +752,24 @@ impl CodingRun {
         self.deadline.is_some_and(|deadline| Instant::now() >= deadline)
     }
 
+    /// Why a run whose step failed is not delivered: the call and the start of its result.
+    fn failed_step_detail(&self, step: u64) -> String {
+        let last = self.history().iter().rev().find(|h| h.get("step").and_then(Value::as_u64) == Some(step));
+        let text = |h: &Value, key: &str| h.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let Some(call) = last else {
+            return format!("step {step} failed, and the loop ended before the task was done");
+        };
+        let result = text(call, "result");
+        let first_line = result.lines().next().unwrap_or_default();
+        let shown: String = first_line.chars().take(200).collect();
+        let cut = if shown.len() < result.len() { " …" } else { "" };
+        format!(
+            "step {step} failed — {}({}) → {shown}{cut} — and the loop ended before the task was done",
+            text(call, "tool"),
+            text(call, "input").lines().next().unwrap_or_default()
+        )
+    }
+
     fn set_halt(&mut self, halt: &str) -> String {
         self.halt = halt.to_owned();
         halt.to_owned()
@@ -795,6 +833,9 @@ impl CodingRun {
             ("step_ok", "continue") => "continue".into(),
             ("step_ok", action) => {
                 self.halt = "step_failed".into();
+                if self.halt_detail.is_none() {
+                    self.halt_detail = Some(self.failed_step_detail(d.invocation.step));
+                }
                 action.to_owned()
             }
             ("is_done", "finish") => {
@@ -817,12 +858,14 @@ impl CodingRun {
                     "revise".into()
                 } else {
                     match self.refusal.clone() {
-                        // The host's check refused the revision too: the halt says why.
-                        Some(refusal) => {
+                        // The host's check refused the revision of a loop that ended done:
+                        // the halt says why. A loop that ended before (a ceiling, a failed
+                        // step) keeps that halt, which is the first reason.
+                        Some(refusal) if DONE_HALTS.contains(&self.halt.as_str()) => {
                             self.halt = refusal.halt.into();
                             self.halt_detail.get_or_insert(refusal.reason);
                         }
-                        None => self.halt = format!("{}+revise", self.halt),
+                        _ => self.halt = format!("{}+revise", self.halt),
                     }
                     "revise_exhausted".into()
                 }
@@ -1308,13 +1351,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_cut_listing_names_no_file_in_its_cut_line() {
-        let whole = "a.py\nsrc/\nb.py\n[2 files]\n";
-        assert_eq!(listed_files(whole), ["a.py", "b.py"]);
-        let long: String = (0..2000).map(|i| format!("module_{i:04}.py\n")).collect();
-        let cut = cap_output(long);
-        let files = listed_files(&cut);
-        assert!(!files.is_empty());
-        assert!(files.iter().all(|f| f.starts_with("module_") && f.ends_with(".py")), "{:?}", files.last());
+    fn only_a_loop_that_ended_undone_says_why_it_is_not_delivered() {
+        assert_eq!(not_done_detail("task_done", true), None);
+        assert_eq!(not_done_detail(AWAITING_APPROVAL, false), None);
+        let said = |halt| not_done_detail(halt, false).unwrap_or_default();
+        assert_eq!(said("max_steps"), "the step limit was reached before the task was done");
+        assert_eq!(said("task_done+revise"), "the delivery gate answered `revise`, not `deliver`");
+        assert!(said("max_steps+escalate").starts_with("the step limit was reached"));
+        assert!(said("max_steps+escalate").ends_with("answered `escalate`, not `deliver`"));
+        assert!(said("budget_wall:5ms").contains("budget_wall:5ms"));
+        assert_eq!(said("denied"), "a call the task needed was denied, so the task was not done");
     }
 }

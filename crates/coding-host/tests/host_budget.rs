@@ -107,6 +107,7 @@ fn a_spent_budget_starts_no_tool_call_and_still_reports() {
     // Like max_steps: the answer is still generated, says why the loop ended, and is gated.
     assert!(s.answer.contains("the time budget was spent (time_budget)"), "{}", s.answer);
     assert!(s.answer.contains("No tool was called"), "{}", s.answer);
+    assert!(!s.delivered, "{s:?}");
     let start = out.of_type("run:start");
     assert_eq!(start[0]["timeBudgetSeconds"], 1e-9);
     let end = out.of_type("run:end");
@@ -163,6 +164,14 @@ fn a_spent_budget_stops_the_run_before_the_step_limit_can() {
     assert!(!out.path().contains(&"is_done:max_steps".to_owned()), "{:?}", out.path());
     // Without a budget the same run stops at the step limit.
     let out = run_with("steps-only", 1, None);
-    assert_eq!(out.summary.halt, "max_steps");
+    // The delivery gate's check also refused the report (not every listed file was read).
+    assert_eq!(out.summary.halt, "max_steps+revise");
     assert!(out.path().contains(&"is_done:max_steps".to_owned()), "{:?}", out.path());
+    // Neither ceiling lets a run deliver: the files were never all read.
+    assert!(!out.summary.delivered, "{:?}", out.summary);
+    let why = out.summary.halt_detail.as_deref().unwrap_or_default();
+    assert_eq!(
+        why,
+        "the step limit was reached before the task was done; the delivery gate answered `revise`, not `deliver`"
+    );
 }

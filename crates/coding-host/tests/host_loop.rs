@@ -157,7 +157,35 @@ fn a_symlink_out_of_the_work_directory_is_refused() {
     let output = read["output"].as_str().unwrap();
     assert!(output.starts_with("error: path escapes the working directory"), "{output}");
     assert!(out.events.iter().all(|e| !e.to_string().contains("top secret")), "the secret never entered the run");
-    assert_eq!(out.summary().halt.split('+').next(), Some("step_failed"));
+    let s = out.summary();
+    assert_eq!(s.halt.split('+').next(), Some("step_failed"));
+    // The report says why the loop ended, and a run whose step failed is never delivered.
+    assert!(!s.delivered, "{s:?}");
+    let why = s.halt_detail.as_deref().unwrap_or_default();
+    assert!(why.contains("read_file(escape.txt) → error: path escapes the working directory"), "{why}");
+}
+
+/// A read-all task whose read fails part way: the files after it were never read, so the
+/// report the host writes from the others is not delivered (it was, when the failed step's
+/// halt was not among the undelivered ones).
+#[cfg(unix)]
+#[test]
+fn a_read_all_task_that_stops_on_a_failed_read_is_not_delivered() {
+    let dir = TempDir::new("read-all-fails");
+    let outside = dir.path().join("outside.txt");
+    std::fs::write(&outside, "elsewhere").unwrap();
+    let ws = dir.workspace(&[("a.txt", "alpha"), ("c.txt", "gamma")]);
+    std::os::unix::fs::symlink(&outside, ws.join("b.txt")).unwrap();
+    let out = run(&dir, "Summarize each file", &ws, Arc::new(HeuristicProvider), Options::default());
+    let s = out.summary();
+    assert_eq!(s.halt, "step_failed+revise", "the delivery gate refused the report too: {s:?}");
+    assert!(!s.delivered, "{s:?}");
+    assert!(s.halt_detail.as_deref().unwrap_or_default().contains("read_file(b.txt)"), "{s:?}");
+    // The same task over readable files is delivered.
+    let dir = TempDir::new("read-all");
+    let ws = dir.workspace(&[("a.txt", "alpha"), ("b.txt", "beta"), ("c.txt", "gamma")]);
+    let s = run(&dir, "Summarize each file", &ws, Arc::new(HeuristicProvider), Options::default()).summary().clone();
+    assert_eq!((s.halt.as_str(), s.delivered), ("task_done", true), "{s:?}");
 }
 
 #[test]

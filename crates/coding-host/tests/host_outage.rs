@@ -34,6 +34,10 @@ fn needs_tool_and_pick_tool_both_escalate_to_tool_unclear() {
     assert_eq!(out.decisions()[..2], ["needs_tool→escalate", "pick_tool→escalate"]);
     assert_eq!(out.summary().halt.split('+').next(), Some("tool_unclear"));
     assert!(out.of_type("tool:call").is_empty());
+    // Nothing was read: the report is written, never delivered, and the fallback is the why.
+    let s = out.summary();
+    assert!(!s.delivered, "{s:?}");
+    assert!(s.halt_detail.as_deref().is_some_and(|why| why.contains("fell back to `escalate`")), "{s:?}");
 }
 
 #[test]
@@ -58,6 +62,7 @@ fn step_ok_fails_the_step() {
     let (_dir, out) = outage("ok", "What does a.txt say?", Options::default());
     assert_eq!(out.summary().halt.split('+').next(), Some("step_failed"));
     assert_eq!(out.of_type("tool:call").len(), 1, "the tool ran once, then the loop ended");
+    assert!(!out.summary().delivered, "a failed step ends the loop before the task is done");
 }
 
 #[test]
