@@ -50,7 +50,7 @@ class ProviderError(DecisionError):
 
 class LogError(DecisionError):
     """A session log or another input file could not be read or written (``code``: ``E_IO``,
-    ``E_LOG_TORN``, ``E_LOG_EMPTY``, ``E_LOG_CLOSED``, ``E_SESSION_ID``, ``E_REPORT``,
+    ``E_LOG_TORN``, ``E_LOG_EMPTY``, ``E_LOG_CLOSED``, ``E_LOG_HELD`` (another writer holds the log), ``E_SESSION_ID``, ``E_REPORT``,
     ``E_UNVERIFIED`` for a log that does not verify)."""
 
 

@@ -22,11 +22,9 @@ use std::time::Duration;
 use decision::api;
 use decision::api::eval::Gated;
 use decision::api::frame::{CellSource, PreparedFrame};
-use decision::api::{Code, Error};
 use decision::ask::Questions;
 use decision::check::Capabilities;
 use decision::contract::Contract as ParsedContract;
-use decision::decide::{Decider, NodeSpec};
 use decision::frame::Mode;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
@@ -63,23 +61,14 @@ fn capabilities_of(
     profile: Option<&str>,
     capabilities: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Option<Capabilities>> {
-    match (profile, capabilities) {
-        (Some(_), Some(_)) => Err(usage_error(py, "give a profile or capabilities, not both", None)),
-        (Some("reference"), None) => Ok(Some(Capabilities::reference())),
-        (Some(other), None) => {
-            Err(usage_error(py, &format!("unknown profile `{other}`: the only profile is `reference`"), None))
-        }
-        (None, Some(given)) => {
-            let text = match given.cast::<PyString>() {
-                Ok(text) => text.to_cow()?.into_owned(),
-                Err(_) => from_py(given)?.to_string(),
-            };
-            Capabilities::from_json(&text)
-                .map(Some)
-                .map_err(|e| usage_error(py, &format!("capabilities: {e}"), Some("capabilities")))
-        }
-        (None, None) => Ok(None),
-    }
+    let text = match capabilities {
+        Some(given) => Some(match given.cast::<PyString>() {
+            Ok(text) => text.to_cow()?.into_owned(),
+            Err(_) => from_py(given)?.to_string(),
+        }),
+        None => None,
+    };
+    api::host::named(profile, text.as_deref().map(|text| ("capabilities", text))).map_err(to_py_err(py))
 }
 
 /// `cells="reference" | "state"` or `capabilities`, with `untrusted`, as `decision ask`'s
@@ -431,10 +420,13 @@ impl Contract {
         let built = self.policy_and_questions(py, found, &gates, &candidates_of(py, candidates)?)?;
         let state = object_from_py(state, "state")?;
         let provider = provider::build(py, provider, url.as_deref(), model.as_deref(), openai_api)?;
+        let (policy, questions) = &*built;
+        let request =
+            api::ask::Request { block: found, policy, questions: questions.clone(), state, source: &source, model };
         // A frame that reads a cell the host does not have names the host and the argument
         // that chooses another one.
-        let artifact = api::ask::compile(found, &state, source.host_cells(&state)).map_err(|mut error| {
-            let host = match &source {
+        let prepared = api::ask::prepare(request, |source| {
+            match source {
                 CellSource::Reference => {
                     "the cells asked against are the reference coding host's, the default; a host with its own \
                      cells gives `cells=\"state\"` (the keys of `state`) or `capabilities=`"
@@ -443,36 +435,15 @@ impl Contract {
                 CellSource::Capabilities { .. } => {
                     "the cells asked against are the host's `stateCells`, from `capabilities=`"
                 }
-            };
-            error.message = format!("{} ({host})", error.message);
-            errors::raise(py, &error)
-        })?;
-        let (policy, questions) = &*built;
-        let spec = NodeSpec {
-            id: artifact.as_ref().map_or_else(|| found.id.clone(), |a| a.node.clone()),
-            state: artifact.as_ref().map_or(state, |a| Map::clone(&a.state)),
-            questions: questions.clone(),
-            policy: policy.policy.clone(),
-            frame_digest: artifact.as_ref().map(|a| a.digest.clone()),
-            model,
-        };
-        let decider = Decider::new(provider).with_timeout(Duration::from_millis(timeout_ms));
-        // The provider may wait on the network: other Python threads run meanwhile.
-        let mut decision = py
-            .detach(|| decider.decide(&spec))
-            .map_err(|e| errors::raise(py, &Error::new(Code::Provider, e.to_string())))?;
-        if decision.valid {
-            decision.reason = policy.reason(&decision.reason, decision.rule);
-        }
-        if let Some(log) = log {
-            let mut event = decision.to_event(artifact.map(|a| a.to_value()));
-            // The overrides are recorded so that replay evaluates the policy the decision was made by.
-            if !gates.is_empty() {
-                let parsed = decision::policy::parse_gates(&gates.join("\n"))
-                    .map_err(|e| errors::usage_error(py, &e.to_string(), Some("gates")))?;
-                event.gates = Some(parsed.iter().map(|g| (g.key(), serde_json::Value::from(g.value))).collect());
             }
-            log::record(py, log, &event)?;
+            .to_owned()
+        })
+        .map_err(to_py_err(py))?;
+        // The provider may wait on the network: other Python threads run meanwhile.
+        let timeout = Duration::from_millis(timeout_ms);
+        let decision = py.detach(|| prepared.decide(provider, timeout)).map_err(to_py_err(py))?;
+        if let Some(log) = log {
+            log::record(py, log, &prepared.event(&decision))?;
         }
         to_py(py, &api::ask::document(block, &decision))
     }

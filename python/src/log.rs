@@ -7,7 +7,8 @@ use std::sync::Mutex;
 
 use decision::api;
 use decision::log::approval::{
-    ApprovalError, Pending, PendingCall, Verdict, append_bound_answer, append_pending, append_used, read_ledger,
+    ApprovalError, Pending, PendingCall, Verdict, append_bound_answer, append_pending, append_used, pending_document,
+    read_approvals, read_ledger, record_answer,
 };
 use decision::log::{
     DecisionEvent, FsyncPolicy, LogError, LogHeader, ReplayOptions, SealKey, SessionLog as Writer, next_run, now_ms,
@@ -24,8 +25,8 @@ use decision::api::{Code, Error};
 /// answer, as `decision approvals --format json LOG` lists them.
 #[pyfunction]
 fn approvals<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyAny>> {
-    let all = decision_coding_host::approvals::read_approvals(&path).map_err(|e| host_approval_error(py, &e))?;
-    to_py(py, &decision_coding_host::approvals::pending_json(&all))
+    let all = read_approvals(&path).map_err(|e| approval_error(py, &e))?;
+    to_py(py, &pending_document(&all))
 }
 
 /// `approve(path, id, *, deny=False, reason=None, input=None)`: records a person's answer to
@@ -46,20 +47,7 @@ fn approve(
         return Err(usage_error(py, "`reason` is the reason of a denial: give it with deny=True", Some("reason")));
     }
     let denial = deny.then(|| reason.unwrap_or_else(|| "denied by a person".into()));
-    decision_coding_host::approvals::record_answer(&path, id, denial.as_deref(), input.as_deref())
-        .map_err(|e| host_approval_error(py, &e))
-}
-
-/// The coding host's approval error as the engine's one refusal: the log's own failures as
-/// the runtime words them, a key that cannot seal as a usage error, anything about the
-/// approval asked for as a usage error naming `id`.
-fn host_approval_error(py: Python<'_>, error: &decision_coding_host::approvals::ApprovalError) -> PyErr {
-    use decision_coding_host::approvals::ApprovalError as HostError;
-    match error {
-        HostError::Log(log) => raise(py, &Error::from(log)),
-        HostError::Key(_) => usage_error(py, &error.to_string(), None),
-        _ => usage_error(py, &error.to_string(), Some("id")),
-    }
+    record_answer(&path, id, denial.as_deref(), input.as_deref()).map_err(|e| approval_error(py, &e))
 }
 
 /// `verify_log(path, *, jobs=1, verbose=False, max_line=…)`: the document `decision replay
@@ -98,8 +86,9 @@ fn writer_error(py: Python<'_>, error: &LogError) -> PyErr {
 }
 
 /// An approval error as the exception a Python caller gets: a log that cannot be read or
-/// written is a `LogError`; an unknown, answered, used or changed approval a `UsageError`
-/// naming the argument `id`.
+/// written is a `LogError` (`E_LOG_HELD` while another writer holds it); an unknown,
+/// answered, used or changed approval a `UsageError` naming the argument `id`, a modified
+/// input the tool could never take one naming `input`.
 fn approval_error(py: Python<'_>, error: &ApprovalError) -> PyErr {
     raise(py, &Error::from(error))
 }

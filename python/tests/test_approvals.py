@@ -65,6 +65,34 @@ def test_an_unknown_approval_is_refused(decision: Path, tmp_path: Path) -> None:
         dc.approve(log, "ap-9-9-000000000000")
 
 
+def test_answers_the_tool_could_never_take_are_refused_as_the_cli_refuses_them(
+    decision: Path, tmp_path: Path
+) -> None:
+    log = halted_run(decision, tmp_path)
+    approval = dc.approvals(log)[0]["id"]
+    # A path with a line break for delete_file: refused before anything is written.
+    with pytest.raises(dc.UsageError) as refused:
+        dc.approve(log, approval, input="keep.txt\nother.txt")
+    assert (refused.value.code, refused.value.path) == ("E_USAGE", "input")
+    assert "the modified input for `delete_file` is refused" in str(refused.value)
+    status, _, err = run(decision, "approve", str(log), approval, "--input", '"keep.txt\\nother.txt"')
+    assert status == 2 and "error[E_USAGE]: the modified input for `delete_file` is refused" in err, err
+    with pytest.raises(dc.UsageError) as both:
+        dc.approve(log, approval, deny=True, input="keep.txt")
+    assert (both.value.code, both.value.path) == ("E_USAGE", "input")
+    assert dc.approvals(log)[0]["id"] == approval, "still pending: nothing was recorded"
+    # A log another writer holds: the same code from both.
+    holder = dc.SessionLog(log)
+    try:
+        with pytest.raises(dc.LogError) as held:
+            dc.approve(log, approval)
+        assert held.value.code == "E_LOG_HELD"
+        status, _, err = run(decision, "approve", str(log), approval)
+        assert status == 2 and "error[E_LOG_HELD]" in err, err
+    finally:
+        holder.close()
+
+
 # -- The writer that holds the log: SessionLog's own approval methods ----------------------
 
 

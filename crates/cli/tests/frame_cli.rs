@@ -96,4 +96,30 @@ fn every_refusal_exits_2_with_its_code() {
     assert!(String::from_utf8_lossy(&unknown.stderr).starts_with("error[E_USAGE]: no block `nope`"));
     let missing = decision(&["frame", "/nonexistent.md", "--block", "x", "--state", state]);
     assert!(String::from_utf8_lossy(&missing.stderr).starts_with("error[E_IO]: cannot read /nonexistent.md"));
+    // A host capability report that cannot be read is a file problem, as every other input
+    // is; one that does not parse is the request's.
+    for command in [
+        &["check", &fixture(), "--capabilities", "/nonexistent.json"][..],
+        &[
+            "ask",
+            &fixture(),
+            "--block",
+            "needs_tool",
+            "--state",
+            state,
+            "--provider",
+            "mock",
+            "--capabilities",
+            "/nonexistent.json",
+        ],
+    ] {
+        let out = decision(command);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        assert!(stderr.starts_with("error[E_IO]: cannot read /nonexistent.json"), "{command:?}: {stderr}");
+    }
+    let not_json = dir.file("caps.json", "{not json");
+    let out = decision(&["check", &fixture(), "--capabilities", not_json.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with(&format!("error[E_USAGE]: {}: ", not_json.display())), "{stderr}");
 }

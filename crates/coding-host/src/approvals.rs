@@ -6,26 +6,27 @@
 //! The session-log half — the lines, the answer's binding (a MAC under the log key over the
 //! approval id, the call's fingerprint, its request digest, the session id and the hash of
 //! the pending line), its verification and single use — is the runtime's
-//! ([`decision_runtime::log::approval`]); this module keeps what is the coding host's own:
-//! the ids, the checks on a modified input, the recorded answer as the human gate of a resumed
-//! run, and the check that every approved call ran and no denied one did.
+//! ([`decision_runtime::log::approval`]), and so are the approvals as a person reads and
+//! answers them ([`Approval`], [`read_approvals`], [`record_answer`], the check of a modified
+//! input); this module keeps what is the coding host's own: the ids, the recorded answer as
+//! the human gate of a resumed run, the approval a resume continues from, and where the log
+//! may not be.
 
 use std::path::Path;
 
 use decision_runtime::lines::DEFAULT_MAX_LINE;
-use decision_runtime::log::approval::{self as log_approval, Ledger, Pending, Verdict, read_ledger};
+use decision_runtime::log::approval::{self as log_approval, Ledger, approval_of, read_ledger};
 use decision_runtime::log::{KeyError, SealKey};
-use serde::Serialize;
-use serde_json::{Value, json};
 use thiserror::Error;
 
 use super::human::{GateAnswer, GatedCall, Human, fingerprint};
 
-pub use decision_runtime::log::approval::{ANSWER_EVENT, PENDING_EVENT, USED_EVENT};
+pub use decision_runtime::log::approval::{
+    ANSWER_EVENT, Approval, ApprovalAnswer, PENDING_EVENT, USED_EVENT, read_approvals, record_answer,
+    record_answer_with,
+};
 /// The halt of a run waiting for an answer (resumable).
 pub const AWAITING_APPROVAL: &str = "awaiting_approval";
-/// The longest modified input an answer may carry, in bytes.
-pub const MAX_INPUT_BYTES: usize = 1 << 20;
 
 /// The id of a pending approval: run, step and the start of the fingerprint.
 pub(crate) fn approval_id(run: u64, step: u64, fingerprint: &str) -> String {
@@ -87,56 +88,6 @@ impl Human for RecordedAnswers {
     }
 }
 
-/// A person's answer to a pending approval, as its `approval:answer` event records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ApprovalAnswer {
-    /// Whether the call may run (`approved` of the event).
-    pub approved: bool,
-    /// Why it was denied, when the person said (`None` for an approval, and for a denial
-    /// given without words: the resumed run then reports "denied by a person").
-    pub reason: Option<String>,
-    /// The approved modified input, when the person changed it.
-    pub input: Option<String>,
-    /// The fingerprint of the call the answer allows (the modified one when changed).
-    pub fingerprint: String,
-}
-
-/// A pending approval as the log records it, with its answer and use.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Approval {
-    /// `ap-RUN-STEP-` and the first 12 hex digits of the fingerprint; what `decision approve`
-    /// names.
-    pub id: String,
-    /// The index of the run (in its session log) that asked.
-    pub run: u64,
-    /// The step of that run whose call waits.
-    pub step: u64,
-    /// The gated tool.
-    pub tool: String,
-    /// The tool input as the run proposed it.
-    pub input: String,
-    /// SHA-256 (hex) of `JSON.stringify({"tool", "input"})` of the recorded call; a recorded
-    /// call that no longer matches it was changed after the fact.
-    pub fingerprint: String,
-    /// The request digest of the `grade_risk` decision that asked for a person.
-    pub request_digest: String,
-    /// The policy rule that fired (`predicate → action`).
-    pub rule: String,
-    /// The gate's reason as the person is shown it.
-    pub reason: String,
-    /// The first answer recorded for it; `None` while it is pending.
-    pub answer: Option<ApprovalAnswer>,
-    /// Whether a resumed run has used it (an `approval:used` event names it).
-    pub used: bool,
-}
-
-impl Approval {
-    /// The input a resumed run gates and runs: the modified one when the answer changed it.
-    pub fn effective_input(&self) -> &str {
-        self.answer.as_ref().and_then(|a| a.input.as_deref()).unwrap_or(&self.input)
-    }
-}
-
 /// Why approvals could not be read, answered or resumed from. The `Display` text is what
 /// `decision approve` and `decision resume` print.
 #[derive(Debug, Error)]
@@ -162,76 +113,6 @@ pub enum ApprovalError {
         /// The approval whose record was changed.
         id: String,
     },
-    /// A modified input that the tool could never take (too long, a NUL, a path with a line
-    /// break, a missing content or destination, an empty path).
-    #[error("the modified input for `{tool}` is refused: {why}")]
-    BadInput {
-        /// The approval's tool.
-        tool: String,
-        /// What is wrong with the input, in words.
-        why: String,
-    },
-    /// A denial that also carried a modified input.
-    #[error("--input is only for approving; a denial runs nothing")]
-    InputOnDeny,
-}
-
-/// The coding host's view of one approval of the runtime's ledger.
-fn approval_of(pending: &Pending) -> Approval {
-    let text = |key: &str| pending.event.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-    // The coding host's inputs are strings; anything else never matches its fingerprint.
-    let as_text = |input: &Value| input.as_str().map_or_else(|| input.to_string(), str::to_owned);
-    Approval {
-        id: pending.id.clone(),
-        run: pending.run,
-        step: pending.event.get("step").and_then(Value::as_u64).unwrap_or(0),
-        tool: pending.tool.clone(),
-        input: as_text(&pending.input),
-        fingerprint: pending.fingerprint.clone(),
-        request_digest: pending.request_digest.clone(),
-        rule: text("rule"),
-        reason: text("reason"),
-        answer: pending.answer.as_ref().map(|answer| ApprovalAnswer {
-            approved: answer.approved,
-            reason: answer.reason.clone(),
-            input: answer.input.as_ref().map(as_text),
-            fingerprint: answer.allows_fingerprint.clone(),
-        }),
-        used: pending.used,
-    }
-}
-
-/// Every approval in a session log, in order, with its answer and whether it was used (read
-/// in one streaming pass; no line longer than 16 MiB is held).
-pub fn read_approvals(path: &Path) -> Result<Vec<Approval>, ApprovalError> {
-    let ledger = read_ledger(path, None, DEFAULT_MAX_LINE, &[], &mut |_| {})?;
-    Ok(approvals_of(&ledger))
-}
-
-/// The coding host's view of every approval of a ledger.
-pub fn approvals_of(ledger: &Ledger) -> Vec<Approval> {
-    ledger.approvals.iter().map(approval_of).collect()
-}
-
-/// The checks a modified input must pass before it is recorded; the sandbox checks it again
-/// when the call runs.
-fn validate_input(tool: &str, input: &str) -> Result<(), ApprovalError> {
-    let refuse = |why: &str| Err(ApprovalError::BadInput { tool: tool.to_string(), why: why.to_string() });
-    if input.len() > MAX_INPUT_BYTES {
-        return refuse("it is longer than 1 MiB");
-    }
-    if input.contains('\0') {
-        return refuse("it contains a NUL character");
-    }
-    let path = input.split('\n').next().unwrap_or_default();
-    match tool {
-        "list_dir" | "read_file" | "delete_file" if input.contains('\n') => refuse("a path has no line breaks"),
-        "write_file" | "move_file" if !input.contains('\n') => {
-            refuse("it must be a path, a line break, and the content (or the destination)")
-        }
-        _ if path.trim().is_empty() && tool != "list_dir" => refuse("the path is empty"),
-        _ => Ok(()),
-    }
 }
 
 /// The pending approval a resume continues from, in a ledger read from a verified log: the
@@ -280,69 +161,6 @@ pub fn verify_approvals_with(
     max_line: usize,
 ) -> Result<ApprovalAudit, ApprovalError> {
     Ok(read_ledger(path, key, max_line, &[], &mut |_| {})?.audit())
-}
-
-/// The approvals of a log still waiting for an answer, as `decision approvals --format json`
-/// lists them: `id`, `run`, `step`, `tool`, `input`, `fingerprint`, `requestDigest`, `rule`,
-/// `reason`.
-pub fn pending_json(approvals: &[Approval]) -> Value {
-    approvals
-        .iter()
-        .filter(|a| a.answer.is_none() && !a.used)
-        .map(|a| {
-            json!({"id": a.id, "run": a.run, "step": a.step, "tool": a.tool, "input": a.input,
-                   "fingerprint": a.fingerprint, "requestDigest": a.request_digest,
-                   "rule": a.rule, "reason": a.reason})
-        })
-        .collect()
-}
-
-/// Why a person's answer could not be recorded.
-pub type RecordAnswerError = ApprovalError;
-
-/// Records a person's answer to approval `id` in the session log at `path` (approve; deny with
-/// a reason; approve with a modified `input`, validated again), bound to the call and the
-/// session under the log key in [`decision_runtime::log::SEAL_KEY_VARIABLE`], and sealed,
-/// synced to disk; returns what was recorded (`approved`, `denied`, `approved with a modified
-/// input`). The log is locked and verified first: a keyed log without the key is refused and
-/// nothing is written. A resumed run then continues from it.
-pub fn record_answer(
-    path: &Path,
-    id: &str,
-    deny: Option<&str>,
-    input: Option<&str>,
-) -> Result<&'static str, RecordAnswerError> {
-    let key = SealKey::from_env()?;
-    record_answer_with(path, id, deny, input, key.as_ref())
-}
-
-/// [`record_answer`] under the given key (`None`: an unkeyed log).
-pub fn record_answer_with(
-    path: &Path,
-    id: &str,
-    deny: Option<&str>,
-    input: Option<&str>,
-    key: Option<&SealKey>,
-) -> Result<&'static str, RecordAnswerError> {
-    let verdict = match (deny, input) {
-        (Some(_), Some(_)) => return Err(ApprovalError::InputOnDeny),
-        (Some(reason), None) => Verdict::Deny(reason.to_owned()),
-        (None, Some(modified)) => {
-            // The tool is named by the pending line; it is read again, under the lock, below.
-            let tool = read_approvals(path)?.into_iter().find(|a| a.id == id).map(|a| a.tool);
-            if let Some(tool) = tool {
-                validate_input(&tool, modified)?;
-            }
-            Verdict::ApproveModified(json!(modified))
-        }
-        (None, None) => Verdict::Approve,
-    };
-    log_approval::append_answer(path, id, &verdict, key)?;
-    Ok(match verdict {
-        Verdict::Deny(_) => "denied",
-        Verdict::ApproveModified(_) => "approved with a modified input",
-        Verdict::Approve => "approved",
-    })
 }
 
 /// Where the log of a run must not be: inside its work directory, where the run's own tools
@@ -413,15 +231,6 @@ mod tests {
         };
         let mut gate = RecordedAnswers::new(approval(Some(modified)));
         assert_eq!(gate.gate(&call("notes.md")), GateAnswer::Pending);
-    }
-
-    #[test]
-    fn modified_inputs_are_checked_for_the_tool() {
-        assert!(validate_input("delete_file", "a.md").is_ok());
-        assert!(matches!(validate_input("delete_file", "a\nb"), Err(ApprovalError::BadInput { .. })));
-        assert!(matches!(validate_input("write_file", "a.md"), Err(ApprovalError::BadInput { .. })));
-        assert!(matches!(validate_input("read_file", "a\0"), Err(ApprovalError::BadInput { .. })));
-        assert!(matches!(validate_input("read_file", " "), Err(ApprovalError::BadInput { .. })));
     }
 
     #[test]

@@ -46,23 +46,6 @@ pub(crate) enum Kind {
     Other,
 }
 
-/// The files a listing names: its lines, without directories and notes. A listing longer than
-/// the tool layer's cap ends in a cut line (part of a name, then the cut's note): it names no
-/// file and is dropped.
-pub(crate) fn listed_files(output: &str) -> Vec<String> {
-    let mut lines: Vec<&str> = output.split('\n').collect();
-    if output.ends_with(super::tools::CUT_NOTE_END) {
-        lines.pop();
-    }
-    lines.into_iter().filter(|l| !l.is_empty() && !l.ends_with('/') && !l.starts_with('[')).map(str::to_owned).collect()
-}
-
-/// Whether a listing is not the whole of what it lists: the tool layer cut its output, or
-/// the walk stopped at its file or depth limit.
-pub(crate) fn listing_is_cut(output: &str) -> bool {
-    output.ends_with(super::tools::CUT_NOTE_END) || output.contains("; listing cut at ")
-}
-
 // --- the file access of this module -------------------------------------------------------
 
 /// The entries of the directory `rel` (relative to the work directory; `""` is the root),
@@ -502,24 +485,6 @@ pub(crate) fn read_range(workdir: &WorkDir, path: &str, start: usize, end: Optio
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_cut_listing_names_no_file_in_its_cut_line() {
-        let whole = "a.py\nsrc/\nb.py\n[2 files]\n";
-        assert_eq!(listed_files(whole), ["a.py", "b.py"]);
-        let long: String = (0..2000).map(|i| format!("module_{i:04}.py\n")).collect();
-        let cut = super::super::tools::cap_output(long);
-        let files = listed_files(&cut);
-        assert!(!files.is_empty());
-        assert!(files.iter().all(|f| f.starts_with("module_") && f.ends_with(".py")), "{:?}", files.last());
-    }
-
-    #[test]
-    fn a_listing_cut_by_the_tool_layer_or_the_walk_says_so() {
-        assert!(!listing_is_cut("a.py\nb.py\n[2 files]"));
-        let long: String = (0..2000).map(|i| format!("module_{i:04}.py\n")).collect();
-        assert!(listing_is_cut(&super::super::tools::cap_output(long)));
-        assert!(listing_is_cut("a.py\n[2000 files; listing cut at 2000 files or depth 24]"));
-    }
     use super::*;
     use std::fs;
 

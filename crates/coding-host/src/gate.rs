@@ -20,11 +20,11 @@
 
 use serde_json::Value;
 
-use super::explore::{listed_files, listing_is_cut, read_capped};
+use super::explore::read_capped;
 use super::focus::{cited_lines, contains_word, defines};
 use super::heuristic::{TaskReading, is_quotation};
 use super::sandbox::WorkDir;
-use super::tools::TOOL_ERROR_PREFIX;
+use super::tools::{TOOL_ERROR_PREFIX, listed_files, listing_is_cut};
 
 /// Why a draft may not be delivered.
 #[derive(Debug, Clone, PartialEq, Eq)]

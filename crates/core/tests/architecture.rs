@@ -45,15 +45,15 @@ fn layer(name: &str) -> u8 {
 /// The workspace crates an example or an entrance may depend on (normal dependencies), as
 /// its description says; its tests may use more. Every entrance — the CLI, the Python and
 /// wasm bindings, the language server, the MCP gateway, the export — enters through the
-/// facade; the CLI also runs the coding host and serves the libraries above the facade, and
-/// Python answers approvals through the coding host.
+/// facade, and Python through nothing else; the CLI also runs the coding host and serves the
+/// libraries above the facade.
 const EXAMPLE_DEPENDENCIES: &[(&str, &[&str])] = &[
     ("decision-external-host", &["decision-core"]),
     ("decision-lsp", &["decision"]),
     ("decision-mcp", &["decision"]),
     ("decision-export", &["decision"]),
     ("decision-wasm", &["decision"]),
-    ("decision-contract-python", &["decision", "decision-coding-host"]),
+    ("decision-contract-python", &["decision"]),
     ("decision-cli", &["decision", "decision-coding-host", "decision-mcp", "decision-lsp", "decision-export"]),
 ];
 

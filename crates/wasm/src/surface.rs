@@ -6,7 +6,6 @@
 use decision::api;
 use decision::api::frame::FrameOptions;
 use decision::api::{Code, Error};
-use decision::check::Capabilities;
 use decision::digest::{frame_digest, request_digest, stringify};
 use decision::frame::Mode;
 use serde::Deserialize;
@@ -51,29 +50,14 @@ struct CheckArgs {
 /// `decision check --format json`'s object for one file (`path` is `null` when unnamed).
 pub fn check(text: &[u8], options_json: &str) -> Result<Value, Error> {
     let args: CheckArgs = options("check", options_json)?;
-    let capabilities = match (&args.profile, args.capabilities) {
-        (Some(_), Some(_)) => {
-            return Err(Error::usage("check options: give `profile` or `capabilities`, not both"));
-        }
-        (Some(profile), None) => Some(reference_profile(profile)?),
-        (None, Some(report)) => {
-            let text = match report {
-                Value::String(text) => text,
-                other => other.to_string(),
-            };
-            Some(Capabilities::from_json(&text).map_err(|e| Error::usage(format!("capabilities: {e}")))?)
-        }
-        (None, None) => None,
-    };
+    let report_text = args.capabilities.map(|report| match report {
+        Value::String(text) => text,
+        other => other.to_string(),
+    });
+    let capabilities =
+        api::host::named(args.profile.as_deref(), report_text.as_deref().map(|text| ("capabilities", text)))?;
     let report = api::check::check_source(text, capabilities.as_ref(), args.deny_warnings);
     Ok(api::check::file_json(args.path.as_deref(), &report))
-}
-
-fn reference_profile(profile: &str) -> Result<Capabilities, Error> {
-    match profile {
-        "reference" => Ok(Capabilities::reference()),
-        other => Err(Error::usage(format!("unknown profile `{other}` (known: reference)"))),
-    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -116,7 +100,7 @@ pub fn frame(text: &[u8], options_json: &str) -> Result<Value, Error> {
     };
     let reference = match args.profile.as_deref() {
         None => false,
-        Some(profile) => reference_profile(profile).map(|_| true)?,
+        Some(profile) => api::host::profile(profile).map(|_| true)?,
     };
     let contract = api::parse_contract(path, text)?;
     let block = api::find_block(path, &contract, &block_id)?;

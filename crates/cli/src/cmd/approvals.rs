@@ -7,10 +7,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision::log::approval::{ApprovalError as LogApprovalError, Verdict};
-use decision::log::{LogError, SealKey};
-use decision_coding_host::approvals::{ApprovalError, pending_json, read_approvals, record_answer};
-use decision_mcp::inbox::hand_off;
+use decision::api::{Code, Error};
+use decision::log::SealKey;
+use decision::log::approval::{Verdict, pending_document, read_approvals, record_answer, verdict_of, verdict_words};
+use decision_mcp::inbox::{HandOffError, hand_off};
 use serde_json::Value;
 
 use super::contract_input::Format;
@@ -57,11 +57,11 @@ struct Recorded {
 pub fn list(args: ListArgs) -> ExitCode {
     let approvals = match read_approvals(&args.log) {
         Ok(all) => all,
-        Err(e) => return super::usage_error(&e.to_string()),
+        Err(e) => return super::fail(&Error::from(&e)),
     };
-    let pending: Vec<_> = approvals.iter().filter(|a| a.answer.is_none() && !a.used).collect();
+    let pending: Vec<_> = approvals.iter().filter(|a| a.is_pending()).collect();
     match args.format {
-        Format::Json => println!("{}", pending_json(&approvals)),
+        Format::Json => println!("{}", pending_document(&approvals)),
         Format::Human => {
             for a in &pending {
                 println!("{}  step {}  {}({})", safe(&a.id), a.step, safe(&a.tool), safe(&a.input));
@@ -82,7 +82,7 @@ pub fn approve(args: ApproveArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(message) => super::usage_error(&message),
+        Err(error) => super::fail(&error),
     }
 }
 
@@ -111,40 +111,43 @@ fn approve_json(args: &ApproveArgs, recorded: &Recorded) -> Value {
     })
 }
 
-fn record(args: &ApproveArgs) -> Result<Recorded, String> {
+fn record(args: &ApproveArgs) -> Result<Recorded, Error> {
     let input = match &args.input {
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::String(input)) => Some(input),
-            _ => return Err(format!("--input must be a JSON string (for example '\"notes.md\"'), got {}", safe(text))),
+            _ => {
+                let message = format!("--input must be a JSON string (for example '\"notes.md\"'), got {}", safe(text));
+                return Err(Error::usage(message));
+            }
         },
         None => None,
     };
     let deny = args.deny.then(|| args.reason.clone().unwrap_or_else(|| "denied by a person".into()));
-    match record_answer(&args.log, &args.id, deny.as_deref(), input.as_deref()) {
+    match record_answer(&args.log, &args.id, deny.as_deref(), input.as_deref()).map_err(|e| Error::from(&e)) {
         Ok(verdict) => Ok(Recorded { verdict: verdict.to_owned(), handed: None }),
         // A live writer holds the log: a running gateway takes the answer through its inbox.
-        Err(ApprovalError::Log(LogApprovalError::Log(LogError::Locked(_)))) => {
-            hand_to_gateway(args, deny, input.map(Value::String))
-        }
-        Err(e) => Err(e.to_string()),
+        Err(error) if error.code == Code::LogHeld => hand_to_gateway(args, deny.as_deref(), input.as_deref()),
+        Err(error) => Err(error),
     }
 }
 
 /// Answers a call held by the decision gateway that is writing the log: the answer is bound
 /// here (under the log key on a keyed log) and handed to the gateway, which checks it, records
 /// it and runs or refuses the call.
-fn hand_to_gateway(args: &ApproveArgs, deny: Option<String>, input: Option<Value>) -> Result<Recorded, String> {
-    let verdict = match (deny, input) {
-        (Some(reason), _) => Verdict::Deny(reason),
-        (None, Some(input)) => Verdict::ApproveModified(input),
-        (None, None) => Verdict::Approve,
+fn hand_to_gateway(args: &ApproveArgs, deny: Option<&str>, input: Option<&str>) -> Result<Recorded, Error> {
+    let verdict: Verdict = verdict_of(deny, input).map_err(|e| Error::from(&e))?;
+    let key = SealKey::from_env().map_err(|e| Error::usage(e.to_string()))?;
+    let handed = hand_off(&args.log, &args.id, &verdict, key.as_ref()).map_err(|e| hand_off_error(&e))?;
+    Ok(Recorded { verdict: verdict_words(&verdict).to_owned(), handed: Some(handed.file) })
+}
+
+/// A hand-off the gateway's inbox refused, in the one code vocabulary.
+fn hand_off_error(error: &HandOffError) -> Error {
+    let code = match error {
+        HandOffError::Refused { .. } => Code::Unverified,
+        HandOffError::NotAGateway(_) => Code::LogHeld,
+        HandOffError::Inbox { .. } => Code::Io,
+        _ => Code::Usage,
     };
-    let key = SealKey::from_env().map_err(|e| e.to_string())?;
-    let handed = hand_off(&args.log, &args.id, &verdict, key.as_ref()).map_err(|e| e.to_string())?;
-    let verdict = match verdict {
-        Verdict::Deny(_) => "denied",
-        Verdict::ApproveModified(_) => "approved with a modified input",
-        Verdict::Approve => "approved",
-    };
-    Ok(Recorded { verdict: verdict.to_owned(), handed: Some(handed.file) })
+    Error::new(code, error.to_string())
 }

@@ -5,14 +5,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use decision::api;
-use decision::decide::{Decider, NodeDecision, NodeSpec};
-use decision::log::{FsyncPolicy, LogHeader, SealKey, SessionLog, next_run, now_ms};
-use decision::provider::{DecisionProvider, OpenAiMode, WithDeadline};
+use decision::decide::NodeDecision;
+use decision::log::{DecisionEvent, FsyncPolicy, LogHeader, SealKey, SessionLog, next_run, now_ms};
+use decision::provider::{DecisionProvider, OpenAiMode};
 use decision::terminal;
-use serde_json::{Map, Value};
 
 use super::contract_input::Format;
 use super::contract_input::{load_contract, read_text};
@@ -115,44 +114,26 @@ fn ask(args: &Args) -> Result<NodeDecision, Error> {
     }
     let questions = block_questions(block, args.candidates.as_deref())?;
     let provider = build_provider(args)?;
+    let request =
+        api::ask::Request { block, policy: &gated, questions, state, source: &source, model: args.model.clone() };
     // A frame that reads a cell the chosen host does not have names the host and the flag
     // that chooses another one.
-    let artifact = api::ask::compile(block, &state, source.host_cells(&state)).map_err(|mut error| {
-        let host = match &source {
-            api::frame::CellSource::Reference => format!(
-                "the cells asked against are the reference coding host's, the default; a host with its own cells \
-                 gives `--cells state`, which takes them from the keys of {}, or `--capabilities FILE.json`",
-                args.state.display()
-            ),
-            api::frame::CellSource::State { .. } => {
-                format!("the cells asked against are the keys of {}, from `--cells state`", args.state.display())
-            }
-            api::frame::CellSource::Capabilities { .. } => {
-                format!("the cells asked against are those of the host in {host_file}, from `--capabilities`")
-            }
-        };
-        error.message = format!("{} ({host})", error.message);
-        error
+    let prepared = api::ask::prepare(request, |source| match source {
+        api::frame::CellSource::Reference => format!(
+            "the cells asked against are the reference coding host's, the default; a host with its own cells \
+             gives `--cells state`, which takes them from the keys of {}, or `--capabilities FILE.json`",
+            args.state.display()
+        ),
+        api::frame::CellSource::State { .. } => {
+            format!("the cells asked against are the keys of {}, from `--cells state`", args.state.display())
+        }
+        api::frame::CellSource::Capabilities { .. } => {
+            format!("the cells asked against are those of the host in {host_file}, from `--capabilities`")
+        }
     })?;
-    let spec = NodeSpec {
-        id: artifact.as_ref().map_or_else(|| block.id.clone(), |a| a.node.clone()),
-        state: artifact.as_ref().map_or(state, |a| Map::clone(&a.state)),
-        questions,
-        policy: gated.policy.clone(),
-        frame_digest: artifact.as_ref().map(|a| a.digest.clone()),
-        model: args.model.clone(),
-    };
-    // `--timeout-ms` bounds the whole call: every attempt and retry shares one deadline, so
-    // no retry starts (or runs) past it.
-    let timeout = Duration::from_millis(args.timeout_ms);
-    let bounded: Arc<dyn DecisionProvider> = Arc::new(WithDeadline::new(provider, Instant::now() + timeout));
-    let decider = Decider::new(bounded).with_timeout(timeout);
-    let mut decision = decider.decide(&spec).map_err(|e| Error::new(Code::Provider, e.to_string()))?;
-    if decision.valid {
-        decision.reason = gated.reason(&decision.reason, decision.rule);
-    }
+    let decision = prepared.decide(provider, Duration::from_millis(args.timeout_ms))?;
     if let Some(path) = &args.log {
-        record(path, &decision, artifact.map(|a| a.to_value()), &args.gate)
+        record(path, &prepared.event(&decision))
             .map_err(|e| Error::new(Code::Io, format!("cannot record the decision: {e}")))?;
     }
     Ok(decision)
@@ -167,7 +148,7 @@ pub fn cell_source(
     let named = !untrusted.is_empty();
     let untrusted = untrusted.to_vec();
     if let Some(path) = capabilities {
-        let capabilities = super::contract_input::read_capabilities(path).map_err(Error::usage)?;
+        let capabilities = super::contract_input::read_capabilities(path)?;
         return Ok(api::frame::CellSource::Capabilities { capabilities: Box::new(capabilities), untrusted });
     }
     match cells {
@@ -191,7 +172,7 @@ fn build_provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, Error> {
     Ok(spec.build(&endpoint).map_err(Error::usage)?.provider)
 }
 
-fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>, gates: &[String]) -> Result<(), String> {
+fn record(path: &std::path::Path, event: &DecisionEvent) -> Result<(), String> {
     // Each `ask` is a run of one decision: it continues the log's chain as its next run and
     // ends it with a seal, so replay reads a finished log.
     let mut log = if path.exists() {
@@ -209,13 +190,7 @@ fn record(path: &std::path::Path, d: &NodeDecision, frame: Option<Value>, gates:
         )
     }
     .map_err(|e| e.to_string())?;
-    let mut event = d.to_event(frame);
-    // The overrides are recorded so that replay evaluates the policy the decision was made by.
-    if !gates.is_empty() {
-        let parsed = decision::policy::parse_gates(&gates.join("\n")).map_err(|e| e.to_string())?;
-        event.gates = Some(parsed.iter().map(|g| (g.key(), Value::from(g.value))).collect());
-    }
     log.set_seal_key(SealKey::from_env().map_err(|e| e.to_string())?);
-    log.append_decision(&event).map_err(|e| e.to_string())?;
+    log.append_decision(event).map_err(|e| e.to_string())?;
     log.seal().map(drop).map_err(|e| e.to_string())
 }

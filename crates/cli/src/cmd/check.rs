@@ -26,7 +26,7 @@ pub struct Args {
 pub fn run(args: Args) -> ExitCode {
     let capabilities = match args.host.capabilities() {
         Ok(c) => c,
-        Err(message) => return super::usage_error(&message),
+        Err(error) => return super::fail(&error),
     };
     let deny_warnings = args.deny.is_some();
     let mut any_error = false;

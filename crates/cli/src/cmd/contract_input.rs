@@ -33,18 +33,18 @@ pub struct HostArgs {
 
 impl HostArgs {
     /// The capabilities to check against; `None` skips the adapter layer.
-    pub fn capabilities(&self) -> Result<Option<Capabilities>, String> {
+    pub fn capabilities(&self) -> Result<Option<Capabilities>, Error> {
         if let Some(Profile::Reference) = self.profile {
-            return Ok(Some(Capabilities::reference()));
+            return api::host::named(Some("reference"), None);
         }
         self.capabilities.as_deref().map(read_capabilities).transpose()
     }
 }
 
-/// Read a host capability report, with a message naming the file on failure.
-pub fn read_capabilities(path: &Path) -> Result<Capabilities, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    Capabilities::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+/// Read a host capability report: a file that cannot be read is `E_IO`, a report that does
+/// not parse `E_USAGE`, each naming the file.
+pub fn read_capabilities(path: &Path) -> Result<Capabilities, Error> {
+    api::host::capabilities(&path.display().to_string(), &read_text(path)?)
 }
 
 /// Read a contract file's bytes, with a clear message on failure.

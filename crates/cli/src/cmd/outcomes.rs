@@ -12,6 +12,8 @@ use std::process::ExitCode;
 use decision::api::{self, Code, Error};
 use decision::outcomes::{self as outcome, ContractSet, LintError, ValidationVerdict};
 use decision::terminal::{lines, one_line};
+
+use super::contract_input::read_text;
 use serde_json::Value;
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -66,10 +68,6 @@ pub fn run(command: Command) -> ExitCode {
     }
 }
 
-fn read_text(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|error| format!("cannot read {}: {error}", path.display()))
-}
-
 fn print_lint_errors(path: &Path, errors: &[LintError]) {
     for error in errors {
         eprintln!("{}", lines(&format!("{}:{error}", path.display())));
@@ -79,7 +77,7 @@ fn print_lint_errors(path: &Path, errors: &[LintError]) {
 fn check(path: &Path, format: Format) -> ExitCode {
     let text = match read_text(path) {
         Ok(text) => text,
-        Err(message) => return super::io_error(&message),
+        Err(error) => return super::fail(&error),
     };
     let display = path.display().to_string();
     match (outcome::load_contracts(&text), format) {
@@ -103,10 +101,13 @@ fn check(path: &Path, format: Format) -> ExitCode {
     }
 }
 
+/// A lint-clean contracts file; one with lint errors prints them as `outcomes check` does
+/// and is refused (`E_CONTRACTS`).
 fn load_set(path: &Path) -> Result<ContractSet, Error> {
-    let text = read_text(path).map_err(|message| Error::io(&path.display().to_string(), message))?;
-    api::outcomes::load_contracts(&path.display().to_string(), &text).map_err(|mut error| {
-        print_contract_lint(path, &error);
+    let text = read_text(path)?;
+    outcome::load_contracts(&text).map_err(|errors| {
+        print_lint_errors(path, &errors.0);
+        let mut error = api::outcomes::contracts_error(&path.display().to_string(), &errors);
         error.message = format!("{} is not a valid contracts file (see `decision outcomes check`)", path.display());
         error
     })
@@ -175,24 +176,10 @@ fn validated(
     let set = load_set(contracts)?;
     let contract = api::outcomes::contract_for(&set, &contracts.display().to_string(), tool, method)?;
     let shown = outcome_path.display().to_string();
-    let text = read_text(outcome_path).map_err(|message| Error::io(&shown, message))?;
+    let text = read_text(outcome_path)?;
     let document: Value = serde_json::from_str(&text)
         .map_err(|error| Error::new(Code::Outcome, format!("{shown}: invalid JSON: {error}")))?;
     api::outcomes::validate(contract, tool, method, &shown, &document)
-}
-
-/// A contracts file's lint errors (the refusal's `diagnostics`), one a line on stderr, as
-/// `outcomes check` shows them.
-fn print_contract_lint(path: &Path, error: &Error) {
-    for lint in &error.diagnostics {
-        let text = |key: &str| lint.get(key).and_then(Value::as_str).unwrap_or_default();
-        let number = |key: &str| lint.get(key).and_then(Value::as_u64).unwrap_or_default();
-        let mut line = format!("{}:{}:{}: {}", path.display(), number("line"), number("column"), text("message"));
-        if !text("pointer").is_empty() {
-            line.push_str(&format!(" (at {})", text("pointer")));
-        }
-        eprintln!("{}", lines(&line));
-    }
 }
 
 fn report(path: &Path, format: Format) -> ExitCode {

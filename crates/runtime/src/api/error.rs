@@ -44,6 +44,9 @@ pub enum Code {
     LogEmpty,
     /// A session log that was closed, or is unusable after a failed write (`E_LOG_CLOSED`).
     LogClosed,
+    /// A session log another writer holds open (a running run or decision gateway), so it
+    /// cannot be written here now (`E_LOG_HELD`).
+    LogHeld,
     /// A session id that cannot name a log (`E_SESSION_ID`).
     SessionId,
     /// A log whose tool outcomes cannot be reported (`E_REPORT`).
@@ -85,6 +88,7 @@ impl Code {
             Code::LogTorn => "E_LOG_TORN",
             Code::LogEmpty => "E_LOG_EMPTY",
             Code::LogClosed => "E_LOG_CLOSED",
+            Code::LogHeld => "E_LOG_HELD",
             Code::SessionId => "E_SESSION_ID",
             Code::Report => "E_REPORT",
             Code::Unverified => "E_UNVERIFIED",
@@ -92,7 +96,7 @@ impl Code {
     }
 
     /// Every code that is not a diagnostic's, in the order `docs/errors.md` lists them.
-    pub const NAMED: [Code; 14] = [
+    pub const NAMED: [Code; 15] = [
         Code::Policy,
         Code::Frame,
         Code::Contracts,
@@ -104,6 +108,7 @@ impl Code {
         Code::LogTorn,
         Code::LogEmpty,
         Code::LogClosed,
+        Code::LogHeld,
         Code::SessionId,
         Code::Report,
         Code::Unverified,
@@ -120,6 +125,7 @@ impl Code {
             | Code::LogTorn
             | Code::LogEmpty
             | Code::LogClosed
+            | Code::LogHeld
             | Code::SessionId
             | Code::Report
             | Code::Unverified => Kind::Log,
@@ -242,7 +248,8 @@ impl From<&LogError> for Error {
     fn from(error: &LogError) -> Self {
         let shown = |path: &std::path::Path| path.display().to_string();
         match error {
-            LogError::Io { path, .. } | LogError::Locked(path) => Error::io(&shown(path), error.to_string()),
+            LogError::Io { path, .. } => Error::io(&shown(path), error.to_string()),
+            LogError::Locked(path) => Error::new(Code::LogHeld, error.to_string()).at_path(&shown(path)),
             LogError::InvalidSessionId(_) => Error::new(Code::SessionId, error.to_string()),
             LogError::TornTail { path, line } => Error::new(Code::LogTorn, error.to_string())
                 .at_path(&shown(path))
@@ -258,6 +265,10 @@ impl From<&ApprovalError> for Error {
             ApprovalError::Read { path, .. } => Error::io(&path.display().to_string(), error.to_string()),
             ApprovalError::Log(log) => Error::from(log),
             ApprovalError::Refused(_) => Error::new(Code::Unverified, error.to_string()),
+            ApprovalError::Key(_) => Error::usage(error.to_string()),
+            ApprovalError::BadInput { .. } | ApprovalError::InputOnDeny => {
+                Error::usage(error.to_string()).at_path("input")
+            }
             // An unknown, answered, used or changed approval: the id asked for cannot be
             // answered, which is the request's problem to fix.
             _ => Error::usage(error.to_string()).at_path("id"),
@@ -288,6 +299,18 @@ pub fn find_block<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_documented_vocabulary_is_the_code_vocabulary_in_order() {
+        let doc = include_str!("../../../../docs/errors.md");
+        let rows: Vec<&str> = doc
+            .lines()
+            .filter_map(|line| line.strip_prefix("| `E_"))
+            .filter_map(|rest| rest.split('`').next())
+            .collect();
+        let named: Vec<String> = Code::NAMED.iter().map(|c| c.as_str().trim_start_matches("E_").to_owned()).collect();
+        assert_eq!(rows, named, "docs/errors.md lists every named code once, in Code::NAMED's order");
+    }
 
     #[test]
     fn named_codes_are_distinct_and_prefixed() {

@@ -97,6 +97,9 @@ pub struct Gated {
     pub policy: CompiledPolicy,
     /// The policy as the file writes it.
     pub original: CompiledPolicy,
+    /// The overrides as a decision record keeps them (`block.question` → threshold), so that
+    /// replay evaluates the policy the decision was made by; `None` without overrides.
+    pub overrides: Option<Map<String, Value>>,
 }
 
 impl Gated {
@@ -119,7 +122,7 @@ pub fn gated_policy(contract: &Contract, block: &Block, gates: &[String]) -> Res
         return Err(Error::new(Code::Policy, message));
     }
     if gates.is_empty() {
-        return Ok(Gated { original: policy.clone(), policy });
+        return Ok(Gated { original: policy.clone(), policy, overrides: None });
     }
     // A gate is an argument of the request: one that does not parse or does not apply to
     // this contract is the caller's mistake, not the contract's.
@@ -130,7 +133,8 @@ pub fn gated_policy(contract: &Contract, block: &Block, gates: &[String]) -> Res
         .into_iter()
         .find(|p| p.block == block.id)
         .ok_or_else(|| Error::usage(format!("no policy for block `{}`", block.id)))?;
-    Ok(Gated { policy: gated, original: policy })
+    let overrides = gates.iter().map(|g| (g.key(), Value::from(g.value))).collect();
+    Ok(Gated { policy: gated, original: policy, overrides: Some(overrides) })
 }
 
 /// Offered options per choice question: `(id, criterion)` in order.

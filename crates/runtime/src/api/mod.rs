@@ -1,7 +1,8 @@
 //! The JSON documents the `decision` command prints, as library functions: text and values
-//! in, [`serde_json::Value`] out. Nothing here touches the filesystem, the network or the
-//! clock, so every host — the CLI, a Python or a WebAssembly binding — produces the same
-//! documents byte for byte from the same inputs.
+//! in, [`serde_json::Value`] out. Nothing here touches the filesystem, and nothing but an
+//! `ask` ([`ask::Prepared::decide`], which calls the provider it is given under a deadline)
+//! the network or the clock, so every host — the CLI, a Python or a WebAssembly binding —
+//! produces the same documents byte for byte from the same inputs.
 //!
 //! Names given to these functions (`path`, `shown`) are only used in messages and in the
 //! documents; they are never opened.
@@ -12,6 +13,7 @@ pub mod error;
 pub mod eval;
 pub mod explain;
 pub mod frame;
+pub mod host;
 pub mod outcomes;
 #[cfg(feature = "http")]
 pub mod provider;

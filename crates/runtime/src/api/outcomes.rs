@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 use super::error::{Code, Error};
 
 use decision_outcomes::{
-    self as outcome, ContractSet, LintError, Outcome, OutcomesReport, OutcomesReportError, ToolContract, Validated,
-    ValidationVerdict,
+    self as outcome, ContractSet, LintError, LintErrors, Outcome, OutcomesReport, OutcomesReportError, ToolContract,
+    Validated, ValidationVerdict,
 };
 
 /// One lint error: `line`, `column`, `pointer`, `message`.
@@ -28,21 +28,25 @@ pub fn check_document(path: &str, text: &str) -> Value {
 /// A lint-clean contracts file, or [`Code::Contracts`] at its first lint error with every
 /// one in `diagnostics`; `path` names the file (it is never opened).
 pub fn load_contracts(path: &str, text: &str) -> Result<ContractSet, Error> {
-    outcome::load_contracts(text).map_err(|errors| {
-        let first = errors.0.first();
-        let message = match first {
-            Some(error) => format!("{path}:{error}"),
-            None => format!("{path}: not a valid contracts file"),
-        };
-        Error {
-            code: Code::Contracts,
-            message,
-            path: Some(path.to_owned()),
-            line: first.map(|e| u32::try_from(e.line).unwrap_or(u32::MAX)),
-            column: first.map(|e| u32::try_from(e.column).unwrap_or(u32::MAX)),
-            diagnostics: errors.0.iter().map(lint_error_json).collect(),
-        }
-    })
+    outcome::load_contracts(text).map_err(|errors| contracts_error(path, &errors))
+}
+
+/// The refusal of a contracts file with lint `errors`: [`Code::Contracts`] at the first one,
+/// every one in `diagnostics`; `path` names the file.
+pub fn contracts_error(path: &str, errors: &LintErrors) -> Error {
+    let first = errors.0.first();
+    let message = match first {
+        Some(error) => format!("{path}:{error}"),
+        None => format!("{path}: not a valid contracts file"),
+    };
+    Error {
+        code: Code::Contracts,
+        message,
+        path: Some(path.to_owned()),
+        line: first.map(|e| u32::try_from(e.line).unwrap_or(u32::MAX)),
+        column: first.map(|e| u32::try_from(e.column).unwrap_or(u32::MAX)),
+        diagnostics: errors.0.iter().map(lint_error_json).collect(),
+    }
 }
 
 /// One outcome validated against the contract of its tool and method.

@@ -32,9 +32,16 @@ use thiserror::Error;
 
 use super::envelope::{LineKind, hex32, parse_hex32, parse_line};
 use super::replay::{ChainStatus, LogReport, ReplayOptions, replay_reader_with_lines};
-use super::seal::{LogHead, SealKey, framed};
+use super::seal::{KeyError, LogHead, SealKey, framed};
 use super::{FsyncPolicy, LogError, SEAL_KEY_VARIABLE, SessionLog, now_ms};
 use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
+
+mod answering;
+
+pub use answering::{
+    Approval, ApprovalAnswer, MAX_INPUT_BYTES, approval_of, approvals_of, check_modified_input, pending_document,
+    read_approvals, record_answer, record_answer_with, verdict_of, verdict_words,
+};
 
 /// The event a pending approval is recorded as.
 pub const PENDING_EVENT: &str = "approval:pending";
@@ -224,6 +231,21 @@ pub enum ApprovalError {
         /// The approval.
         id: String,
     },
+    /// The log key in the environment is not usable (empty, too short, not UTF-8).
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// A modified input that the tool could never take (too long, a NUL, a path with a line
+    /// break, a missing content or destination, an empty path).
+    #[error("the modified input for `{tool}` is refused: {why}")]
+    BadInput {
+        /// The approval's tool.
+        tool: String,
+        /// What is wrong with the input, in words.
+        why: String,
+    },
+    /// A denial that also carried a modified input.
+    #[error("a modified input is only for approving; a denial runs nothing")]
+    InputOnDeny,
 }
 
 /// Why a log does not verify, at its first failing line when there is one.
