@@ -391,8 +391,9 @@ impl Contract {
     /// The frame reads the reference coding host's cells unless `cells="state"` (the keys of
     /// `state`) or `capabilities` (a host capability report, JSON text or a mapping: its
     /// `stateCells`, and a block that does not fit the host is refused) names another host;
-    /// `untrusted` lists that host's cells that carry untrusted bytes.
-    #[pyo3(signature = (block, state, *, provider, url=None, model=None, log=None, gates=None, candidates=None, timeout_ms=30_000, openai_api="chat", cells="reference", capabilities=None, untrusted=None))]
+    /// `untrusted` lists that host's cells that carry untrusted bytes. `step` is the step of
+    /// the host's loop the decision belongs to, as the record keeps it.
+    #[pyo3(signature = (block, state, *, provider, url=None, model=None, log=None, gates=None, candidates=None, timeout_ms=30_000, openai_api="chat", cells="reference", capabilities=None, untrusted=None, step=0))]
     #[allow(clippy::too_many_arguments)]
     fn ask<'py>(
         &self,
@@ -410,6 +411,7 @@ impl Contract {
         cells: &str,
         capabilities: Option<&Bound<'py, PyAny>>,
         untrusted: Option<Vec<String>>,
+        step: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let found = self.block(py, block)?;
         let source = cell_source(py, cells, capabilities, untrusted.unwrap_or_default())?;
@@ -443,7 +445,9 @@ impl Contract {
         let timeout = Duration::from_millis(timeout_ms);
         let decision = py.detach(|| prepared.decide(provider, timeout)).map_err(to_py_err(py))?;
         if let Some(log) = log {
-            log::record(py, log, &prepared.event(&decision))?;
+            let mut event = prepared.event(&decision);
+            event.step = step;
+            log::record(py, log, &event)?;
         }
         to_py(py, &api::ask::document(block, &decision))
     }
@@ -478,6 +482,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", api::ENGINE_VERSION)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(engine, m)?)?;
+    m.add_function(wrap_pyfunction!(provider::check_provider, m)?)?;
     m.add_function(wrap_pyfunction!(timing::_rust_timing, m)?)?;
     m.add_class::<Contract>()?;
     log::register(m)?;

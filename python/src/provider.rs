@@ -30,3 +30,10 @@ pub fn build(
     let built = spec.build(&Endpoint { url, model, openai_mode }).map_err(|m| usage_error(py, &m, Some("provider")))?;
     Ok(built.provider)
 }
+
+/// `check_provider(name)`: refuses (`UsageError`, `E_USAGE`) a provider name that
+/// `Contract.ask` would refuse, before anything is asked of it.
+#[pyfunction]
+pub fn check_provider(py: Python<'_>, name: &str) -> PyResult<()> {
+    parse_without_host(name).map(drop).map_err(|e| raise(py, &at_argument(e, "provider")))
+}

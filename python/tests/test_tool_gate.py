@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import pytest
 
@@ -68,11 +68,92 @@ def test_a_host_model_call_answers_and_invalid_answers_never_run(decision: Path,
     assert run(decision, "replay", "--require-seal", str(log))[0] == 0
 
 
-def test_a_named_provider_is_refused_with_the_reason(tmp_path: Path) -> None:
-    with pytest.raises(dc.UsageError, match="'heuristic' or a callable"):
-        ToolGate(log=tmp_path / "log.jsonl", provider="openai")
+def test_an_unknown_provider_is_refused_before_any_call(tmp_path: Path) -> None:
+    with pytest.raises(dc.UsageError, match="unknown provider `gpt`") as refused:
+        ToolGate(log=tmp_path / "log.jsonl", provider="gpt")
+    assert (refused.value.code, refused.value.path) == ("E_USAGE", "provider")
+    with pytest.raises(dc.UsageError, match="a provider name or a callable"):
+        ToolGate(log=tmp_path / "log.jsonl", provider=3)  # type: ignore[arg-type]
     with pytest.raises(dc.UsageError, match="approvals must be"):
         ToolGate(log=tmp_path / "log.jsonl", approvals="ask")  # type: ignore[arg-type]
+
+
+class _ChatModel:
+    """An OpenAI-compatible chat server on 127.0.0.1 that answers with log-probabilities, as
+    a local model server does: a call that deletes is destructive (`D`), any other reads
+    (`A`); the open-world question gets `B`. It keeps every prompt it was sent."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.prompts: List[str] = []
+        model = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                prompt = body["messages"][-1]["content"]
+                model.prompts.append(prompt)
+                effect = "What does this tool call do" in prompt
+                label = ("D" if "delete" in prompt else "A") if effect else "B"
+                top = [{"token": label, "logprob": -0.05}, {"token": "C" if label != "C" else "A", "logprob": -3.0}]
+                reply = {"choices": [{"message": {"content": label}, "logprobs": {"content": [
+                    {"token": label, "logprob": -0.05, "top_logprobs": top}]}}]}
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_openai_compatible_model_decides_the_calls(decision: Path, tmp_path: Path) -> None:
+    model = _ChatModel()
+    log = tmp_path / "log.jsonl"
+    try:
+        with ToolGate(log=log, provider="openai", url=model.url, model="local", timeout_ms=10_000) as gate:
+            read = gate.decide(ToolCall("c1", "list_files", {"path": "."}, "Lists files.", {}))
+            delete = gate.decide(ToolCall("c2", "delete_file", {"path": "notes.md"}, "Deletes a file.", {}))
+    finally:
+        model.close()
+    # The model's answers decide, not the annotations (none were declared: MCP's defaults
+    # alone would send both calls to a person).
+    assert (read.outcome, read.action) == ("run", "auto"), read
+    assert (delete.outcome, delete.action) == ("approval", "ask_human"), delete
+    # The model saw each call's cells; the arguments marked as the agent's words.
+    assert any("list_files" in p for p in model.prompts) and any("notes.md" in p for p in model.prompts)
+    # Each decision is recorded by the engine, at its step, and the sealed log verifies.
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    decisions = [r["e"] for r in records if r.get("e", {}).get("type") == "decision"]
+    assert [(d["step"], d["action"]) for d in decisions] == [(0, "auto"), (1, "ask_human")], decisions
+    assert all(d["provider"].startswith("openai@127.0.0.1:") for d in decisions), decisions
+    assert run(decision, "replay", "--require-seal", str(log))[0] == 0
+
+
+def test_a_model_that_cannot_be_reached_never_lets_a_call_run(decision: Path, tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tmp_path / "log.jsonl"
+    url = f"http://127.0.0.1:{port}/v1"
+    with ToolGate(log=log, provider="openai", url=url, timeout_ms=2_000, approvals="deny") as gate:
+        verdict = gate.decide(ToolCall("c1", "list_files", {"path": "."}, "Lists files.", {"readOnlyHint": True}))
+    assert (verdict.outcome, verdict.action) == ("deny", "escalate"), verdict
+    assert run(decision, "replay", "--require-seal", str(log))[0] == 0
 
 
 def test_a_custom_contract_and_an_unknown_block(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Union
 
 from .._errors import UsageError
-from .._native import Contract, SessionLog
+from .._native import Contract, SessionLog, check_provider
 
 #: The bundled contract: decides a tool call on the tool's MCP risk annotations.
 TOOL_GATE_PATH = Path(__file__).resolve().parent / "contracts" / "tool-gate.md"
@@ -43,7 +43,9 @@ RUN_ACTIONS = frozenset({"auto", "auto_audit", "continue", "call", "use"})
 APPROVAL_ACTIONS = frozenset({"ask_human", "escalate"})
 
 Outcome = Literal["run", "approval", "deny"]
-#: ``"heuristic"``, or the host's own model call: a frame document in, answers out.
+#: ``"heuristic"``, a provider ``Contract.ask`` names (``"openai"``, ``"systemone"``,
+#: ``"mock"``, ``"script:FILE"``, ``"replay:LOG"``), or the host's own model call: a frame
+#: document in, answers out.
 Provider = Union[str, Callable[[Dict[str, Any]], Dict[str, Any]]]
 ApprovalMode = Literal["interrupt", "deny"]
 
@@ -188,11 +190,16 @@ class ToolGate:
     DECISION.md, or ``None`` for the bundled tool gate; ``block`` the block asked (its
     frame reads the cells ``tool``, ``description``, ``annotations`` and ``arguments``).
     ``log`` is a :class:`~decision_contract.SessionLog` or a path. ``provider`` is
-    ``"heuristic"`` (the annotations answer, no model) or a callable that is given the
-    frame document of :meth:`Contract.frame` (``frame``, ``questions``, ``requestDigest``)
-    and returns the answers, one per question, as :meth:`Contract.evaluate` takes them —
-    the host's own model call. ``approvals="deny"`` refuses a call that would wait for a
-    person.
+    ``"heuristic"`` (the annotations answer, no model); a provider :meth:`Contract.ask`
+    names — ``"openai"`` against any OpenAI-compatible server at ``url`` (key, if any, in
+    ``OPENAI_API_KEY``), ``"systemone"``, ``"mock"``, ``"script:FILE"``, ``"replay:LOG"`` —
+    asked the block's questions about the call's cells (with ``model``, within
+    ``timeout_ms`` for the whole call); or a callable that is given the frame document of
+    :meth:`Contract.frame` (``frame``, ``questions``, ``requestDigest``) and returns the
+    answers, one per question, as :meth:`Contract.evaluate` takes them — the host's own
+    model call. A provider that is down or answers nonsense escalates: the call waits for a
+    person (or is refused), never runs. ``approvals="deny"`` refuses a call that would wait
+    for a person.
     """
 
     def __init__(
@@ -204,12 +211,16 @@ class ToolGate:
         provider: Provider = "heuristic",
         approvals: ApprovalMode = "interrupt",
         session_id: Optional[str] = None,
+        url: Optional[str] = None,
+        model: Optional[str] = None,
+        timeout_ms: int = 30_000,
     ) -> None:
-        if not callable(provider) and provider != "heuristic":
-            # Contract.ask compiles frames for the reference coding host only, so a named
-            # provider cannot be asked about a tool call's cells yet.
+        if isinstance(provider, str) and provider != "heuristic":
+            # Refused now, not at the first call: the same names `Contract.ask` takes.
+            check_provider(provider)
+        elif not isinstance(provider, str) and not callable(provider):
             raise UsageError(
-                f"provider must be 'heuristic' or a callable that answers a frame, not {provider!r}",
+                f"provider must be a provider name or a callable that answers a frame, not {provider!r}",
                 code="E_USAGE",
                 path="provider",
             )
@@ -228,6 +239,9 @@ class ToolGate:
             raise UsageError(f"the contract has no block {block!r} (it has {', '.join(self.contract.blocks)})", code="E_USAGE", path="block")
         self.block = block
         self.provider = provider
+        self.url = url
+        self.model = model
+        self.timeout_ms = timeout_ms
         self.approvals: ApprovalMode = approvals
         self.log = log if isinstance(log, SessionLog) else SessionLog(Path(log), session_id=session_id)
         self.step = 0
@@ -245,18 +259,33 @@ class ToolGate:
 
     def decide(self, call: ToolCall) -> Verdict:
         """Frames the call, decides it and records the decision (before anything runs)."""
-        # The model's arguments are the agent's words: untrusted, and marked so.
-        frame = self.contract.frame(self.block, self.state(call), untrusted=["arguments"])
-        if callable(self.provider):
-            answers = self.provider(frame)
-            name = getattr(self.provider, "__name__", "python")
+        if isinstance(self.provider, str) and self.provider != "heuristic":
+            # The engine frames the call's cells, asks, validates, evaluates and records.
+            decided = self.contract.ask(
+                self.block,
+                self.state(call),
+                provider=self.provider,
+                url=self.url,
+                model=self.model,
+                log=self.log,
+                timeout_ms=self.timeout_ms,
+                cells="state",
+                untrusted=["arguments"],
+                step=self.step,
+            )
         else:
-            answers = heuristic_answers(call)
-            name = "heuristic"
-        # Answers that do not validate are not an error: the decision escalates, and an
-        # escalated call waits for a person (or is refused), never runs.
-        decided = self.contract.evaluate(self.block, answers)
-        self.log.append_decision(_decision_record(self.step, frame, answers, decided, name))
+            # The model's arguments are the agent's words: untrusted, and marked so.
+            frame = self.contract.frame(self.block, self.state(call), untrusted=["arguments"])
+            if callable(self.provider):
+                answers = self.provider(frame)
+                name = getattr(self.provider, "__name__", "python")
+            else:
+                answers = heuristic_answers(call)
+                name = "heuristic"
+            # Answers that do not validate are not an error: the decision escalates, and an
+            # escalated call waits for a person (or is refused), never runs.
+            decided = self.contract.evaluate(self.block, answers)
+            self.log.append_decision(_decision_record(self.step, frame, answers, decided, name))
         step = self.step
         self.step += 1
         action: str = decided["action"]

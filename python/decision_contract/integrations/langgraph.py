@@ -59,8 +59,10 @@ class DecisionToolNode(ToolNode):
 
     ``contract`` (default: the bundled tool gate), ``log`` (a path or a
     :class:`~decision_contract.SessionLog`; sealed by :meth:`close`), ``provider``
-    (``"heuristic"``: the tools' annotations answer), ``approvals`` (``"interrupt"`` or
-    ``"deny"``); the other keywords are ``ToolNode``'s.
+    (``"heuristic"``: the tools' annotations answer; ``"openai"`` with ``url`` and ``model``:
+    an OpenAI-compatible server is asked, as :class:`~decision_contract.integrations.ToolGate`
+    says), ``approvals`` (``"interrupt"`` or ``"deny"``); the other keywords are
+    ``ToolNode``'s.
     """
 
     def __init__(
@@ -70,6 +72,8 @@ class DecisionToolNode(ToolNode):
         log: Union[SessionLog, str, Path],
         contract: Union[Contract, str, Path, None] = None,
         provider: Provider = "heuristic",
+        url: Optional[str] = None,
+        model: Optional[str] = None,
         approvals: ApprovalMode = "interrupt",
         gate: Optional[ToolGate] = None,
         **tool_node_options: Any,
@@ -77,7 +81,7 @@ class DecisionToolNode(ToolNode):
         if "wrap_tool_call" in tool_node_options or "awrap_tool_call" in tool_node_options:
             raise TypeError("DecisionToolNode decides every call itself: wrap_tool_call is not supported")
         super().__init__(tools, wrap_tool_call=self._gated, awrap_tool_call=self._agated, **tool_node_options)
-        self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, approvals=approvals)
+        self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, url=url, model=model, approvals=approvals)
         # The verdicts of the message being run, by tool_call_id: written before the calls
         # run, read by the wrapper in ToolNode's worker threads.
         self._verdicts: Dict[str, Verdict] = {}

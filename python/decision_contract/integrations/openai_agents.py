@@ -54,8 +54,8 @@ class DecisionGuard:
     """Decides the calls of the function tools it guards; see the module documentation.
 
     The keywords are :class:`~decision_contract.integrations.ToolGate`'s: ``log`` (sealed by
-    :meth:`close`), ``contract`` (default: the bundled tool gate), ``provider``,
-    ``approvals`` (``"interrupt"``: through the run's interruptions; ``"deny"``: refused);
+    :meth:`close`), ``contract`` (default: the bundled tool gate), ``provider`` (with ``url``
+    and ``model`` for ``"openai"``), ``approvals`` (``"interrupt"``: through the run's interruptions; ``"deny"``: refused);
     ``outcomes``: the tool outcome contracts (a :class:`decision_contract.outcomes.Contracts`
     or the path of a contracts file) the tools' outputs are checked against.
     """
@@ -66,11 +66,13 @@ class DecisionGuard:
         log: Union[SessionLog, str, Path],
         contract: Union[Contract, str, Path, None] = None,
         provider: Provider = "heuristic",
+        url: Optional[str] = None,
+        model: Optional[str] = None,
         approvals: ApprovalMode = "interrupt",
         gate: Optional[ToolGate] = None,
         outcomes: Union[Contracts, str, Path, None] = None,
     ) -> None:
-        self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, approvals=approvals)
+        self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, url=url, model=model, approvals=approvals)
         self.outcomes = Contracts.load(outcomes) if isinstance(outcomes, (str, Path)) else outcomes
         self._verdicts: Dict[str, Verdict] = {}
         self._tools: Dict[str, Tuple[FunctionTool, Dict[str, Any]]] = {}

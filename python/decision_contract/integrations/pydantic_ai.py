@@ -55,11 +55,13 @@ class DecisionToolset(WrapperToolset[Any]):
         log: Union[SessionLog, str, Path],
         contract: Union[Contract, str, Path, None] = None,
         provider: Provider = "heuristic",
+        url: Optional[str] = None,
+        model: Optional[str] = None,
         approvals: ApprovalMode = "interrupt",
         annotations: Optional[Mapping[str, Mapping[str, Any]]] = None,
     ) -> "DecisionToolset":
         """Wraps ``toolset``, with a gate on ``log`` (sealed by :meth:`close`)."""
-        gate = ToolGate(log=log, contract=contract, provider=provider, approvals=approvals)
+        gate = ToolGate(log=log, contract=contract, provider=provider, url=url, model=model, approvals=approvals)
         return cls(toolset, gate=gate, annotations=dict(annotations or {}))
 
     async def call_tool(self, name: str, tool_args: Dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
