@@ -51,6 +51,17 @@ class Contract:
         gates: Optional[Mapping[str, Union[float, str]]] = None,
         candidates: Optional[Mapping[str, Union[Mapping[str, str], Sequence[str]]]] = None,
     ) -> Document: ...
+    def decide_and_record(
+        self,
+        block: str,
+        state: Mapping[str, JSON],
+        answers: Mapping[str, JSON],
+        *,
+        log: Union[StrPath, "SessionLog"],
+        provider: str,
+        step: int = 0,
+        untrusted: Optional[Sequence[str]] = None,
+    ) -> Document: ...
     def ask(
         self,
         block: str,

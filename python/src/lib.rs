@@ -384,6 +384,71 @@ impl Contract {
         to_py(py, &api::eval::evaluate(found, policy, questions, &answers).to_json())
     }
 
+    /// The whole of one decision whose answers the host already has, in one call: the block
+    /// framed from the keys of `state` (`untrusted` naming the cells that carry untrusted
+    /// bytes), `answers` validated and the policy evaluated, and the decision recorded in
+    /// `log` (a `SessionLog` or a path) at `step`, served by `provider` — the frame never
+    /// crossing into Python. Returns `{"action", "reason", "valid", "problems",
+    /// "requestDigest"}`. The record is the one `frame` and `evaluate` would make.
+    #[pyo3(signature = (block, state, answers, *, log, provider, step=0, untrusted=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn decide_and_record<'py>(
+        &self,
+        py: Python<'py>,
+        block: &str,
+        state: &Bound<'py, PyAny>,
+        answers: &Bound<'py, PyAny>,
+        log: &Bound<'py, PyAny>,
+        provider: &str,
+        step: u64,
+        untrusted: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (index, found) = self.frame_block(py, block)?;
+        let state = object_from_py(state, "state")?;
+        api::frame::check_history(&state).map_err(to_py_err(py))?;
+        let untrusted = untrusted.unwrap_or_default();
+        let frame = self.state_frame(py, (index, found), &state, &untrusted, Mode::Provenance)?;
+        let built = self.policy_and_questions(py, found, &[], &api::eval::Candidates::new())?;
+        let answers = object_from_py(answers, "answers")?;
+        let (policy, questions) = &*built;
+        let evaluated = api::eval::evaluate(found, policy, questions, &answers);
+        let (artifact, request_digest) = frame.compile(&state);
+        let text = |key: &str| artifact.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let node = text("node");
+        let sent_state = artifact.get("state").and_then(Value::as_object).cloned().unwrap_or_default();
+        let decision = &evaluated.decision;
+        let event = decision::log::DecisionEvent {
+            step,
+            id: node.clone(),
+            state: sent_state,
+            sent_frame_digest: Some(text("digest")),
+            frame: Some(artifact),
+            request_digest: Some(request_digest.clone()),
+            sent_questions: Some(frame.questions().clone()),
+            batch_ids: Some(vec![node]),
+            margin: None,
+            questions: frame.questions().clone(),
+            answers: Value::Object(answers),
+            action: decision.action.clone(),
+            reason: decision.reason.clone(),
+            latency_ms: 0,
+            provider: provider.to_owned(),
+            model: None,
+            degraded: false,
+            escalate: decision.action == "escalate",
+            warnings: None,
+            gates: None,
+        };
+        log::record(py, log, &event)?;
+        let out = PyDict::new(py);
+        out.set_item("action", &decision.action)?;
+        out.set_item("reason", &decision.reason)?;
+        out.set_item("valid", evaluated.problems.is_empty())?;
+        out.set_item("problems", to_py(py, &Value::Array(evaluated.problems.clone()))?)?;
+        out.set_item("requestDigest", request_digest)?;
+        Ok(out.into_any())
+    }
+
     /// `decision ask --format json`: ask a provider the block's questions, validate and
     /// evaluate; with `log`, the decision is appended to that session log (a path, created
     /// when missing, or a `SessionLog`).

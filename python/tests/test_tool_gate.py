@@ -193,3 +193,35 @@ def test_the_annotations_cell_is_written_as_json_dumps_writes_it() -> None:
         annotations["title"] = "not a hint"
         call = ToolCall("c", "t", {}, "", annotations)
         assert call.hints_json() == json.dumps(call.declared_hints(), sort_keys=True), annotations
+
+
+def test_the_one_call_record_is_the_record_frame_and_evaluate_make(decision: Path, tmp_path: Path) -> None:
+    """The heuristic gate frames, evaluates and records in one native call; a host function
+    giving the same answers goes through `frame` and `evaluate`: the two logs hold the same
+    decisions but for the provider's name (and `degraded`, which the engine's record states:
+    no fallback was taken)."""
+    from decision_contract.integrations._core import heuristic_answers
+
+    calls = [
+        ToolCall("c1", "search", {"q": "ünïcode ⟨x⟩"}, "Searches.", {"readOnlyHint": True}),
+        ToolCall("c2", "rm", {"path": "/"}, "Removes.", {}),
+        ToolCall("c3", "post", {"body": "x" * 2000}, "Posts.", {"destructiveHint": False}),
+    ]
+
+    def answers_like_the_heuristic(frame: Dict[str, Any]) -> Dict[str, Any]:
+        tool = frame["frame"]["state"]["tool"]
+        return heuristic_answers(next(c for c in calls if c.tool in tool))
+
+    decided: Dict[str, List[Dict[str, Any]]] = {}
+    for name, provider in (("native", "heuristic"), ("python", answers_like_the_heuristic)):
+        log = tmp_path / f"{name}.jsonl"
+        with ToolGate(log=log, provider=provider) as gate:
+            verdicts = [gate.decide(call) for call in calls]
+        assert [v.outcome for v in verdicts] == ["run", "approval", "approval"]
+        assert run(decision, "replay", "--require-seal", str(log))[0] == 0
+        events = [json.loads(line)["e"] for line in log.read_text().splitlines() if '"type":"decision"' in line]
+        if name == "native":
+            assert all(e.pop("degraded") is False for e in events)
+        decided[name] = [{k: v for k, v in e.items() if k != "provider"} for e in events]
+    assert decided["native"] == decided["python"]
+    assert len(decided["native"]) == 3

@@ -273,19 +273,26 @@ class ToolGate:
                 untrusted=["arguments"],
                 step=self.step,
             )
-        else:
+        elif callable(self.provider):
             # The model's arguments are the agent's words: untrusted, and marked so.
             frame = self.contract.frame(self.block, self.state(call), untrusted=["arguments"])
-            if callable(self.provider):
-                answers = self.provider(frame)
-                name = getattr(self.provider, "__name__", "python")
-            else:
-                answers = heuristic_answers(call)
-                name = "heuristic"
+            answers = self.provider(frame)
             # Answers that do not validate are not an error: the decision escalates, and an
             # escalated call waits for a person (or is refused), never runs.
             decided = self.contract.evaluate(self.block, answers)
+            name = getattr(self.provider, "__name__", "python")
             self.log.append_decision(_decision_record(self.step, frame, answers, decided, name))
+        else:
+            # The annotations answer: framed, evaluated and recorded in one native call.
+            decided = self.contract.decide_and_record(
+                self.block,
+                self.state(call),
+                heuristic_answers(call),
+                log=self.log,
+                provider="heuristic",
+                step=self.step,
+                untrusted=["arguments"],
+            )
         step = self.step
         self.step += 1
         action: str = decided["action"]
