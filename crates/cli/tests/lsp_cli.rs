@@ -279,6 +279,11 @@ fn positions_count_utf16_code_units() {
 }
 
 #[test]
+fn hovers_say_what_an_action_or_a_diagnostic_means() {
+    run_script("hover.json");
+}
+
+#[test]
 fn the_outline_lists_blocks_questions_frames_and_policies() {
     run_script("symbols.json");
 }

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 
 use lsp_types::{
-    DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, InitializeResult, PositionEncodingKind,
-    ServerCapabilities, ServerInfo, SymbolKind, TextDocumentSyncCapability, TextDocumentSyncKind,
+    DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, HoverParams, HoverProviderCapability,
+    InitializeResult, PositionEncodingKind, ServerCapabilities, ServerInfo, SymbolKind, TextDocumentSyncCapability,
+    TextDocumentSyncKind,
 };
 use serde_json::Value;
 
@@ -40,13 +41,15 @@ impl Failure {
     }
 }
 
-/// The `initialize` result: incremental sync, UTF-16 positions, and the requests below.
+/// The `initialize` result: incremental sync, UTF-16 positions, and the requests below
+/// (the outline and hovers).
 pub fn initialize_result() -> Value {
     let result = InitializeResult {
         capabilities: ServerCapabilities {
             position_encoding: Some(PositionEncodingKind::UTF16),
             text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::INCREMENTAL)),
             document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
+            hover_provider: Some(HoverProviderCapability::Simple(true)),
             ..ServerCapabilities::default()
         },
         server_info: Some(ServerInfo { name: "decision".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
@@ -61,6 +64,12 @@ pub fn request(method: &str, params: Value, open: &HashMap<String, Open>) -> Res
             let p: DocumentSymbolParams = parse(method, params)?;
             let symbols = open.get(p.text_document.uri.as_str()).map(outline).unwrap_or_default();
             to_value(DocumentSymbolResponse::Nested(symbols))
+        }
+        "textDocument/hover" => {
+            let p: HoverParams = parse(method, params)?;
+            let document = &p.text_document_position_params;
+            let found = open.get(document.text_document.uri.as_str());
+            to_value(found.and_then(|open| crate::hover::hover(open, document.position)))
         }
         _ => Err(Failure { code: lsp_server::ErrorCode::MethodNotFound, message: format!("unknown method {method}") }),
     }

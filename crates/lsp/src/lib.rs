@@ -1,5 +1,6 @@
-//! The DECISION.md language server: `decision check`'s diagnostics on every keystroke, and
-//! an outline of the contract, over the Language Server Protocol on a byte stream (the
+//! The DECISION.md language server: `decision check`'s diagnostics on every keystroke, an
+//! outline of the contract and hovers that say what an action, a projection, a question or a
+//! diagnostic means, over the Language Server Protocol on a byte stream (the
 //! `decision lsp` command serves it on stdio).
 //!
 //! ```no_run
@@ -11,6 +12,7 @@
 
 mod diagnostics;
 mod features;
+mod hover;
 mod server;
 mod settings;
 pub mod text;
