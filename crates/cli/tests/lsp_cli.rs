@@ -279,8 +279,8 @@ fn positions_count_utf16_code_units() {
 }
 
 #[test]
-fn hovers_say_what_an_action_or_a_diagnostic_means() {
-    run_script("hover.json");
+fn hovers_and_completions_as_an_editor_asks_for_them() {
+    run_script("hover-completion.json");
 }
 
 #[test]

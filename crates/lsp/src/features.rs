@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 
 use lsp_types::{
-    DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, HoverParams, HoverProviderCapability,
-    InitializeResult, PositionEncodingKind, ServerCapabilities, ServerInfo, SymbolKind, TextDocumentSyncCapability,
-    TextDocumentSyncKind,
+    CompletionOptions, CompletionParams, CompletionResponse, DocumentSymbol, DocumentSymbolParams,
+    DocumentSymbolResponse, HoverParams, HoverProviderCapability, InitializeResult, PositionEncodingKind,
+    ServerCapabilities, ServerInfo, SymbolKind, TextDocumentSyncCapability, TextDocumentSyncKind,
 };
 use serde_json::Value;
 
@@ -42,7 +42,7 @@ impl Failure {
 }
 
 /// The `initialize` result: incremental sync, UTF-16 positions, and the requests below
-/// (the outline and hovers).
+/// (the outline, hovers and completion).
 pub fn initialize_result() -> Value {
     let result = InitializeResult {
         capabilities: ServerCapabilities {
@@ -50,6 +50,10 @@ pub fn initialize_result() -> Value {
             text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::INCREMENTAL)),
             document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
             hover_provider: Some(HoverProviderCapability::Simple(true)),
+            completion_provider: Some(CompletionOptions {
+                trigger_characters: Some(vec![":".into(), " ".into()]),
+                ..CompletionOptions::default()
+            }),
             ..ServerCapabilities::default()
         },
         server_info: Some(ServerInfo { name: "decision".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
@@ -64,6 +68,13 @@ pub fn request(method: &str, params: Value, open: &HashMap<String, Open>) -> Res
             let p: DocumentSymbolParams = parse(method, params)?;
             let symbols = open.get(p.text_document.uri.as_str()).map(outline).unwrap_or_default();
             to_value(DocumentSymbolResponse::Nested(symbols))
+        }
+        "textDocument/completion" => {
+            let p: CompletionParams = parse(method, params)?;
+            let document = &p.text_document_position;
+            let found = open.get(document.text_document.uri.as_str());
+            let items = found.map(|open| crate::completion::complete(open, document.position)).unwrap_or_default();
+            to_value(CompletionResponse::Array(items))
         }
         "textDocument/hover" => {
             let p: HoverParams = parse(method, params)?;

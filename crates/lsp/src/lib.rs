@@ -1,6 +1,6 @@
 //! The DECISION.md language server: `decision check`'s diagnostics on every keystroke, an
-//! outline of the contract and hovers that say what an action, a projection, a question or a
-//! diagnostic means, over the Language Server Protocol on a byte stream (the
+//! outline of the contract, hovers that say what an action, a projection, a question or a
+//! diagnostic means, and completion of kinds, positions, actions, question ids and projections, over the Language Server Protocol on a byte stream (the
 //! `decision lsp` command serves it on stdio).
 //!
 //! ```no_run
@@ -10,6 +10,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod completion;
 mod diagnostics;
 mod features;
 mod hover;
