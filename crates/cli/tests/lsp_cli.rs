@@ -208,7 +208,10 @@ fn substitute(value: &Value, dir: &Path) -> Value {
             }
         }
         Value::Array(items) => Value::Array(items.iter().map(|v| substitute(v, dir)).collect()),
-        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), substitute(v, dir))).collect()),
+        // Keys too: a rename's edits are keyed by the document's URI.
+        Value::Object(map) => Value::Object(
+            map.iter().map(|(k, v)| (k.replace("${DIR}", dir.to_str().unwrap()), substitute(v, dir))).collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -279,7 +282,7 @@ fn positions_count_utf16_code_units() {
 }
 
 #[test]
-fn hovers_and_completions_as_an_editor_asks_for_them() {
+fn hovers_completions_definitions_references_and_renames() {
     run_script("hover-completion.json");
 }
 

@@ -5,10 +5,10 @@
 
 use lsp_types::{CompletionItem, CompletionItemKind, Position};
 
-use decision::contract::{Block, Kind};
+use decision::contract::Kind;
 use decision::vocab::{ACTIONS, ANY_POSITION_ACTION, POSITIONS, PROJECTIONS, position_actions};
 
-use crate::features::Open;
+use crate::features::{Open, block_at};
 
 /// The probes whose argument is a question id.
 const PROBES: [&str; 3] = ["prob:", "score:", "picked:"];
@@ -66,11 +66,6 @@ fn is_after_a_bound(context: &str) -> bool {
 
 fn item(label: &str, kind: CompletionItemKind, detail: &str) -> CompletionItem {
     CompletionItem { label: label.to_owned(), kind: Some(kind), detail: Some(detail.to_owned()), ..Default::default() }
-}
-
-/// The block whose text holds `offset` (from its heading to the next heading).
-fn block_at(blocks: &[Block], offset: usize) -> Option<&Block> {
-    blocks.iter().rev().find(|b| b.span.start <= offset)
 }
 
 #[cfg(test)]

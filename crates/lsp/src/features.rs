@@ -5,8 +5,9 @@ use std::collections::HashMap;
 
 use lsp_types::{
     CompletionOptions, CompletionParams, CompletionResponse, DocumentSymbol, DocumentSymbolParams,
-    DocumentSymbolResponse, HoverParams, HoverProviderCapability, InitializeResult, PositionEncodingKind,
-    ServerCapabilities, ServerInfo, SymbolKind, TextDocumentSyncCapability, TextDocumentSyncKind,
+    DocumentSymbolResponse, GotoDefinitionParams, HoverParams, HoverProviderCapability, InitializeResult,
+    PositionEncodingKind, ReferenceParams, RenameParams, ServerCapabilities, ServerInfo, SymbolKind,
+    TextDocumentSyncCapability, TextDocumentSyncKind,
 };
 use serde_json::Value;
 
@@ -27,6 +28,7 @@ pub struct Open {
 }
 
 /// A request's failure: a JSON-RPC error code and message.
+#[derive(Debug)]
 pub struct Failure {
     /// The JSON-RPC error code.
     pub code: ErrorCode,
@@ -41,8 +43,13 @@ impl Failure {
     }
 }
 
+/// The block whose text holds `offset` (from its heading to the next heading).
+pub fn block_at(blocks: &[decision::contract::Block], offset: usize) -> Option<&decision::contract::Block> {
+    blocks.iter().rev().find(|b| b.span.start <= offset)
+}
+
 /// The `initialize` result: incremental sync, UTF-16 positions, and the requests below
-/// (the outline, hovers and completion).
+/// (the outline, hovers, completion, definition, references and rename).
 pub fn initialize_result() -> Value {
     let result = InitializeResult {
         capabilities: ServerCapabilities {
@@ -50,6 +57,9 @@ pub fn initialize_result() -> Value {
             text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::INCREMENTAL)),
             document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
             hover_provider: Some(HoverProviderCapability::Simple(true)),
+            definition_provider: Some(lsp_types::OneOf::Left(true)),
+            references_provider: Some(lsp_types::OneOf::Left(true)),
+            rename_provider: Some(lsp_types::OneOf::Left(true)),
             completion_provider: Some(CompletionOptions {
                 trigger_characters: Some(vec![":".into(), " ".into()]),
                 ..CompletionOptions::default()
@@ -75,6 +85,30 @@ pub fn request(method: &str, params: Value, open: &HashMap<String, Open>) -> Res
             let found = open.get(document.text_document.uri.as_str());
             let items = found.map(|open| crate::completion::complete(open, document.position)).unwrap_or_default();
             to_value(CompletionResponse::Array(items))
+        }
+        "textDocument/definition" => {
+            let p: GotoDefinitionParams = parse(method, params)?;
+            let document = &p.text_document_position_params;
+            let found = open.get(document.text_document.uri.as_str());
+            to_value(found.and_then(|open| crate::navigate::definition(open, document.position)))
+        }
+        "textDocument/references" => {
+            let p: ReferenceParams = parse(method, params)?;
+            let document = &p.text_document_position;
+            let found = open.get(document.text_document.uri.as_str());
+            let declaration = p.context.include_declaration;
+            to_value(
+                found.map(|open| crate::navigate::references(open, document.position, declaration)).unwrap_or_default(),
+            )
+        }
+        "textDocument/rename" => {
+            let p: RenameParams = parse(method, params)?;
+            let document = &p.text_document_position;
+            let uri = &document.text_document.uri;
+            match open.get(uri.as_str()) {
+                Some(open) => to_value(crate::navigate::rename(open, uri, document.position, &p.new_name)?),
+                None => to_value(Value::Null),
+            }
         }
         "textDocument/hover" => {
             let p: HoverParams = parse(method, params)?;

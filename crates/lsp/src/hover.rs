@@ -4,11 +4,11 @@
 
 use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position};
 
-use decision::contract::Block;
 use decision::diag::codes::CODES;
 use decision::vocab::{Returns, action_semantics, projection};
 
-use crate::features::Open;
+use crate::features::{Open, block_at};
+use crate::text::word_around;
 
 /// The hover at `position`, or `None` when nothing there has a meaning to show.
 pub fn hover(open: &Open, position: Position) -> Option<Hover> {
@@ -83,21 +83,6 @@ pub fn hover(open: &Open, position: Position) -> Option<Hover> {
 
 fn yes_no(value: bool) -> &'static str {
     if value { "yes" } else { "no" }
-}
-
-/// The byte range of the word (letters, digits, `_`) around `offset`; empty when there is none.
-fn word_around(text: &str, offset: usize) -> (usize, usize) {
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    let before = text.get(..offset).unwrap_or_default();
-    let after = text.get(offset..).unwrap_or_default();
-    let start = before.char_indices().rev().take_while(|(_, c)| is_word(*c)).last().map_or(offset, |(i, _)| i);
-    let end = offset + after.char_indices().find(|(_, c)| !is_word(*c)).map_or(after.len(), |(i, _)| i);
-    (start, end)
-}
-
-/// The block whose text holds `offset` (from its heading to the next heading).
-fn block_at(blocks: &[Block], offset: usize) -> Option<&Block> {
-    blocks.iter().rev().find(|b| b.span.start <= offset)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The DECISION.md language server: `decision check`'s diagnostics on every keystroke, an
 //! outline of the contract, hovers that say what an action, a projection, a question or a
-//! diagnostic means, and completion of kinds, positions, actions, question ids and projections, over the Language Server Protocol on a byte stream (the
+//! diagnostic means, completion of kinds, positions, actions, question ids and projections, and going to,
+//! finding and renaming a question id, over the Language Server Protocol on a byte stream (the
 //! `decision lsp` command serves it on stdio).
 //!
 //! ```no_run
@@ -14,6 +15,7 @@ mod completion;
 mod diagnostics;
 mod features;
 mod hover;
+mod navigate;
 mod server;
 mod settings;
 pub mod text;

@@ -100,6 +100,17 @@ impl LineIndex {
     }
 }
 
+/// The byte range of the word (letters, digits, `_`) around `offset` of `text`; empty when
+/// there is none.
+pub fn word_around(text: &str, offset: usize) -> (usize, usize) {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let before = text.get(..offset).unwrap_or_default();
+    let after = text.get(offset..).unwrap_or_default();
+    let start = before.char_indices().rev().take_while(|(_, c)| is_word(*c)).last().map_or(offset, |(i, _)| i);
+    let end = offset + after.char_indices().find(|(_, c)| !is_word(*c)).map_or(after.len(), |(i, _)| i);
+    (start, end)
+}
+
 /// A `usize` as the protocol's `u32`, saturating (a line or column past 4 billion cannot be
 /// sent, and a document that long is refused long before).
 fn to_u32(n: usize) -> u32 {
