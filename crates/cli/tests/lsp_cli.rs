@@ -282,8 +282,8 @@ fn positions_count_utf16_code_units() {
 }
 
 #[test]
-fn hovers_completions_definitions_references_and_renames() {
-    run_script("hover-completion.json");
+fn hover_completion_navigation_rename_and_quick_fixes() {
+    run_script("features.json");
 }
 
 #[test]

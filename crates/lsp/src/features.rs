@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 
 use lsp_types::{
-    CompletionOptions, CompletionParams, CompletionResponse, DocumentSymbol, DocumentSymbolParams,
-    DocumentSymbolResponse, GotoDefinitionParams, HoverParams, HoverProviderCapability, InitializeResult,
-    PositionEncodingKind, ReferenceParams, RenameParams, ServerCapabilities, ServerInfo, SymbolKind,
-    TextDocumentSyncCapability, TextDocumentSyncKind,
+    CodeActionParams, CodeActionProviderCapability, CompletionOptions, CompletionParams, CompletionResponse,
+    DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, GotoDefinitionParams, HoverParams,
+    HoverProviderCapability, InitializeResult, PositionEncodingKind, ReferenceParams, RenameParams, ServerCapabilities,
+    ServerInfo, SymbolKind, TextDocumentSyncCapability, TextDocumentSyncKind,
 };
 use serde_json::Value;
 
@@ -49,7 +49,7 @@ pub fn block_at(blocks: &[decision::contract::Block], offset: usize) -> Option<&
 }
 
 /// The `initialize` result: incremental sync, UTF-16 positions, and the requests below
-/// (the outline, hovers, completion, definition, references and rename).
+/// (the outline, hovers, completion, definition, references, rename and quick fixes).
 pub fn initialize_result() -> Value {
     let result = InitializeResult {
         capabilities: ServerCapabilities {
@@ -57,6 +57,7 @@ pub fn initialize_result() -> Value {
             text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::INCREMENTAL)),
             document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
             hover_provider: Some(HoverProviderCapability::Simple(true)),
+            code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
             definition_provider: Some(lsp_types::OneOf::Left(true)),
             references_provider: Some(lsp_types::OneOf::Left(true)),
             rename_provider: Some(lsp_types::OneOf::Left(true)),
@@ -85,6 +86,11 @@ pub fn request(method: &str, params: Value, open: &HashMap<String, Open>) -> Res
             let found = open.get(document.text_document.uri.as_str());
             let items = found.map(|open| crate::completion::complete(open, document.position)).unwrap_or_default();
             to_value(CompletionResponse::Array(items))
+        }
+        "textDocument/codeAction" => {
+            let p: CodeActionParams = parse(method, params)?;
+            let found = open.get(p.text_document.uri.as_str());
+            to_value(found.map(|open| crate::actions::code_actions(open, p.range)).unwrap_or_default())
         }
         "textDocument/definition" => {
             let p: GotoDefinitionParams = parse(method, params)?;

@@ -1,7 +1,7 @@
 //! The DECISION.md language server: `decision check`'s diagnostics on every keystroke, an
 //! outline of the contract, hovers that say what an action, a projection, a question or a
-//! diagnostic means, completion of kinds, positions, actions, question ids and projections, and going to,
-//! finding and renaming a question id, over the Language Server Protocol on a byte stream (the
+//! diagnostic means, completion of kinds, positions, actions, question ids and projections, going to,
+//! finding and renaming a question id, and quick fixes, over the Language Server Protocol on a byte stream (the
 //! `decision lsp` command serves it on stdio).
 //!
 //! ```no_run
@@ -11,6 +11,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod actions;
 mod completion;
 mod diagnostics;
 mod features;
