@@ -2,7 +2,8 @@
 # A real LSP client against `decision lsp`: Debian's Neovim, headless, with its built-in
 # client, opens examples/broken/broken.md, must receive the DC0108 diagnostic at the checker's
 # place, applies the fix as an edit and must see the diagnostics clear
-# (.ci/editor/diagnostics.lua). Bounded: at most 60 s for the editor.
+# (.ci/editor/diagnostics.lua). Bounded: at most 60 s for the editor. Then the language
+# server's didChange → publishDiagnostics benchmark runs each case once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,3 +32,8 @@ fi
 grep -q '^diagnostic DC0108 12:20 unknown action `cal` | help: did you mean `call`?$' "$work/result.txt"
 grep -qx 'cleared' "$work/result.txt"
 echo "editor: ok"
+
+# The didChange → publishDiagnostics benchmark, each case run once (criterion's test mode):
+# it must still build and its editor session still get its diagnostics.
+cargo bench -q -p decision-lsp --bench didchange -- --test
+echo "editor bench smoke: ok"
