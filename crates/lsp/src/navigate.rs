@@ -130,7 +130,7 @@ mod tests {
     use decision::check::{self, CheckOptions};
 
     const CONTRACT: &str = "schema: decision-contract/v1\n## gate\nkind: mixed\nwhen: before-call —— p\n### risk\n\
-        ask: How risky?\n- low\n- mid\n- high\n### sure\nask: Sure?\n- yes — y\n- no — n\nframe:\n  \
+        ask: How risky?\n- low\n- mid\n- high\n### sure\nask: Sure?\n- true — y\n- false — n\nframe:\n  \
         + task 400 —— the task\npolicy:\n  - score:risk >= 2 → ask_human\n  - prob:sure < 0.5 → ask_human\n  \
         - score:risk >= 1 → auto_audit\n  - else → auto\n";
 
@@ -151,6 +151,7 @@ mod tests {
     #[test]
     fn a_probe_leads_to_its_question_heading_and_every_probe_of_it() {
         let open = open(CONTRACT);
+        assert!(open.report.diagnostics.is_empty(), "{:?}", open.report.diagnostics);
         let found = definition(&open, at(&open, "score:risk", 7)).unwrap();
         assert_eq!((found.range.start.line, found.range.start.character, found.range.end.character), (4, 4, 8));
         let all = references(&open, at(&open, "### risk", 5), true);
@@ -174,9 +175,10 @@ mod tests {
     #[test]
     fn the_implicit_question_is_defined_by_the_block_heading() {
         let text = "schema: decision-contract/v1\n## urgent\nkind: noul\nwhen: after-tool —— p\nask: Urgent?\n\
-            - urgent — it is\n- calm — it is not\nframe:\n  + task 400 —— the task\npolicy:\n  \
+            - true — it is\n- false — it is not\nframe:\n  + task 400 —— the task\npolicy:\n  \
             - prob:urgent >= 0.5 → stop\n  - else → continue\n";
         let open = open(text);
+        assert!(open.report.diagnostics.is_empty(), "{:?}", open.report.diagnostics);
         let found = definition(&open, at(&open, "prob:urgent", 6)).unwrap();
         assert_eq!((found.range.start.line, found.range.start.character), (1, 3));
         assert_eq!(references(&open, at(&open, "## urgent", 4), true).len(), 2);
