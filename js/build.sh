@@ -65,3 +65,5 @@ cargo build -q -p decision-cli --bin decision
 
 # The examples the playground offers.
 node js/scripts/bundle-examples.js
+# The playground colours its editor with the grammar the VS Code extension ships.
+node -e "const fs=require('fs');fs.writeFileSync('web/pkg/grammar.js','export default '+fs.readFileSync('editors/grammar/decision.tmLanguage.json','utf8').trim()+';\n')"

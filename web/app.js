@@ -2,10 +2,22 @@
 // policy panel, all computed in the page by the engine (engine.js). No framework, no server.
 import * as engine from './engine.js';
 import examples from './pkg/examples.js';
+import grammar from './pkg/grammar.js';
+import { highlighter } from './highlight.js';
 
 const $ = (id) => document.getElementById(id);
 const source = $('source');
 const gutter = $('gutter');
+const highlight = $('highlight');
+const colours = highlighter(grammar);
+
+/** The text drawn behind the editor, coloured by the grammar, scrolled with it. */
+function paint() {
+  // A final newline keeps the last line's height when the text ends in one.
+  highlight.innerHTML = `${colours.html(source.value)}\n`;
+  highlight.scrollTop = source.scrollTop;
+  highlight.scrollLeft = source.scrollLeft;
+}
 
 /** The last contract that parsed, as explain data (the frame and policy panels use it). */
 let explained = null;
@@ -290,6 +302,7 @@ function labelExamples() {
 function loadExample(example) {
   current = example;
   source.value = example.text;
+  paint();
   labelExamples();
   $('frame-state').value = example.state;
   $('frame-untrusted').value = example.untrusted.join(', ');
@@ -307,10 +320,15 @@ async function main() {
   picker.replaceChildren(...examples.map((e, i) => element('option', { value: i }, e.title)));
   picker.addEventListener('change', () => loadExample(examples[Number(picker.value)]));
   source.addEventListener('input', () => {
+    paint();
     labelExamples();
     scheduleUpdate();
   });
-  source.addEventListener('scroll', () => { gutter.scrollTop = source.scrollTop; });
+  source.addEventListener('scroll', () => {
+    gutter.scrollTop = source.scrollTop;
+    highlight.scrollTop = source.scrollTop;
+    highlight.scrollLeft = source.scrollLeft;
+  });
   for (const id of ['frame-block', 'frame-marking', 'frame-reference']) $(id).addEventListener('change', renderFrame);
   for (const id of ['frame-state', 'frame-untrusted']) $(id).addEventListener('input', renderFrame);
   $('policy-block').addEventListener('change', renderPolicyQuestions);

@@ -76,6 +76,20 @@ test('the bundled examples load, and the first is checked clean', async () => {
   assert.ok((await page.$$('#explain-table tbody tr')).length >= 4);
 });
 
+test('the editor is coloured by the grammar the VS Code extension ships, and follows edits', async () => {
+  // The text drawn behind the editor is the editor's text, exactly.
+  const same = await page.evaluate(() => document.getElementById('highlight').textContent === `${document.getElementById('source').value}\n`);
+  assert.ok(same, 'the highlight shows the editor text');
+  const actions = await page.$$eval('#highlight .tm-keyword-control', (spans) => spans.map((s) => s.textContent));
+  assert.ok(actions.length >= 2, actions.join(' | '));
+  assert.ok(await page.$('#highlight .tm-entity-name'), 'block headings are coloured');
+  await page.fill('#source', 'schema: decision-contract/v1\n## gate\npolicy:\n  - prob:gate >= 0.5 → stop\n');
+  const coloured = await page.$$eval('#highlight span', (spans) => spans.map((s) => [s.className, s.textContent]));
+  assert.deepStrictEqual(coloured.find(([, text]) => text === 'stop'), ['tm-keyword-control', 'stop']);
+  assert.deepStrictEqual(coloured.find(([, text]) => text === 'gate' ), ['tm-entity-name', 'gate']);
+  assert.ok(coloured.some(([cls, text]) => cls === 'tm-variable-other' && text === 'gate'), JSON.stringify(coloured));
+});
+
 test('typing a broken contract shows each diagnostic at its line', async () => {
   const before = await checkedCount();
   await page.fill('#source', '');
