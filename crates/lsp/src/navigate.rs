@@ -1,7 +1,8 @@
-//! Go to definition, find references and rename, for question ids: a question is defined by
-//! its `### id` heading (the implicit question of a `noul` or `score` block by the block's
-//! `## id` heading) and referred to by the policy's probes (`prob:id`, `score:id`,
-//! `picked:id`) of its block.
+//! Go to definition, find references and rename, for question ids and block ids: a question
+//! is defined by its `### id` heading (the implicit question of a `noul` or `score` block by
+//! the block's `## id` heading) and referred to by the policy's probes (`prob:id`,
+//! `score:id`, `picked:id`) of its block; a block by its heading, which nothing else in the
+//! file names (but its implicit question's probes).
 
 use std::collections::HashMap;
 
@@ -34,7 +35,10 @@ fn named_at(open: &Open, position: Position) -> Option<Named> {
     let blocks = &open.report.contract.blocks;
     let index = blocks.iter().rposition(|b| b.span.start <= at.offset)?;
     let block = blocks.get(index)?;
-    block.question(word)?;
+    // A question id of the block, or the block's own id (on its heading).
+    if block.question(word).is_none() && block.id != word {
+        return None;
+    }
     let block_end = blocks.get(index + 1).map_or(doc.text.len(), |next| next.span.start);
     let definition = heading_of(&doc.text, block, word, block_end)?;
     let mut places = vec![definition];
@@ -170,6 +174,16 @@ mod tests {
         assert!(edits.iter().all(|e| e.new_text == "danger"));
         assert!(rename(&open, &uri, at(&open, "score:risk", 8), "two words").is_err());
         assert!(rename(&open, &uri, at(&open, "How risky", 1), "x").unwrap().is_none(), "prose is no question id");
+    }
+
+    #[test]
+    fn a_block_id_is_renamed_on_its_heading() {
+        let open = open(CONTRACT);
+        let uri = open.uri.clone();
+        let edit = rename(&open, &uri, at(&open, "## gate", 4), "risk_gate").unwrap().unwrap();
+        let edits = edit.changes.unwrap().remove(&uri).unwrap();
+        assert_eq!(edits.len(), 1);
+        assert_eq!((edits[0].range.start.line, edits[0].range.start.character), (1, 3));
     }
 
     #[test]
