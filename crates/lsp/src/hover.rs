@@ -1,6 +1,7 @@
 //! Hover: what the word under the cursor means — an action's row of the semantics table, a
 //! projection's promise, the question a predicate (or heading) names with its options — and
-//! the diagnostics reported at that place, each with its code's one-line summary.
+//! the diagnostics reported at that place, each with its code's summary and its entry in
+//! docs/diagnostics.md.
 
 use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position};
 
@@ -67,7 +68,12 @@ pub fn hover(open: &Open, position: Position) -> Option<Hover> {
     }
     for diagnostic in open.report.diagnostics.iter().filter(|d| d.span.start <= at.offset && at.offset < d.span.end) {
         let summary = CODES.iter().find(|(code, _, _)| *code == diagnostic.code).map_or("", |(_, _, s)| s);
-        sections.push(format!("**{}** ({summary}): {}", diagnostic.code, diagnostic.message));
+        let mut section = format!("**{}** ({summary}): {}", diagnostic.code, diagnostic.message);
+        if let Some(entry) = documented(diagnostic.code) {
+            section.push_str("\n\n");
+            section.push_str(&entry);
+        }
+        sections.push(section);
     }
     if sections.is_empty() {
         return None;
@@ -79,6 +85,46 @@ pub fn hover(open: &Open, position: Position) -> Option<Hover> {
         }),
         range: (start < end).then(|| doc.index.range(&doc.text, start, end)),
     })
+}
+
+/// The diagnostics reference, whose entry for a code a hover shows.
+const DIAGNOSTICS_DOC: &str = include_str!("../../../docs/diagnostics.md");
+
+/// The entry of `code` in docs/diagnostics.md: its prose up to the example, links shown as
+/// their text (they are relative to the docs, not to the contract).
+fn documented(code: &str) -> Option<String> {
+    let heading = format!("### {code} — ");
+    let mut lines = DIAGNOSTICS_DOC.lines().skip_while(|line| !line.starts_with(&heading)).skip(1);
+    let prose: Vec<&str> =
+        lines.by_ref().take_while(|line| !line.starts_with("```") && !line.starts_with("#")).collect();
+    let text = prose.join("\n").trim().to_owned();
+    (!text.is_empty()).then(|| without_links(&text))
+}
+
+/// `[text](target)` shown as `text`.
+fn without_links(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let after = rest.get(open + 1..).unwrap_or_default();
+        let link = after.find("](").and_then(|close| {
+            let target = after.get(close + 2..)?;
+            target.find(')').map(|end| (close, close + 2 + end + 1))
+        });
+        match link {
+            Some((close, end)) => {
+                out.push_str(rest.get(..open).unwrap_or_default());
+                out.push_str(after.get(..close).unwrap_or_default());
+                rest = after.get(end..).unwrap_or_default();
+            }
+            None => {
+                out.push_str(rest.get(..=open).unwrap_or_default());
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn yes_no(value: bool) -> &'static str {
@@ -139,9 +185,29 @@ mod tests {
         let broken = CONTRACT.replace("→ auto\n", "→ sometimes\n");
         let open = open(&broken);
         let text = hover_text(&open, "sometimes", 2).unwrap();
-        assert!(text.contains("**DC0108**"), "{text}");
+        assert!(text.starts_with("**DC0108** (unknown action): unknown action `sometimes`"), "{text}");
+        // Its entry in docs/diagnostics.md, links shown as their text.
+        assert!(text.contains("The rule's action is not one of the 14 actions (format.md)."), "{text}");
+        assert!(text.contains("**Fix:** use one of the 14 actions"), "{text}");
         assert_eq!(hover_text(&open, "How risky", 1), None, "a word of the ask text means nothing here");
         let past = hover(&open, Position { line: 999, character: 0 });
         assert!(past.is_none(), "a position outside the document shows nothing");
+    }
+}
+
+#[cfg(test)]
+mod entry_tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_an_entry_to_show() {
+        for (code, _, _) in CODES {
+            assert!(documented(code).is_some_and(|e| e.len() > 20), "{code} has no entry to show");
+        }
+    }
+
+    #[test]
+    fn links_show_as_their_text() {
+        assert_eq!(without_links("see [format.md](format.md#actions), [a] and [b](c"), "see format.md, [a] and [b](c");
     }
 }
