@@ -109,13 +109,18 @@ fn check_every_file_read(steps: &[(&str, &str, &str)]) -> Result<(), Refusal> {
         );
     }
     // A range read (`path:N-M`) counts as a read of its file.
-    let read: Vec<&str> = steps
+    let read: std::collections::HashSet<&str> = steps
         .iter()
         .filter(|(tool, _, result)| *tool == "read_file" && ok(result))
         .map(|(_, input, _)| input.rsplit_once(':').filter(|(_, range)| range.contains('-')).map_or(*input, |(p, _)| p))
         .collect();
     let listed: Vec<String> = listings.iter().flat_map(|listing| listed_files(listing)).collect();
-    let was_read = |file: &str| read.iter().any(|r| *r == file || r.ends_with(&format!("/{file}")));
+    // Looked up, not searched: a run reads hundreds of files, and this runs on every draft.
+    // A listing of a subdirectory names its files without the directory: every read path's
+    // tails after a `/` are looked up too.
+    let tails: std::collections::HashSet<&str> =
+        read.iter().flat_map(|r| r.match_indices('/').filter_map(move |(i, _)| r.get(i + 1..))).collect();
+    let was_read = |file: &str| read.contains(file) || tails.contains(file);
     let unread: Vec<&str> = listed.iter().map(String::as_str).filter(|f| !was_read(f)).collect();
     if let Some(first) = unread.first() {
         return refuse(
