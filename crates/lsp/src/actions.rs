@@ -11,7 +11,7 @@ use decision::contract::Block;
 use decision::diag::Diagnostic;
 use decision::diag::codes::{L_NO_FALLBACK, NO_FRAME};
 
-use crate::features::{Open, block_at};
+use crate::open::{Open, block_at};
 
 /// The quick fixes for the diagnostics that touch `range`.
 pub fn code_actions(open: &Open, range: Range) -> Vec<CodeActionOrCommand> {

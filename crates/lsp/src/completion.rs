@@ -8,7 +8,7 @@ use lsp_types::{CompletionItem, CompletionItemKind, Position};
 use decision::contract::Kind;
 use decision::vocab::{ACTIONS, ANY_POSITION_ACTION, POSITIONS, PROJECTIONS, position_actions};
 
-use crate::features::{Open, block_at};
+use crate::open::{Open, block_at};
 
 /// The probes whose argument is a question id.
 const PROBES: [&str; 3] = ["prob:", "score:", "picked:"];

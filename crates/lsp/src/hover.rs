@@ -8,7 +8,7 @@ use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position};
 use decision::diag::codes::CODES;
 use decision::vocab::{Returns, action_semantics, projection};
 
-use crate::features::{Open, block_at};
+use crate::open::{Open, block_at};
 use crate::text::word_around;
 
 /// The hover at `position`, or `None` when nothing there has a meaning to show.

@@ -17,6 +17,7 @@ mod diagnostics;
 mod features;
 mod hover;
 mod navigate;
+mod open;
 mod server;
 mod settings;
 pub mod text;

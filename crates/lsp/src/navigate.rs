@@ -10,7 +10,7 @@ use lsp_types::{Location, Position, Range, TextEdit, Uri, WorkspaceEdit};
 
 use decision::contract::Block;
 
-use crate::features::{Failure, Open};
+use crate::open::{Failure, Open};
 use crate::text::word_around;
 
 /// The probes whose argument is a question id.

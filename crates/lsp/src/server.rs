@@ -19,7 +19,8 @@ use lsp_types::{
 use serde_json::Value;
 
 use crate::diagnostics;
-use crate::features::{self, Failure, Open};
+use crate::features;
+use crate::open::{Failure, Open};
 use crate::settings::{CapabilitiesCache, Host, Settings};
 use crate::text::Document;
 use crate::transport::{self, Frame};
