@@ -7,6 +7,7 @@ use decision::log::ReplayOptions;
 
 pub use crate::error::ExportError;
 use crate::log_rows::{ONE_PASS_BYTES, read_log_rows};
+use crate::row::Row;
 use crate::sink::{Format, open_sink};
 
 /// How many failing logs a summary names (all are counted).
@@ -69,14 +70,43 @@ pub fn export<W: Write + Send>(
     options: &ExportOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ExportSummary, ExportError> {
+    export_tapped(logs, format, out, options, progress, &mut |_| {})
+}
+
+/// [`export`], also showing each row to `tap` before it is written (to send it elsewhere as
+/// well, e.g. as a span).
+pub fn export_tapped<W: Write + Send>(
+    logs: &[PathBuf],
+    format: Format,
+    out: W,
+    options: &ExportOptions,
+    progress: &mut dyn FnMut(Progress),
+    tap: &mut dyn FnMut(&Row),
+) -> Result<ExportSummary, ExportError> {
     let mut sink = open_sink(format, out)?;
+    let summary = export_rows(logs, options, progress, &mut |row| {
+        tap(&row);
+        sink.write(row)
+    })?;
+    sink.finish()?;
+    Ok(summary)
+}
+
+/// Reads `logs` into rows, handing each to `on_row` in file order, and counts them as an
+/// export does; `progress` is called after each log.
+pub fn export_rows(
+    logs: &[PathBuf],
+    options: &ExportOptions,
+    progress: &mut dyn FnMut(Progress),
+    on_row: &mut dyn FnMut(Row) -> Result<(), ExportError>,
+) -> Result<ExportSummary, ExportError> {
     let mut summary = ExportSummary::default();
     for path in logs {
         let display = path.display().to_string();
         let mut rows = 0u64;
         let verdict = read_log_rows(path, &display, &options.replay, options.one_pass_bytes, &mut |row| {
             rows += 1;
-            sink.write(row)
+            on_row(row)
         })?;
         summary.logs += 1;
         summary.rows += rows;
@@ -93,7 +123,6 @@ pub fn export<W: Write + Send>(
         }
         progress(Progress { logs_done: summary.logs, logs_total: logs.len() as u64, rows: summary.rows });
     }
-    sink.finish()?;
     Ok(summary)
 }
 
@@ -106,6 +135,18 @@ pub fn export_to_path(
     options: &ExportOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ExportSummary, ExportError> {
+    export_to_path_tapped(logs, format, path, options, progress, &mut |_| {})
+}
+
+/// [`export_to_path`], also showing each row to `tap` (see [`export_tapped`]).
+pub fn export_to_path_tapped(
+    logs: &[PathBuf],
+    format: Format,
+    path: &Path,
+    options: &ExportOptions,
+    progress: &mut dyn FnMut(Progress),
+    tap: &mut dyn FnMut(&Row),
+) -> Result<ExportSummary, ExportError> {
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -113,7 +154,7 @@ pub fn export_to_path(
     let temporary = tempfile::NamedTempFile::new_in(dir).map_err(ExportError::Output)?;
     let summary = {
         let out = BufWriter::with_capacity(1 << 20, temporary.as_file());
-        export(logs, format, out, options, progress)?
+        export_tapped(logs, format, out, options, progress, tap)?
     };
     temporary.persist(path).map_err(|e| ExportError::Output(e.error))?;
     Ok(summary)

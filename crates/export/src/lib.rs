@@ -23,12 +23,16 @@
 mod error;
 mod export;
 mod log_rows;
+pub mod otlp;
 mod row;
 mod schema;
 mod sink;
 mod walk;
 
-pub use export::{ExportError, ExportOptions, ExportSummary, Progress, export, export_to_path};
+pub use export::{
+    ExportError, ExportOptions, ExportSummary, Progress, export, export_rows, export_tapped, export_to_path,
+    export_to_path_tapped,
+};
 pub use log_rows::{LogVerdict, ONE_PASS_BYTES, read_log_rows};
 pub use row::Row;
 pub use schema::{COLUMNS, Column, ColumnType, SCHEMA_VERSION, arrow_schema};

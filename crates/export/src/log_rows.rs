@@ -29,6 +29,9 @@ use crate::row::Row;
 /// larger ones are read twice, so that their rows never wait in memory.
 pub const ONE_PASS_BYTES: u64 = 8 << 20;
 
+/// The `host` of a run the MCP gateway (`decision mcp`) wrote.
+const MCP_GATEWAY: &str = "mcp-gateway";
+
 /// The verdict of a whole log, the same `decision replay` gives.
 #[derive(Debug, Clone)]
 pub struct LogVerdict {
@@ -95,7 +98,7 @@ enum Out<'a> {
 }
 
 /// The row reader of one log.
-struct LogRows<'a> {
+pub(crate) struct LogRows<'a> {
     template: Row,
     held: Option<Row>,
     out: Out<'a>,
@@ -118,6 +121,27 @@ impl<'a> LogRows<'a> {
             None => Out::Hold(Vec::new(), on_row),
         };
         LogRows { template, held: None, out, error: None }
+    }
+
+    /// A reader of a log still being written ([`crate::otlp::LogFollower`]): rows go out as
+    /// soon as they are complete, without verdicts (the log is not verified yet), and the
+    /// log's columns stay empty.
+    pub(crate) fn live(display: &str, on_row: &'a mut dyn FnMut(Row) -> Result<(), ExportError>) -> Self {
+        let template = Row { log: display.to_owned(), ..Row::default() };
+        LogRows { template, held: None, out: Out::Stream(on_row), error: None }
+    }
+
+    /// Reads one whole line of a followed log.
+    pub(crate) fn read_line(&mut self, number: u64, bytes: &[u8]) {
+        if let Some(parsed) = parse(bytes) {
+            self.line(number, parsed);
+        }
+    }
+
+    /// Sends the row waiting for the events that would complete it: a followed log has gone
+    /// quiet, or ended.
+    pub(crate) fn release(&mut self) {
+        self.flush();
     }
 
     fn emit(&mut self, row: Row) {
@@ -197,6 +221,10 @@ impl<'a> LogRows<'a> {
                 self.flush();
                 let kind = kind.to_owned();
                 self.held = Some(self.row(place, kind, event));
+            }
+            // The gateway writes no `run:start`: its own events name it.
+            Some(kind) if kind.starts_with("mcp:") && self.template.host.is_none() => {
+                self.template.host = Some(MCP_GATEWAY.to_owned());
             }
             Some("gate:floor") => {
                 if let Some(held) = self.held.as_mut().filter(|h| same_step(h)) {

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use decision::log::{ReplayOptions, SealKey};
 use decision::terminal;
-use decision_export::{ExportOptions, Format, Progress, SCHEMA_VERSION, export_to_path};
+use decision_export::otlp::span_of;
+use decision_export::{ExportOptions, Format, Progress, Row, SCHEMA_VERSION, export_rows, export_to_path_tapped};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -26,8 +27,12 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = ExportFormat::Parquet)]
     format: ExportFormat,
     /// The file to write (replaced only once the export is complete).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: PathBuf,
+    #[arg(short = 'o', long = "output", value_name = "FILE", required_unless_present = "otlp")]
+    output: Option<PathBuf>,
+    /// Send each row as an OpenTelemetry span to this OTLP/HTTP collector (e.g.
+    /// http://127.0.0.1:4318), with or without --output (docs/export.md).
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     /// Lines longer than this many bytes are skipped (as replay skips them).
     #[arg(long, value_name = "BYTES", default_value_t = decision::lines::DEFAULT_MAX_LINE)]
     max_line: usize,
@@ -50,6 +55,10 @@ pub fn run(args: Args) -> ExitCode {
         ExportFormat::Csv => Format::Csv,
         ExportFormat::Jsonl => Format::Jsonl,
     };
+    let otlp = match args.otlp.as_deref().map(super::otlp::endpoint).transpose() {
+        Ok(endpoint) => endpoint,
+        Err(message) => return super::usage_error(&message),
+    };
     let replay = ReplayOptions { max_line: args.max_line, seal_key, ..ReplayOptions::default() };
     let options = ExportOptions { replay, ..ExportOptions::default() };
     // The progress display is for a person watching: only on a terminal.
@@ -66,20 +75,35 @@ pub fn run(args: Args) -> ExitCode {
             bar.set_message(format!("{} rows", progress.rows));
         }
     };
-    let summary = export_to_path(&logs, format, &args.output, &options, &mut on_progress);
+    let shown = otlp.as_ref().map(ToString::to_string);
+    let exporter = otlp.map(super::otlp::exporter);
+    let mut send = |row: &Row| {
+        if let Some(exporter) = &exporter {
+            exporter.send(span_of(row));
+        }
+    };
+    let summary = match &args.output {
+        Some(output) => export_to_path_tapped(&logs, format, output, &options, &mut on_progress, &mut send),
+        None => export_rows(&logs, &options, &mut on_progress, &mut |row| {
+            send(&row);
+            Ok(())
+        }),
+    };
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
+    // Spans already queued are sent even when the file could not be written.
+    let sent = exporter.map(|exporter| exporter.finish(super::otlp::GRACE));
     let summary = match summary {
         Ok(summary) => summary,
         Err(e) => return super::usage_error(&terminal::one_line(&e.to_string())),
     };
-    println!(
-        "exported {} rows from {} logs to {} ({SCHEMA_VERSION})",
-        summary.rows,
-        summary.logs,
-        terminal::one_line(&args.output.display().to_string())
-    );
+    let target = match (&args.output, &shown) {
+        (Some(output), _) => terminal::one_line(&output.display().to_string()).into_owned(),
+        (None, Some(shown)) => terminal::one_line(shown).into_owned(),
+        (None, None) => String::new(),
+    };
+    println!("exported {} rows from {} logs to {target} ({SCHEMA_VERSION})", summary.rows, summary.logs);
     println!(
         "records: {} verified · {} partial · {} unverifiable · {} mismatch",
         summary.verified, summary.partial, summary.unverifiable, summary.mismatch
@@ -95,5 +119,12 @@ pub fn run(args: Args) -> ExitCode {
             println!("  … and {} more", summary.failed_logs - summary.failed.len() as u64);
         }
     }
-    ExitCode::SUCCESS
+    match (sent, shown) {
+        (Some(report), Some(shown)) => {
+            println!("{}", super::otlp::summary(&report, &shown));
+            // Sending was asked for: spans that did not arrive are a result that fails.
+            if report.complete() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+        }
+        _ => ExitCode::SUCCESS,
+    }
 }

@@ -13,6 +13,7 @@ pub mod heads;
 pub mod log_inputs;
 pub mod lsp;
 pub mod mcp;
+pub mod otlp;
 pub mod outcomes;
 pub mod replay;
 pub mod resume;

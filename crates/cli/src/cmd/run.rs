@@ -157,6 +157,10 @@ pub struct Args {
     /// `decision replay --heads FILE` checks logs against; docs/export.md).
     #[arg(long, value_name = "FILE")]
     heads: Option<PathBuf>,
+    /// Send each decision as an OpenTelemetry span to this OTLP/HTTP collector (e.g.
+    /// http://127.0.0.1:4318) while the run goes on (docs/export.md).
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     /// The step limit.
     #[arg(long, default_value_t = DEFAULT_MAX_STEPS, value_parser = parse_max_steps)]
     max_steps: u64,
@@ -179,6 +183,10 @@ pub fn run(args: Args) -> ExitCode {
         None => (CODING_CONTRACT.as_bytes().to_vec(), "bundled:examples/coding-agent/DECISION.md".to_string()),
     };
     let log_path = args.log.clone().unwrap_or_else(default_log_path);
+    let otlp = match args.otlp.as_deref().map(super::otlp::endpoint).transpose() {
+        Ok(endpoint) => endpoint,
+        Err(message) => return super::usage_error(&message),
+    };
     let outcome_contracts = match outcome_contracts(&args.common) {
         Ok(set) => set,
         Err(message) => return super::usage_error(&message),
@@ -199,7 +207,11 @@ pub fn run(args: Args) -> ExitCode {
         Ok(log) => log,
         Err(message) => return super::usage_error(&message),
     };
+    let telemetry = super::otlp::follow(otlp, &log_path);
     let code = execute(&source, &config, &args.common, log, &log_path, None);
+    if let Some(telemetry) = telemetry {
+        telemetry.finish();
+    }
     match &args.heads {
         Some(manifest) => super::heads::record(manifest, &log_path, code),
         None => code,

@@ -2,6 +2,8 @@
 //! and running the `decision` binary as a script would.
 #![allow(dead_code)]
 
+pub mod collector;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
