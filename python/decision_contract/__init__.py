@@ -14,6 +14,7 @@ from ._native import (
     engine,
     verify_log,
     verify_record,
+    what_if,
 )
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "outcomes",
     "verify_log",
     "verify_record",
+    "what_if",
 ]

@@ -1,4 +1,5 @@
-"""Fleet verification: many session logs verified at once, on one machine or on a Dask cluster.
+"""Fleet verification and what-if: many session logs verified, or re-evaluated under another
+contract, at once, on one machine or on a Dask cluster.
 
 ``verify_fleet(inputs, client=...)`` finds the logs the way ``decision replay DIR...`` does
 (files as given, directories walked for ``*.jsonl`` files, symbolic links not followed),
@@ -7,9 +8,14 @@ splits them into partitions, verifies each partition on a ``dask.distributed`` w
 ones ``decision replay --format json DIR...`` prints at the top of its document, and a log
 fails here exactly when replay's default checks fail it.
 
-What it does not do: it does not re-evaluate decisions under another contract (the package
-has no what-if function; ``decision what-if`` does that one log at a time), and it does not
-audit approvals (``decision replay`` also checks the approvals of logs that hold some).
+``what_if_fleet(inputs, contract, gates=..., client=...)`` re-evaluates every recorded
+decision of the same logs under another contract (or other thresholds) with
+:func:`decision_contract.what_if`, on the recorded answers, no model asked, and adds the
+partitions' reports up into the document ``decision what-if --format json LOG...
+--contract NEW.md`` prints.
+
+What it does not do: it does not audit approvals (``decision replay`` also checks the
+approvals of logs that hold some) or check a heads manifest.
 
 Dask is an optional dependency (``pip install "decision-contract[fleet]"``): without a
 ``client`` the logs are verified in this process and Dask is not imported.
@@ -23,9 +29,20 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence, Union
 
 from ._errors import LogError
-from ._native import verify_log
+from ._native import verify_log, what_if
 
-__all__ = ["COUNTS", "ClusterClient", "FleetReport", "find_logs", "verify_fleet", "verify_partition"]
+__all__ = [
+    "COUNTS",
+    "ClusterClient",
+    "FleetReport",
+    "WHAT_IF_COUNTS",
+    "WhatIfReport",
+    "find_logs",
+    "verify_fleet",
+    "verify_partition",
+    "what_if_fleet",
+    "what_if_partition",
+]
 
 StrPath = Union[str, "os.PathLike[str]"]
 
@@ -40,6 +57,13 @@ COUNTS = (
     "unverifiable",
     "mismatch",
 )
+
+#: The counts of ``decision what-if --format json``, in its order.
+WHAT_IF_COUNTS = ("decisions", "compared", "unchanged", "changed", "not_comparable", "unreadable_lines")
+
+#: How many changes (and decisions that could not be compared) a what-if report lists, as
+#: ``decision what-if`` lists them: the first ones, in the logs' order; all are counted.
+MAX_LISTED = 10_000
 
 #: Replay's own cap on a line's length (``decision replay --max-line``).
 DEFAULT_MAX_LINE = 16 * 1024 * 1024
@@ -169,15 +193,124 @@ def verify_fleet(
         raise ValueError("no session logs (*.jsonl) under the given paths")
     if client is None:
         return verify_partition(logs, max_line)
-    if partitions is None:
-        threads = sum(client.nthreads().values())
-        partitions = max(1, 4 * threads)
-    size = -(-len(logs) // max(1, partitions))
-    chunks = [logs[start : start + size] for start in range(0, len(logs), size)]
-    futures = client.map(verify_partition, chunks, max_line=max_line, pure=False)
+    futures = client.map(verify_partition, _partitions(client, logs, partitions), max_line=max_line, pure=False)
     report = FleetReport()
     for part in client.gather(futures):
         if not isinstance(part, FleetReport):
             raise TypeError(f"a partition's task returned {type(part).__name__}, not a FleetReport")
         report.add(part)
     return report
+
+
+@dataclass
+class WhatIfReport:
+    """What re-evaluating a fleet's decisions under another contract found: the document
+    ``decision what-if --format json`` prints over the same logs, and the logs that could not
+    be read."""
+
+    #: Logs read (unreadable ones included).
+    logs: int = 0
+    #: The totals: see :data:`WHAT_IF_COUNTS`.
+    counts: Dict[str, int] = field(default_factory=lambda: {name: 0 for name in WHAT_IF_COUNTS})
+    #: By block id: ``decisions``, ``changed``, ``not_comparable``.
+    by_block: Dict[str, Dict[str, int]] = field(default_factory=dict)
+    #: ``old → new`` and how many decisions moved that way.
+    by_action: Dict[str, int] = field(default_factory=dict)
+    #: The first :data:`MAX_LISTED` changes, in the logs' order.
+    changes: List[Dict[str, Any]] = field(default_factory=list)
+    #: The first :data:`MAX_LISTED` decisions that could not be compared.
+    not_comparable_list: List[Dict[str, Any]] = field(default_factory=list)
+    #: Logs that could not be read, with the reason, in path order.
+    unreadable: Dict[str, str] = field(default_factory=dict)
+
+    def document(self) -> Dict[str, Any]:
+        """The document ``decision what-if --format json`` prints for the same logs."""
+        return {
+            **self.counts,
+            "by_block": dict(sorted(self.by_block.items())),
+            "by_action": dict(sorted(self.by_action.items())),
+            "changes": self.changes,
+            "not_comparable_list": self.not_comparable_list,
+        }
+
+    def add_document(self, document: Dict[str, Any]) -> None:
+        """Adds the report of one :func:`decision_contract.what_if` call."""
+        for name in WHAT_IF_COUNTS:
+            self.counts[name] += int(document.get(name, 0))
+        for block, summary in document.get("by_block", {}).items():
+            mine = self.by_block.setdefault(block, {})
+            for key, count in summary.items():
+                mine[key] = mine.get(key, 0) + int(count)
+        for pair, count in document.get("by_action", {}).items():
+            self.by_action[pair] = self.by_action.get(pair, 0) + int(count)
+        self._list(self.changes, document.get("changes", []))
+        self._list(self.not_comparable_list, document.get("not_comparable_list", []))
+
+    def add(self, other: "WhatIfReport") -> None:
+        """Adds another partition's report (of logs after this one's) to this one."""
+        self.logs += other.logs
+        self.add_document(other.document())
+        self.unreadable = dict(sorted({**self.unreadable, **other.unreadable}.items()))
+
+    @staticmethod
+    def _list(into: List[Dict[str, Any]], more: List[Dict[str, Any]]) -> None:
+        into.extend(more[: max(0, MAX_LISTED - len(into))])
+
+
+def what_if_partition(paths: Sequence[str], contract: str, gates: Sequence[str] = (), label: str = "DECISION.md") -> WhatIfReport:
+    """Re-evaluates the decisions of ``paths`` under ``contract`` (its text) in this process
+    (what one Dask task runs); a log that cannot be read is named, not fatal."""
+    report = WhatIfReport()
+    for path in paths:
+        report.logs += 1
+        try:
+            document = what_if([path], contract, gates=list(gates), label=label)
+        except LogError as error:
+            report.unreadable[path] = str(error)
+            continue
+        report.add_document(document)
+    return report
+
+
+def what_if_fleet(
+    inputs: Iterable[StrPath],
+    contract: StrPath,
+    *,
+    gates: Sequence[str] = (),
+    client: Optional[ClusterClient] = None,
+    partitions: Optional[int] = None,
+) -> WhatIfReport:
+    """Re-evaluates every recorded decision of the logs ``inputs`` name (see
+    :func:`find_logs`) under the contract at ``contract``, with the threshold overrides
+    ``gates`` (``block.question=value``, as ``decision what-if --gate`` takes them).
+
+    The contract is read and checked here, once, and its text is sent to the tasks, so the
+    workers need the logs at the same paths but not the contract. A contract or a gate that
+    cannot be used raises before any task runs (the errors of
+    :func:`decision_contract.what_if`). Partitions as :func:`verify_fleet` makes them.
+    """
+    text = Path(contract).read_text(encoding="utf-8")
+    label = str(contract)
+    what_if([], text, gates=list(gates), label=label)
+    logs = find_logs(inputs)
+    if not logs:
+        raise ValueError("no session logs (*.jsonl) under the given paths")
+    if client is None:
+        return what_if_partition(logs, text, gates, label)
+    futures = client.map(
+        what_if_partition, _partitions(client, logs, partitions), contract=text, gates=list(gates), label=label, pure=False
+    )
+    report = WhatIfReport()
+    for part in client.gather(futures):
+        if not isinstance(part, WhatIfReport):
+            raise TypeError(f"a partition's task returned {type(part).__name__}, not a WhatIfReport")
+        report.add(part)
+    return report
+
+
+def _partitions(client: ClusterClient, logs: List[str], partitions: Optional[int]) -> List[List[str]]:
+    """``logs`` in contiguous runs: ``partitions`` of them, by default four per worker thread."""
+    if partitions is None:
+        partitions = max(1, 4 * sum(client.nthreads().values()))
+    size = -(-len(logs) // max(1, partitions))
+    return [logs[start : start + size] for start in range(0, len(logs), size)]

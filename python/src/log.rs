@@ -73,6 +73,35 @@ fn verify_log<'py>(
     }
 }
 
+/// `what_if(logs, contract, *, gates=(), label="DECISION.md")`: the document `decision
+/// what-if --format json LOG... --contract NEW.md [--gate …]` prints, with `contract` the
+/// contract's text (named `label` in messages) and `gates` the threshold overrides
+/// (`block.question=value`). The logs are read without holding the GIL.
+#[pyfunction]
+#[pyo3(signature = (logs, contract, *, gates=Vec::new(), label="DECISION.md".to_owned()))]
+fn what_if<'py>(
+    py: Python<'py>,
+    logs: Vec<PathBuf>,
+    contract: &str,
+    gates: Vec<String>,
+    label: String,
+) -> PyResult<Bound<'py, PyAny>> {
+    let contract = api::parse_contract(&label, contract.as_bytes()).map_err(|e| raise(py, &e))?;
+    let what_if = api::what_if::prepare(&contract, &label, &gates.join("\n")).map_err(|e| raise(py, &e))?;
+    let report = py.detach(|| {
+        let mut report = decision::log::what_if::WhatIfReport::default();
+        for path in &logs {
+            let shown = path.display().to_string();
+            let file = std::fs::File::open(path).map_err(|e| Error::io(&shown, format!("cannot read {shown}: {e}")))?;
+            api::what_if::read_log(&what_if, &shown, std::io::BufReader::new(file), &mut report)?;
+        }
+        Ok::<_, Error>(report)
+    });
+    let report = report.map_err(|e| raise(py, &e))?;
+    // A report of counts, strings and maps: serialising it cannot fail.
+    to_py(py, &serde_json::to_value(&report).unwrap_or_default())
+}
+
 /// `verify_record(record)`: one `decision` event (or a whole log line) verified alone.
 #[pyfunction]
 fn verify_record<'py>(py: Python<'py>, record: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
@@ -441,6 +470,7 @@ fn open_run(py: Python<'_>, path: &std::path::Path, header: &LogHeader, policy: 
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify_log, m)?)?;
+    m.add_function(wrap_pyfunction!(what_if, m)?)?;
     m.add_function(wrap_pyfunction!(approvals, m)?)?;
     m.add_function(wrap_pyfunction!(approve, m)?)?;
     m.add_function(wrap_pyfunction!(verify_record, m)?)?;

@@ -16,7 +16,17 @@ from conftest import REPO, run
 
 distributed = pytest.importorskip("distributed")
 
-from decision_contract.fleet import FleetReport, find_logs, verify_fleet, verify_partition  # noqa: E402
+from decision_contract import ContractError, UsageError, what_if  # noqa: E402
+from decision_contract.fleet import (  # noqa: E402
+    FleetReport,
+    WhatIfReport,
+    find_logs,
+    verify_fleet,
+    verify_partition,
+    what_if_fleet,
+)
+
+TRIAGE = REPO / "examples/support-triage/DECISION.md"
 
 SOURCES = ["examples/support-triage/session.jsonl", "examples/coding-agent/session.jsonl"]
 
@@ -108,3 +118,78 @@ def test_the_example_prints_the_totals_and_exits_1_on_a_failing_log(decision: Pa
         k: replayed[k] for k in ("records", "verified", "mismatch", "chain")
     }
     assert printed["failed"] == [str(logs / "host-0" / "edited.jsonl")]
+
+
+def test_what_if_on_the_cluster_gives_the_document_of_decision_what_if(
+    decision: Path, logs: Path, client: "distributed.Client"
+) -> None:
+    found = find_logs([logs])
+    gate = "route.queue=0.99"
+    code, out, err = run(decision, "what-if", *found, "--contract", str(TRIAGE), "--gate", gate, "--format", "json")
+    assert code == 0, err
+    expected = json.loads(out)
+    report = what_if_fleet([logs], TRIAGE, gates=[gate], client=client, partitions=7)
+    assert report.document() == expected
+    # 30 support-triage logs and the edited one each have a `route` decision.
+    assert (report.logs, report.counts["changed"], report.by_action) == (60, 31, {"use → escalate": 31})
+    assert not report.unreadable
+    # The same contract changes nothing; without a cluster, the same document.
+    same = what_if_fleet([logs], TRIAGE)
+    assert same.counts["changed"] == 0 and same.counts["decisions"] == expected["decisions"]
+    assert what_if_fleet([logs], TRIAGE, gates=[gate]).document() == expected
+
+
+def test_what_if_refuses_a_bad_gate_before_any_task_and_names_an_unreadable_log(
+    logs: Path, client: "distributed.Client", tmp_path: Path
+) -> None:
+    with pytest.raises(UsageError):
+        what_if_fleet([logs], TRIAGE, gates=["not a gate"], client=client)
+    broken = tmp_path / "broken.md"
+    broken.write_text("# a contract\n\n## x\n\nkind: nope\n")
+    with pytest.raises(ContractError) as raised:
+        what_if_fleet([logs], broken, client=client)
+    assert "broken.md" in str(raised.value)
+    gone = str(tmp_path / "gone.jsonl")
+    from decision_contract.fleet import what_if_partition
+
+    part = what_if_partition([gone, str(REPO / SOURCES[0])], TRIAGE.read_text())
+    assert list(part.unreadable) == [gone] and part.logs == 2 and part.counts["decisions"] == 3
+    assert what_if([], TRIAGE.read_text())["decisions"] == 0
+
+
+def test_what_if_reports_add_up_and_list_at_most_the_cap() -> None:
+    a, b = WhatIfReport(), WhatIfReport()
+    a.add_document({"decisions": 2, "changed": 1, "by_action": {"auto → ask_human": 1}, "changes": [{"n": 1}]})
+    b.add_document({"decisions": 3, "changed": 2, "by_action": {"auto → ask_human": 2}, "changes": [{"n": 2}, {"n": 3}]})
+    b.logs = 4
+    a.add(b)
+    assert (a.logs, a.counts["decisions"], a.counts["changed"]) == (4, 5, 3)
+    assert a.by_action == {"auto → ask_human": 3}
+    assert [c["n"] for c in a.changes] == [1, 2, 3]
+    import decision_contract.fleet as fleet
+
+    capped = WhatIfReport()
+    capped.add_document({"changes": [{"n": i} for i in range(fleet.MAX_LISTED + 5)]})
+    assert len(capped.changes) == fleet.MAX_LISTED
+
+
+def test_the_example_also_runs_what_if_with_a_contract(decision: Path, logs: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "examples/fleet/main.py"),
+            "--logs",
+            str(logs),
+            "--contract",
+            str(TRIAGE),
+            "--gate",
+            "route.queue=0.99",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr
+    printed = json.loads(done.stdout)
+    assert printed["what_if"]["changed"] == 31
+    assert printed["what_if"]["by_action"] == {"use → escalate": 31}

@@ -6,12 +6,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision::log::what_if::{WhatIf, WhatIfError, WhatIfReport, what_if_reader};
-use decision::policy::parse_gates;
+use decision::api::what_if::{prepare, read_log};
+use decision::log::what_if::WhatIfReport;
 
 use super::contract_input::Format;
 use super::contract_input::load_contract;
-use decision::api::{Code, Error};
+use decision::api::Error;
 use decision::terminal::one_line as safe;
 
 #[derive(clap::Args)]
@@ -45,17 +45,13 @@ pub fn run(args: Args) -> ExitCode {
 
 fn report(args: &Args) -> Result<WhatIfReport, Error> {
     let contract = load_contract(&args.contract)?;
-    let gates = parse_gates(&args.gate.join("\n")).map_err(|e| Error::usage(e.to_string()))?;
-    let what_if = WhatIf::new(&contract, &gates).map_err(|e| {
-        let code = if matches!(e, WhatIfError::Policy { .. }) { Code::Policy } else { Code::Usage };
-        Error::new(code, format!("{}: {e}", args.contract.display()))
-    })?;
+    let what_if = prepare(&contract, &args.contract.display().to_string(), &args.gate.join("\n"))?;
     let mut report = WhatIfReport::default();
     for path in &args.logs {
         let shown = path.display().to_string();
-        let unreadable = |e: std::io::Error| Error::io(&shown, format!("cannot read {shown}: {e}"));
-        let file = crate::progress::Watched::open(path, "comparing", false).map_err(unreadable)?;
-        what_if_reader(&what_if, &shown, file, &mut report).map_err(unreadable)?;
+        let file = crate::progress::Watched::open(path, "comparing", false)
+            .map_err(|e| Error::io(&shown, format!("cannot read {shown}: {e}")))?;
+        read_log(&what_if, &shown, file, &mut report)?;
     }
     Ok(report)
 }

@@ -18,6 +18,7 @@ pub mod outcomes;
 #[cfg(feature = "http")]
 pub mod provider;
 pub mod replay;
+pub mod what_if;
 
 pub use error::{Code, Error, Kind, find_block, parse_contract};
 
