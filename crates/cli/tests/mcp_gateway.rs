@@ -12,6 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod common;
+
+use common::collector::{Collector, attribute};
+
 const BIN: &str = env!("CARGO_BIN_EXE_decision");
 /// The longest a test waits for one answer (the Python server can be slow to start on a busy
 /// machine).
@@ -576,4 +580,83 @@ fn elicit_falls_back_to_the_queue_for_a_client_that_cannot_ask() {
     assert_eq!(response["result"]["content"][0]["text"], "ran write_note");
     let (log, _, _dir) = gw.close();
     verify(&log);
+}
+
+#[test]
+fn with_otlp_each_call_decided_reaches_the_collector_as_a_span_of_the_gateway() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let collector = Collector::start();
+    let mut gw = Gateway::start(&["--approvals", "deny", "--otlp", &collector.url], &[]);
+    gw.handshake();
+    assert_eq!(gw.call(3, "read_note", json!({"n": 1}))["result"]["content"][0]["text"], "ran read_note");
+    assert!(refused(&gw.call(4, "write_note", json!({"n": 2}))));
+    let (log, stderr, _dir) = gw.close();
+    let spans = collector.spans();
+    assert_eq!(spans.len(), of_type(&events(&log), "decision").len(), "{stderr:?}");
+    assert!(stderr.iter().any(|l| l.starts_with(&format!("otlp: 2 span(s) sent to {}", collector.url))), "{stderr:?}");
+    let actions: Vec<Option<String>> = spans.iter().map(|(_, s)| attribute(s, "decision.action")).collect();
+    assert_eq!(actions.len(), 2);
+    assert!(spans.iter().all(|(_, s)| attribute(s, "decision.host").as_deref() == Some("mcp-gateway")));
+    assert!(verify(&log).contains("✓ verified             2"));
+}
+
+/// The bundled contract with destructive tools refused outright instead of sent to a person.
+fn forbidding_contract(dir: &Path) -> PathBuf {
+    let bundled =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-gateway/DECISION.md"))
+            .unwrap();
+    assert!(bundled.contains("score:harm >= 2 → ask_human"));
+    let path = dir.join("forbidding.md");
+    std::fs::write(&path, bundled.replace("score:harm >= 2 → ask_human", "score:harm >= 2 → escalate")).unwrap();
+    path
+}
+
+#[test]
+fn a_tool_the_contract_refuses_on_its_definition_is_hidden_from_the_listing_and_still_refused() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let contracts = tempfile::tempdir().unwrap();
+    let contract = forbidding_contract(contracts.path());
+    let mut gw = Gateway::start(&[contract.to_str().unwrap()], &[]);
+    let init = gw.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+    );
+    assert!(init.get("result").is_some(), "{init}");
+    gw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let listed = gw.request(2, "tools/list", json!({}));
+    let names: Vec<&str> =
+        listed["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["read_note", "add_note", "hang", "crash"], "write_note declares nothing: destructive, hidden");
+    // An agent that calls it anyway (it knew the name) is refused, and it never runs.
+    let write = gw.call(3, "write_note", json!({"n": 1}));
+    assert!(refused(&write), "{write}");
+    assert!(gw.ran().is_empty());
+    let (log, _, _dir) = gw.close();
+    let recorded = events(&log);
+    let hidden = of_type(&recorded, "mcp:hidden");
+    assert_eq!(hidden.len(), 1);
+    assert_eq!(hidden[0]["tools"], json!([{"tool": "write_note", "rule": "score:harm >= 2 → escalate"}]));
+    assert_eq!(hidden[0]["shadow"], false);
+    assert!(verify(&log).contains("✓ verified             1"));
+
+    // Shadow mode hides nothing and records what it would have hidden.
+    let mut shadow = Gateway::start(&[contract.to_str().unwrap(), "--mode", "shadow"], &[]);
+    shadow.handshake();
+    let (log, _, _dir) = shadow.close();
+    let recorded = events(&log);
+    let hidden = of_type(&recorded, "mcp:hidden");
+    assert_eq!((hidden.len(), &hidden[0]["shadow"]), (1, &json!(true)));
+
+    // A model may weigh a call's arguments: with any provider but the heuristic nothing is hidden.
+    let mut mocked = Gateway::start(&[contract.to_str().unwrap(), "--provider", "mock"], &[]);
+    mocked.handshake();
+    let (log, _, _dir) = mocked.close();
+    assert!(of_type(&events(&log), "mcp:hidden").is_empty());
 }

@@ -94,6 +94,19 @@ pub struct Gate {
     questions: Questions,
     policy: CompiledPolicy,
     decider: Decider,
+    /// The provider answers from a tool's definition alone (the annotation heuristic: code
+    /// rules over the annotations and the pinned definition, never over the arguments), so a
+    /// tool the contract refuses on its definition is refused on every call.
+    decides_on_definition: bool,
+}
+
+/// Why a listed tool is hidden: the rule that refuses every call to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hidden {
+    /// The tool.
+    pub tool: String,
+    /// The rule the policy reached for its definition.
+    pub rule: String,
 }
 
 /// The gateway's state cells: what the agent and the server wrote is untrusted; what the
@@ -159,7 +172,30 @@ impl Gate {
             questions,
             policy: policy.clone(),
             decider: Decider::new(provider).with_timeout(timeout),
+            decides_on_definition: false,
         })
+    }
+
+    /// Says that the provider answers from a tool's definition alone, never from a call's
+    /// arguments or the calls before it (true of the annotation heuristic, not of a model):
+    /// the gateway then hides from `tools/list` every tool the contract refuses on its
+    /// definition ([`Gate::forbids`]).
+    pub fn deciding_on_definition(mut self) -> Gate {
+        self.decides_on_definition = true;
+        self
+    }
+
+    /// Whether the contract forbids `tool` outright: the provider decides on the definition
+    /// alone ([`Gate::deciding_on_definition`]) and the policy refuses it (`escalate`) with no
+    /// arguments and no calls before — so it would refuse every call. `None` otherwise,
+    /// including for every tool when the provider may weigh a call's arguments.
+    pub fn forbids(&self, tool: &str, known: &KnownTool) -> Option<Hidden> {
+        if !self.decides_on_definition {
+            return None;
+        }
+        let facts = CallFacts { tool, arguments: &Value::Null, known: Some(known), calls_so_far: &[] };
+        let verdict = self.decide(&facts, 0).ok()?;
+        (verdict.decision.action == "escalate").then(|| Hidden { tool: tool.to_owned(), rule: verdict.decision.reason })
     }
 
     /// The id of the block that decides.

@@ -9,7 +9,7 @@
 //! too (the approval timeout), and while calls are held the loop looks in the inbox beside the
 //! log ([`crate::inbox`]) for answers from `decision approve` every [`INBOX_LOOK`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -21,7 +21,7 @@ use thiserror::Error;
 
 use crate::approvals;
 use crate::framing::{self, INVALID_REQUEST, Kind, Line, PARSE_ERROR, UPSTREAM_ERROR};
-use crate::gate::{CallFacts, Gate, GateError};
+use crate::gate::{CallFacts, Gate, GateError, Hidden};
 use crate::inbox::{Inbox, START_EVENT};
 use crate::session::Session;
 use crate::tools::Catalog;
@@ -648,16 +648,48 @@ impl<'a> Gateway<'a> {
         if framing::kind(&message) == Kind::Response
             && let Some(id) = message.get("id")
             && let Some(request) = self.in_flight.remove(&id_key(id))
+            && let Some(filtered) = self.observe(&request, &message)?
         {
-            self.observe(&request, &message)?;
+            // A listing with forbidden tools taken out: the one message not relayed as it came.
+            self.send_client(&filtered);
+            return Ok(());
         }
         self.send_client_raw(&bytes);
         Ok(())
     }
 
+    /// The tools of a listing the contract forbids ([`Gate::forbids`]), recorded as
+    /// `mcp:hidden`; in enforce mode the listing the client gets instead (`None`: relay it as
+    /// it came). Shadow mode records what it would have hidden and hides nothing.
+    fn hide_forbidden(&mut self, message: &Value) -> Result<Option<Value>, GatewayError> {
+        let Some(tools) = message.get("result").and_then(|r| r.get("tools")).and_then(Value::as_array) else {
+            return Ok(None);
+        };
+        let hidden: Vec<Hidden> = tools
+            .iter()
+            .filter_map(|t| t.get("name").and_then(Value::as_str))
+            .filter_map(|name| self.catalog.get(name).and_then(|known| self.gate.forbids(name, known)))
+            .collect();
+        if hidden.is_empty() {
+            return Ok(None);
+        }
+        let shadow = self.config.mode == Mode::Shadow;
+        let listed: Vec<Value> = hidden.iter().map(|h| json!({"tool": h.tool, "rule": h.rule})).collect();
+        self.session.event("mcp:hidden", payload(json!({"tools": listed, "shadow": shadow})))?;
+        if shadow {
+            return Ok(None);
+        }
+        let names: HashSet<&str> = hidden.iter().map(|h| h.tool.as_str()).collect();
+        let mut filtered = message.clone();
+        if let Some(tools) = filtered.pointer_mut("/result/tools").and_then(Value::as_array_mut) {
+            tools.retain(|t| !t.get("name").and_then(Value::as_str).is_some_and(|n| names.contains(n)));
+        }
+        Ok(Some(filtered))
+    }
+
     /// Reads what the gateway needs from a response: the negotiated version, the tools, a
-    /// call's outcome.
-    fn observe(&mut self, request: &InFlight, message: &Value) -> Result<(), GatewayError> {
+    /// call's outcome. Returns the message to send instead, for a listing with forbidden tools.
+    fn observe(&mut self, request: &InFlight, message: &Value) -> Result<Option<Value>, GatewayError> {
         let result = message.get("result");
         match (request.method.as_str(), &request.call) {
             ("initialize", _) => {
@@ -667,7 +699,7 @@ impl<'a> Gateway<'a> {
                     .event("mcp:initialize", payload(json!({"protocolVersion": version, "serverInfo": server})))?;
             }
             ("tools/list", _) => {
-                let Some(result) = result else { return Ok(()) };
+                let Some(result) = result else { return Ok(None) };
                 for change in self.catalog.record_listing(result) {
                     eprintln!(
                         "decision mcp: the definition of tool `{}` changed since it was first listed; its calls now go as the contract decides a changed tool",
@@ -678,6 +710,7 @@ impl<'a> Gateway<'a> {
                 }
                 let count = result.get("tools").and_then(Value::as_array).map_or(0, Vec::len);
                 self.session.event("mcp:tools", payload(json!({"listed": count, "known": self.catalog.len()})))?;
+                return self.hide_forbidden(message);
             }
             (_, Some((step, tool))) => {
                 let is_error = message.get("error").is_some()
@@ -686,7 +719,7 @@ impl<'a> Gateway<'a> {
             }
             _ => {}
         }
-        Ok(())
+        Ok(None)
     }
 
     fn upstream_ended(&mut self) -> Result<(), GatewayError> {

@@ -72,6 +72,10 @@ pub struct Args {
     /// Append the log's head to this manifest once the log is sealed (docs/export.md).
     #[arg(long, value_name = "FILE")]
     heads: Option<PathBuf>,
+    /// Send each decision as an OpenTelemetry span to this OTLP/HTTP collector (e.g.
+    /// http://127.0.0.1:4318) as calls are decided (docs/export.md).
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     /// The upstream MCP server's command and arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -95,8 +99,21 @@ fn provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, String> {
     }
 }
 
+fn is_heuristic(args: &Args) -> bool {
+    matches!(args.provider.parse::<ProviderSpec>(), Ok(ProviderSpec::Heuristic))
+}
+
 pub fn run(args: Args) -> ExitCode {
-    match serve(&args) {
+    let otlp = match args.otlp.as_deref().map(super::otlp::endpoint).transpose() {
+        Ok(endpoint) => endpoint,
+        Err(message) => return super::usage_error(&message),
+    };
+    let telemetry = super::otlp::follow(otlp, &args.log);
+    let served = serve(&args);
+    if let Some(telemetry) = telemetry {
+        telemetry.finish();
+    }
+    match served {
         Ok(summary) => {
             eprintln!(
                 "decision mcp: {} — {} call(s): {} forwarded, {} refused, {} held for a person; log sealed at line {}: {}",
@@ -129,6 +146,9 @@ fn serve(args: &Args) -> Result<decision_mcp::gateway::Summary, String> {
         None => (BUNDLED_CONTRACT_NAME.to_string(), BUNDLED_CONTRACT.to_string()),
     };
     let gate = Gate::new(&name, &source, provider(args)?, time_budget).map_err(|e| e.to_string())?;
+    // The heuristic decides from a tool's definition alone: a tool its contract refuses on
+    // that is refused on every call, so it is hidden from listings too.
+    let gate = if is_heuristic(args) { gate.deciding_on_definition() } else { gate };
     let config = GatewayConfig {
         mode: match args.mode {
             RunMode::Enforce => Mode::Enforce,
