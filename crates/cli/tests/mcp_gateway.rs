@@ -660,3 +660,63 @@ fn a_tool_the_contract_refuses_on_its_definition_is_hidden_from_the_listing_and_
     let (log, _, _dir) = mocked.close();
     assert!(of_type(&events(&log), "mcp:hidden").is_empty());
 }
+
+#[test]
+fn a_result_that_breaks_its_deliverable_contract_reaches_the_agent_as_a_contract_violation() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let contracts = dir.path().join("outcomes.json");
+    std::fs::write(
+        &contracts,
+        r#"{"contracts": [{"tool": "mcp", "method": "read_note", "purpose": "Read a note.",
+            "deliverable": {"type": "object", "required": ["note"]}, "acceptance": "The note, as an object."}]}"#,
+    )
+    .unwrap();
+    let mut gw = Gateway::start(&["--outcome-contracts", contracts.to_str().unwrap()], &[]);
+    gw.handshake();
+    // The fake server answers "ran read_note": text, not the object the contract promises.
+    let read = gw.call(3, "read_note", json!({"n": 1}));
+    assert_eq!(read["result"]["isError"], true, "{read}");
+    let text = read["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("contract_violation: outcome of mcp.read_note does not satisfy"), "{text}");
+    // A tool without a contract gets its result as the server sent it.
+    assert_eq!(gw.call(4, "add_note", json!({}))["result"]["content"][0]["text"], "ran add_note");
+    let (log, _, _dir) = gw.close();
+    let recorded = events(&log);
+    let outcomes = of_type(&recorded, "tool:outcome");
+    assert_eq!(outcomes.len(), 2, "every call's outcome is recorded");
+    assert_eq!((outcomes[0]["method"].as_str(), outcomes[0]["step"].as_u64()), (Some("read_note"), Some(1)));
+    let report = Command::new(BIN).args(["outcomes", "report", "--format", "json"]).arg(&log).output().unwrap();
+    let report: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let read_note = report["tools"].as_array().unwrap().iter().find(|t| t["method"] == "read_note").unwrap();
+    assert_eq!(
+        (read_note["errors"].as_u64(), read_note["contract"]["violated"].as_u64()),
+        (Some(1), Some(1)),
+        "{report}"
+    );
+    assert!(verify(&log).contains("✓ verified             2"));
+
+    // Shadow mode records the violation and relays the result.
+    let mut shadow = Gateway::start(&["--outcome-contracts", contracts.to_str().unwrap(), "--mode", "shadow"], &[]);
+    shadow.handshake();
+    assert_eq!(shadow.call(3, "read_note", json!({}))["result"]["content"][0]["text"], "ran read_note");
+    let (log, _, _dir) = shadow.close();
+    assert_eq!(of_type(&events(&log), "tool:outcome").len(), 1);
+
+    // A contracts file that does not lint is refused before anything starts.
+    std::fs::write(&contracts, r#"{"contracts": [{"tool": "mcp"}]}"#).unwrap();
+    let refused = Command::new(BIN)
+        .args(["mcp", "--log"])
+        .arg(dir.path().join("never.jsonl"))
+        .arg("--outcome-contracts")
+        .arg(&contracts)
+        .args(["--", "python3"])
+        .arg(server())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(!dir.path().join("never.jsonl").exists());
+}

@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -23,8 +24,12 @@ use crate::approvals;
 use crate::framing::{self, INVALID_REQUEST, Kind, Line, PARSE_ERROR, UPSTREAM_ERROR};
 use crate::gate::{CallFacts, Gate, GateError, Hidden};
 use crate::inbox::{Inbox, START_EVENT};
+use crate::outcome;
 use crate::session::Session;
 use crate::tools::Catalog;
+use decision::log::now_ms;
+use decision::outcomes::report::OUTCOME_EVENT_TYPE;
+use decision::outcomes::{ContractSet, EventContext, ValidationVerdict, outcome_event};
 
 /// How often the loop looks in the inbox for answers while calls are held.
 pub const INBOX_LOOK: Duration = Duration::from_millis(100);
@@ -69,6 +74,11 @@ pub struct GatewayConfig {
     pub time_budget: Duration,
     /// The largest message accepted from either side, in bytes.
     pub max_message: usize,
+    /// The deliverable contracts tool results are checked against (tool `mcp`, method the
+    /// tool's name; [`crate::outcome`]). With a set, every call's outcome is recorded as
+    /// `tool:outcome`; a result that breaks its contract reaches the agent as the typed
+    /// `contract_violation` (in enforce mode). `None`: results are relayed unread.
+    pub outcome_contracts: Option<Arc<ContractSet>>,
 }
 
 impl Default for GatewayConfig {
@@ -79,6 +89,7 @@ impl Default for GatewayConfig {
             approval_timeout: Duration::from_secs(300),
             time_budget: Duration::from_secs(60),
             max_message: framing::DEFAULT_MAX_MESSAGE,
+            outcome_contracts: None,
         }
     }
 }
@@ -716,10 +727,31 @@ impl<'a> Gateway<'a> {
                 let is_error = message.get("error").is_some()
                     || result.and_then(|r| r.get("isError")).and_then(Value::as_bool) == Some(true);
                 self.session.event("tool:result", payload(json!({"step": step, "tool": tool, "isError": is_error})))?;
+                return self.check_outcome(*step, tool, message);
             }
             _ => {}
         }
         Ok(None)
+    }
+
+    /// Checks a call's result against its deliverable contract and records its outcome;
+    /// returns the `contract_violation` the agent gets instead of a result that broke its
+    /// contract (enforce mode only: shadow mode records it and relays the result).
+    fn check_outcome(&mut self, step: u64, tool: &str, message: &Value) -> Result<Option<Value>, GatewayError> {
+        let Some(contracts) = self.config.outcome_contracts.clone() else { return Ok(None) };
+        let validated = outcome::validate(&contracts, tool, message);
+        let call_id = format!("step-{step}");
+        let context = EventContext { trace_id: None, call_id: Some(&call_id), at_ms: Some(now_ms()), depth: Some(0) };
+        let mut event = payload(outcome_event(outcome::TOOL_ROLE, tool, &validated, &context));
+        event.remove("type");
+        event.insert("step".into(), json!(step));
+        self.session.event(OUTCOME_EVENT_TYPE, event)?;
+        let violated = matches!(validated.verdict, ValidationVerdict::Violated(_));
+        if !violated || self.config.mode == Mode::Shadow {
+            return Ok(None);
+        }
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        Ok(Some(outcome::violation_response(&id, &validated)))
     }
 
     fn upstream_ended(&mut self) -> Result<(), GatewayError> {

@@ -23,6 +23,7 @@ pub mod gate;
 pub mod gateway;
 pub mod heuristic;
 pub mod inbox;
+pub mod outcome;
 pub mod session;
 pub mod stdio;
 pub mod tools;

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use decision::outcomes::{ContractSet, load_contracts};
 use decision::provider::{DecisionProvider, OpenAiMode};
 use decision::terminal::one_line as safe;
 use decision_mcp::heuristic::AnnotationHeuristic;
@@ -72,6 +73,11 @@ pub struct Args {
     /// Append the log's head to this manifest once the log is sealed (docs/export.md).
     #[arg(long, value_name = "FILE")]
     heads: Option<PathBuf>,
+    /// Deliverable contracts for tool results (JSON, as for `decision outcomes check`; tool
+    /// `mcp`, method the tool's name): a result that breaks its contract reaches the agent as
+    /// a `contract_violation` (docs/mcp-gateway.md). Every call's outcome is recorded either way.
+    #[arg(long, value_name = "FILE")]
+    outcome_contracts: Option<PathBuf>,
     /// Send each decision as an OpenTelemetry span to this OTLP/HTTP collector (e.g.
     /// http://127.0.0.1:4318) as calls are decided (docs/export.md).
     #[arg(long, value_name = "URL")]
@@ -97,6 +103,19 @@ fn provider(args: &Args) -> Result<Arc<dyn DecisionProvider>, String> {
             Ok(spec.build(&endpoint)?.provider)
         }
     }
+}
+
+/// The contracts at `path`, or none (every outcome is still recorded, nothing is checked).
+fn outcome_contracts(path: Option<&std::path::Path>) -> Result<Arc<ContractSet>, String> {
+    let text = match path {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", safe(&path.display().to_string())))?,
+        None => r#"{"contracts": []}"#.to_owned(),
+    };
+    load_contracts(&text).map(Arc::new).map_err(|errors| {
+        let shown = path.map(|p| safe(&p.display().to_string()).into_owned()).unwrap_or_default();
+        errors.0.iter().map(|e| format!("{shown}:{e}")).collect::<Vec<_>>().join("\n")
+    })
 }
 
 fn is_heuristic(args: &Args) -> bool {
@@ -162,6 +181,7 @@ fn serve(args: &Args) -> Result<decision_mcp::gateway::Summary, String> {
         approval_timeout,
         time_budget,
         max_message: args.max_message,
+        outcome_contracts: Some(outcome_contracts(args.outcome_contracts.as_deref())?),
     };
     decision_mcp::stdio::serve(config, &gate, &name, &args.log, &args.command).map_err(|e| e.to_string())
 }
