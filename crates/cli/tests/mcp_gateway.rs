@@ -720,3 +720,40 @@ fn a_result_that_breaks_its_deliverable_contract_reaches_the_agent_as_a_contract
     assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
     assert!(!dir.path().join("never.jsonl").exists());
 }
+
+#[test]
+fn a_structured_result_that_does_not_match_the_tools_output_schema_is_a_contract_violation() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let mut gw = Gateway::start(&[], &[("FAKE_SERVER_SCHEMA", "1")]);
+    let init = gw.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+    );
+    assert!(init.get("result").is_some(), "{init}");
+    gw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    assert_eq!(gw.request(2, "tools/list", json!({}))["result"]["tools"].as_array().unwrap().len(), 6);
+    let good = gw.call(3, "get_time", json!({"as": "good"}));
+    assert_eq!(good["result"]["structuredContent"]["datetime"], "2026-12-02T10:00:00Z", "{good}");
+    let bad = gw.call(4, "get_time", json!({"as": "bad"}));
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+    let text = bad["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(
+            "contract_violation: the structured result of mcp.get_time does not match its outputSchema at `/datetime`"
+        ),
+        "{text}"
+    );
+    assert!(bad["result"].get("structuredContent").is_none(), "the non-conforming value does not reach the agent");
+    let none = gw.call(5, "get_time", json!({"as": "none"}));
+    assert_eq!(none["result"]["isError"], true, "{none}");
+    let (log, _, _dir) = gw.close();
+    let recorded = events(&log);
+    let violations = of_type(&recorded, "mcp:schema-violation");
+    assert_eq!(violations.len(), 2);
+    assert_eq!((violations[0]["step"].as_u64(), violations[0]["path"].as_str()), (Some(2), Some("/datetime")));
+    assert!(verify(&log).contains("✓ verified             3"));
+}

@@ -25,11 +25,12 @@ use crate::framing::{self, INVALID_REQUEST, Kind, Line, PARSE_ERROR, UPSTREAM_ER
 use crate::gate::{CallFacts, Gate, GateError, Hidden};
 use crate::inbox::{Inbox, START_EVENT};
 use crate::outcome;
+use crate::schema::{OutputSchemas, SchemaCheck};
 use crate::session::Session;
 use crate::tools::Catalog;
 use decision::log::now_ms;
 use decision::outcomes::report::OUTCOME_EVENT_TYPE;
-use decision::outcomes::{ContractSet, EventContext, ValidationVerdict, outcome_event};
+use decision::outcomes::{ContractSet, EventContext, Outcome, ValidationVerdict, outcome_event};
 
 /// How often the loop looks in the inbox for answers while calls are held.
 pub const INBOX_LOOK: Duration = Duration::from_millis(100);
@@ -214,6 +215,10 @@ pub struct Gateway<'a> {
     /// The gateway's own elicitation requests to the client: request id → approval id.
     elicitations: HashMap<String, String>,
     summary: (u64, u64, u64, u64),
+    /// The tools' output schemas, compiled once each.
+    schemas: OutputSchemas,
+    /// Tools whose output schema could not be used, said once each.
+    unusable_schemas: HashSet<String>,
 }
 
 /// The key of a JSON-RPC id in the in-flight table.
@@ -257,6 +262,8 @@ impl<'a> Gateway<'a> {
             client_elicits: false,
             elicitations: HashMap::new(),
             summary: (0, 0, 0, 0),
+            schemas: OutputSchemas::default(),
+            unusable_schemas: HashSet::new(),
         }
     }
 
@@ -734,24 +741,56 @@ impl<'a> Gateway<'a> {
         Ok(None)
     }
 
-    /// Checks a call's result against its deliverable contract and records its outcome;
-    /// returns the `contract_violation` the agent gets instead of a result that broke its
-    /// contract (enforce mode only: shadow mode records it and relays the result).
+    /// Checks a call's result against its tool's `outputSchema` and its deliverable contract
+    /// and records its outcome; returns the `contract_violation` the agent gets instead of a
+    /// result that broke either (enforce mode only: shadow mode records and relays).
     fn check_outcome(&mut self, step: u64, tool: &str, message: &Value) -> Result<Option<Value>, GatewayError> {
-        let Some(contracts) = self.config.outcome_contracts.clone() else { return Ok(None) };
-        let validated = outcome::validate(&contracts, tool, message);
-        let call_id = format!("step-{step}");
-        let context = EventContext { trace_id: None, call_id: Some(&call_id), at_ms: Some(now_ms()), depth: Some(0) };
-        let mut event = payload(outcome_event(outcome::TOOL_ROLE, tool, &validated, &context));
-        event.remove("type");
-        event.insert("step".into(), json!(step));
-        self.session.event(OUTCOME_EVENT_TYPE, event)?;
-        let violated = matches!(validated.verdict, ValidationVerdict::Violated(_));
-        if !violated || self.config.mode == Mode::Shadow {
+        let schema_violation = self.check_schema(step, tool, message)?;
+        let deliverable_violation = match self.config.outcome_contracts.clone() {
+            Some(contracts) => {
+                let validated = outcome::validate(&contracts, tool, message);
+                let call_id = format!("step-{step}");
+                let context =
+                    EventContext { trace_id: None, call_id: Some(&call_id), at_ms: Some(now_ms()), depth: Some(0) };
+                let mut event = payload(outcome_event(outcome::TOOL_ROLE, tool, &validated, &context));
+                event.remove("type");
+                event.insert("step".into(), json!(step));
+                self.session.event(OUTCOME_EVENT_TYPE, event)?;
+                matches!(validated.verdict, ValidationVerdict::Violated(_)).then_some(validated.outcome)
+            }
+            None => None,
+        };
+        if self.config.mode == Mode::Shadow {
             return Ok(None);
         }
         let id = message.get("id").cloned().unwrap_or(Value::Null);
-        Ok(Some(outcome::violation_response(&id, &validated)))
+        Ok(deliverable_violation.or(schema_violation).map(|violation| outcome::violation_response(&id, &violation)))
+    }
+
+    /// Checks a call's result against its tool's `outputSchema`: a violation is recorded
+    /// (`mcp:schema-violation`) and returned; a schema that cannot be used is said once per
+    /// tool (`mcp:schema-unusable`, and on stderr) and the result relayed unchecked.
+    fn check_schema(&mut self, step: u64, tool: &str, message: &Value) -> Result<Option<Outcome>, GatewayError> {
+        let declared = self.catalog.get(tool).and_then(|known| known.output_schema.as_ref());
+        match self.schemas.check(tool, declared, message) {
+            SchemaCheck::NotDeclared | SchemaCheck::Conforms => Ok(None),
+            SchemaCheck::Violated { path, why } => {
+                let event = json!({"step": step, "tool": tool, "path": path, "why": why});
+                self.session.event("mcp:schema-violation", payload(event))?;
+                Ok(Some(outcome::schema_violation(tool, &path, &why)))
+            }
+            SchemaCheck::Unusable(why) => {
+                if self.unusable_schemas.insert(tool.to_owned()) {
+                    eprintln!(
+                        "decision mcp: the outputSchema of tool `{}` cannot be used ({}); its results are relayed unchecked",
+                        decision::terminal::one_line(tool),
+                        decision::terminal::one_line(&why)
+                    );
+                    self.session.event("mcp:schema-unusable", payload(json!({"tool": tool, "why": why})))?;
+                }
+                Ok(None)
+            }
+        }
     }
 
     fn upstream_ended(&mut self) -> Result<(), GatewayError> {

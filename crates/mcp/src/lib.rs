@@ -24,6 +24,7 @@ pub mod gateway;
 pub mod heuristic;
 pub mod inbox;
 pub mod outcome;
+pub mod schema;
 pub mod session;
 pub mod stdio;
 pub mod tools;

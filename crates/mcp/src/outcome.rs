@@ -52,20 +52,37 @@ pub fn validate(contracts: &ContractSet, tool: &str, response: &Value) -> Valida
 
 /// The response the agent gets instead of a result that broke its contract: a tool result
 /// with `isError: true`, the violation in words, then the typed `contract_violation` outcome
-/// as JSON, under the request's `id`.
-pub fn violation_response(id: &Value, validated: &Validated) -> Value {
-    let message = validated.outcome.tool_error().map(|e| e.message.as_str()).unwrap_or_default();
+/// (`outcome`) as JSON, under the request's `id`.
+pub fn violation_response(id: &Value, outcome: &Outcome) -> Value {
+    let message = outcome.tool_error().map(|e| e.message.as_str()).unwrap_or_default();
     json!({
         "jsonrpc": "2.0",
         "id": id,
         "result": {
             "content": [
                 {"type": "text", "text": format!("contract_violation: {message}")},
-                {"type": "text", "text": validated.outcome.to_json().to_string()},
+                {"type": "text", "text": outcome.to_json().to_string()},
             ],
             "isError": true,
         },
     })
+}
+
+/// The typed `contract_violation` of a result of `tool` whose `structuredContent` does not
+/// match the tool's `outputSchema` at `path` (why: `why`).
+pub fn schema_violation(tool: &str, path: &str, why: &str) -> Outcome {
+    let mut metadata = Map::new();
+    metadata.insert("source".into(), json!("outputSchema"));
+    metadata.insert("path".into(), json!(path));
+    Outcome::error(ToolError {
+        error_type: error_type::CONTRACT_VIOLATION.to_owned(),
+        message: format!(
+            "the structured result of {TOOL_ROLE}.{tool} does not match its outputSchema at `{path}`: {why}"
+        ),
+        retriable: false,
+        metadata,
+    })
+    .with_identity(TOOL_ROLE, tool)
 }
 
 #[cfg(test)]
@@ -100,13 +117,16 @@ mod tests {
         let empty = result(json!({"content": [{"type": "text", "text": "{\"timezone\": \"UTC\"}"}]}));
         let validated = validate(&contracts(), "get_time", &empty);
         assert!(matches!(validated.verdict, ValidationVerdict::Violated(_)), "{:?}", validated.verdict);
-        let response = violation_response(&json!(7), &validated);
+        let response = violation_response(&json!(7), &validated.outcome);
         assert_eq!(response["id"], 7);
         assert_eq!(response["result"]["isError"], true);
         let text = response["result"]["content"][0]["text"].as_str().unwrap();
         assert!(text.starts_with("contract_violation: outcome of mcp.get_time"), "{text}");
         let typed: Value = serde_json::from_str(response["result"]["content"][1]["text"].as_str().unwrap()).unwrap();
         assert_eq!(typed["error_type"], "contract_violation", "{typed}");
+        let schema = violation_response(&json!(8), &schema_violation("get_time", "/datetime", "not a string"));
+        let text = schema["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("mcp.get_time does not match its outputSchema at `/datetime`: not a string"), "{text}");
     }
 
     #[test]

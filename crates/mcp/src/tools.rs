@@ -61,6 +61,8 @@ pub struct KnownTool {
     pub pinned: String,
     /// Whether a later listing carried a different definition.
     pub changed: bool,
+    /// Its `outputSchema` from the latest listing, when it declares one.
+    pub output_schema: Option<Value>,
 }
 
 /// A tool whose definition changed after it was pinned.
@@ -107,6 +109,7 @@ impl Catalog {
             let digest = definition_digest(item);
             let annotations = Annotations::of(item);
             let description = item.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+            let output_schema = item.get("outputSchema").filter(|s| s.is_object()).cloned();
             match self.tools.get_mut(name) {
                 Some(known) => {
                     if known.pinned != digest && !known.changed {
@@ -115,11 +118,12 @@ impl Catalog {
                     known.changed |= known.pinned != definition_digest(item);
                     known.annotations = annotations;
                     known.description = description;
+                    known.output_schema = output_schema;
                 }
                 None => {
                     self.tools.insert(
                         name.to_string(),
-                        KnownTool { annotations, description, pinned: digest, changed: false },
+                        KnownTool { annotations, description, pinned: digest, changed: false, output_schema },
                     );
                 }
             }
