@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rows=(check generated replay replay-process replay-memory decide step step-marginal step-length what-if python-overhead python-verify hostile-memory)
+rows=(check generated replay replay-process replay-memory decide step step-marginal step-length what-if mcp-latency python-overhead python-verify hostile-memory)
 declare -A figure=(
   [check]="parse + all check layers, reference file (24 KB)"
   [generated]="parse + all check layers, generated 1.9 MB contract, one thread"
@@ -29,6 +29,7 @@ declare -A figure=(
   [step-marginal]="host overhead of one more step, 40-file workspace (runs of 10 and 30 steps, the difference)"
   [step-length]="host overhead per step in runs of 50 / 200 / 800 steps over an 800-file workspace"
   [what-if]="\`what-if\` re-evaluation of a coding-host log, one core"
+  [mcp-latency]="\`decision mcp\`: latency added to a forwarded \`tools/call\` (the tests' Python server), against the server called directly"
   [python-overhead]="Python call overhead over the Rust function, \`frame\` / \`evaluate\` (reference sizes)"
   [python-verify]="Python \`verify_log\` against \`decision replay --jobs 1\`, chained log"
   [hostile-memory]="peak memory checking a hostile 11 MB contract (1,000,000 headings)"
@@ -44,6 +45,7 @@ declare -A command=(
   [step-marginal]='cargo bench -p decision-coding-host --bench host -- step_marginal'
   [step-length]='cargo bench -p decision-coding-host --bench host -- step_overhead_at'
   [what-if]='cargo bench -p decision-coding-host --bench what_if'
+  [mcp-latency]='cargo bench -p decision-cli --bench mcp_latency'
   [python-overhead]='python python/benchmarks/timing.py'
   [python-verify]='python python/benchmarks/timing.py'
   [hostile-memory]='scripts/bench-hostile.sh'
@@ -138,6 +140,8 @@ measure() {
            echo "$(criterion "$out" step_overhead_at/50 time) / $(criterion "$out" step_overhead_at/200 time) / $(criterion "$out" step_overhead_at/800 time)" ;;
     what-if) cargo bench -q -p decision-coding-host --bench what_if >"$out" 2>&1
            echo "$(criterion "$out" "coding-host log" thrpt)" ;;
+    mcp-latency) cargo bench -q -p decision-cli --bench mcp_latency >"$out" 2>&1
+           awk '/added, call by call/ { printf "median +%s µs, p99 +%s µs", $6, $9 }' "$out" ;;
     python-overhead)
       python_timing
       if grep -q '^frame ' "$scratch/python"; then
