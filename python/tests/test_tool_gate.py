@@ -225,3 +225,31 @@ def test_the_one_call_record_is_the_record_frame_and_evaluate_make(decision: Pat
         decided[name] = [{k: v for k, v in e.items() if k != "provider"} for e in events]
     assert decided["native"] == decided["python"]
     assert len(decided["native"]) == 3
+
+
+def test_the_answers_kept_by_hints_are_the_answers_of_each_call(tmp_path: Path) -> None:
+    """The gate keeps the heuristic's answers by the hints a tool declares: one gate deciding
+    every combination of hints, in an order that revisits each, records for every call the
+    answers `heuristic_answers` gives that call."""
+    import itertools
+
+    from decision_contract.integrations._core import heuristic_answers
+
+    names = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]
+    combinations = [
+        {name: value for name, value in zip(names, values) if value is not None}
+        for values in itertools.product([True, False, None], repeat=4)
+    ]
+    calls = [ToolCall(f"c{i}", "tool", {"i": i}, "", hints) for i, hints in enumerate(combinations + combinations[::-1])]
+    log = tmp_path / "log.jsonl"
+    with ToolGate(log=log) as gate:
+        for call in calls:
+            gate.decide(call)
+    recorded = [json.loads(line)["e"]["answers"] for line in log.read_text().splitlines() if '"type":"decision"' in line]
+    assert recorded == [heuristic_answers(call) for call in calls]
+
+
+def test_the_arguments_are_written_as_json_dumps_writes_them() -> None:
+    for arguments in [{}, {"b": 1, "a": [1, {"z": None, "y": "é"}]}, {"when": Path("/x")}, {"n": 1.5e300, "s": "\u2028"}]:
+        expected = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        assert ToolCall("c", "t", arguments).arguments_json() == expected

@@ -42,6 +42,10 @@ RUN_ACTIONS = frozenset({"auto", "auto_audit", "continue", "call", "use"})
 #: Actions after which the call waits for a person.
 APPROVAL_ACTIONS = frozenset({"ask_human", "escalate"})
 
+#: How a call's arguments are written (compact, sorted keys): made once, since ``json.dumps``
+#: with options builds a new encoder on every call.
+_ARGUMENTS_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
 Outcome = Literal["run", "approval", "deny"]
 #: ``"heuristic"``, a provider ``Contract.ask`` names (``"openai"``, ``"systemone"``,
 #: ``"mock"``, ``"script:FILE"``, ``"replay:LOG"``), or the host's own model call: a frame
@@ -70,7 +74,7 @@ class ToolCall:
         once per call (it is framed, fingerprinted and recorded)."""
         cached = self.__dict__.get("_arguments_json")
         if cached is None:
-            cached = json.dumps(self.arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+            cached = _ARGUMENTS_ENCODER.encode(self.arguments)
             object.__setattr__(self, "_arguments_json", cached)
         return str(cached)
 
@@ -181,6 +185,10 @@ def heuristic_answers(call: ToolCall) -> Dict[str, Any]:
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
 
+#: :func:`heuristic_answers` by the hints a tool declares (:meth:`ToolCall.hints_json`): there
+#: are at most 3⁴ of them, and the answers depend on nothing else. Read, never changed.
+_ANSWERS_BY_HINTS: Dict[str, Dict[str, Any]] = {}
+
 
 class ToolGate:
     """Decides tool calls by a contract and records every decision and approval in one
@@ -250,12 +258,11 @@ class ToolGate:
 
     def state(self, call: ToolCall) -> Dict[str, Any]:
         """The cells the block's frame is compiled from."""
-        return {
-            "tool": call.tool,
-            "description": call.description,
-            "annotations": call.hints_json(),
-            "arguments": call.arguments_json(),
-        }
+        return self._state(call, call.hints_json())
+
+    @staticmethod
+    def _state(call: ToolCall, hints: str) -> Dict[str, Any]:
+        return {"tool": call.tool, "description": call.description, "annotations": hints, "arguments": call.arguments_json()}
 
     def decide(self, call: ToolCall) -> Verdict:
         """Frames the call, decides it and records the decision (before anything runs)."""
@@ -284,10 +291,14 @@ class ToolGate:
             self.log.append_decision(_decision_record(self.step, frame, answers, decided, name))
         else:
             # The annotations answer: framed, evaluated and recorded in one native call.
+            hints = call.hints_json()
+            known = _ANSWERS_BY_HINTS.get(hints)
+            if known is None:
+                known = _ANSWERS_BY_HINTS.setdefault(hints, heuristic_answers(call))
             decided = self.contract.decide_and_record(
                 self.block,
-                self.state(call),
-                heuristic_answers(call),
+                self._state(call, hints),
+                known,
                 log=self.log,
                 provider="heuristic",
                 step=self.step,
