@@ -206,6 +206,7 @@ impl<'a> LogRows<'a> {
         if parsed.kind.as_deref() == Some("header") {
             if self.template.run_id.is_none() {
                 self.template.run_id = parsed.header_id;
+                self.template.run_created_at = parsed.created_at;
             }
             return;
         }
@@ -308,6 +309,8 @@ struct Place {
 struct Parsed {
     kind: Option<String>,
     header_id: Option<String>,
+    /// The header's `createdAt`.
+    created_at: Option<u64>,
     run: Option<u64>,
     at: Option<i64>,
     seq: Option<u64>,
@@ -344,6 +347,8 @@ struct LineIn<'a> {
     kind: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     id: Option<Cow<'a, str>>,
+    #[serde(rename = "createdAt", default)]
+    created_at: Option<u64>,
     #[serde(default)]
     run: Option<u64>,
     #[serde(default)]
@@ -421,6 +426,7 @@ fn parse(bytes: &[u8]) -> Option<Parsed> {
         Ok(line) => Some(Parsed {
             kind: owned(line.kind),
             header_id: owned(line.id),
+            created_at: line.created_at,
             run: line.run,
             at: line.at,
             seq: line.seq,
@@ -487,6 +493,7 @@ fn parse_loose(bytes: &[u8]) -> Option<Parsed> {
     Some(Parsed {
         kind: text(line.get("kind")),
         header_id: text(line.get("id")),
+        created_at: line.get("createdAt").and_then(Value::as_u64),
         run: line.get("run").and_then(Value::as_u64),
         at: line.get("at").and_then(Value::as_i64),
         seq: line.get("seq").and_then(Value::as_u64),

@@ -70,4 +70,9 @@ pub struct Row {
     /// The log as a whole: `ok`, or `failed` (a record mismatches, or its chain or seal
     /// does not hold).
     pub log_verdict: String,
+    /// When the log's header was written (its `createdAt`, ms). Not a column: with `run_id`
+    /// it tells this run from another that reused the session id (a log named `run.jsonl`
+    /// in two directories), so that their spans never share a trace.
+    #[serde(skip)]
+    pub run_created_at: Option<u64>,
 }

@@ -22,13 +22,15 @@ fn example(path: &str) -> PathBuf {
 }
 
 /// How the loopback collector answers.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Behaviour {
     Accept,
     /// HTTP 503 for the first N requests, then accept.
     Unavailable(usize),
     /// Wait this long before accepting.
     Slow(Duration),
+    /// Answer every request with a redirect to another collector.
+    Redirect(String),
 }
 
 struct Collector {
@@ -58,11 +60,16 @@ impl Collector {
                 }
                 let mut body = Vec::new();
                 request.as_reader().read_to_end(&mut body).unwrap();
-                let status = match behaviour {
-                    Behaviour::Unavailable(first) if n < first => 503,
+                let status = match &behaviour {
+                    Behaviour::Unavailable(first) if n < *first => 503,
                     Behaviour::Slow(wait) => {
-                        thread::sleep(wait);
+                        thread::sleep(*wait);
                         200
+                    }
+                    Behaviour::Redirect(to) => {
+                        let location = tiny_http::Header::from_bytes("location", to.as_bytes()).unwrap();
+                        let _ = request.respond(tiny_http::Response::empty(302).with_header(location));
+                        continue;
                     }
                     _ => 200,
                 };
@@ -190,6 +197,59 @@ fn a_slow_collector_fills_the_bounded_queue_and_the_sender_drops_instead_of_wait
     assert!(report.dropped >= 10_000 - 60, "{report:?}");
     assert!(report.unsent > 0, "the worker was still busy when the grace ran out: {report:?}");
     assert_eq!(report.sent + report.dropped + report.unsent, 10_000, "{report:?}");
+}
+
+#[test]
+fn a_sender_that_waits_for_room_gets_every_span_through_a_slow_collector() {
+    // What `decision export` does: its rows come faster than the collector takes them.
+    let collector = Collector::start(Behaviour::Slow(Duration::from_millis(20)));
+    let options = OtlpOptions { capacity: 20, batch: 10, ..options() };
+    let exporter = OtlpExporter::start(Endpoint::new(&collector.url).unwrap(), options);
+    let span = span_of(&rows_of(&[example("examples/support-triage/session.jsonl")])[0]);
+    for _ in 0..200 {
+        exporter.send_waiting(span.clone(), Duration::from_secs(10));
+    }
+    let report = exporter.finish(Duration::from_secs(10));
+    assert!(report.complete(), "{report:?}");
+    assert_eq!((report.sent, collector.spans().len()), (200, 200));
+}
+
+#[test]
+fn a_sender_that_waits_for_room_does_not_wait_for_a_collector_that_is_down() {
+    let url = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let options = OtlpOptions { capacity: 10, batch: 10, retries: 0, ..options() };
+    let exporter = OtlpExporter::start(Endpoint::new(&url).unwrap(), options);
+    let span = span_of(&rows_of(&[example("examples/support-triage/session.jsonl")])[0]);
+    let started = std::time::Instant::now();
+    for _ in 0..5_000 {
+        exporter.send_waiting(span.clone(), Duration::from_secs(60));
+    }
+    // Waiting for room on every span would take 5,000 × 60 s; once the collector is down,
+    // each span is dropped at once.
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    let report = exporter.finish(Duration::from_secs(10));
+    assert_eq!(report.sent, 0);
+    assert!(report.dropped > 4_000, "{report:?}");
+}
+
+#[test]
+fn a_redirect_is_refused_and_never_followed() {
+    // The place the redirect points to would get the request (and its headers) if it were
+    // followed: it counts what reaches it.
+    let elsewhere = Collector::start(Behaviour::Slow(Duration::ZERO));
+    let collector = Collector::start(Behaviour::Redirect(format!("{}/v1/traces", elsewhere.url)));
+    let exporter = OtlpExporter::start(Endpoint::new(&collector.url).unwrap(), options());
+    exporter.send(span_of(&rows_of(&[example("examples/support-triage/session.jsonl")])[0]));
+    let report = exporter.finish(Duration::from_secs(10));
+    assert_eq!((report.sent, report.failed), (0, 1), "{report:?}");
+    assert!(
+        report.last_error.as_deref().is_some_and(|e| e.contains("302") && e.contains("not followed")),
+        "{report:?}"
+    );
+    assert_eq!(elsewhere.requests.load(Ordering::SeqCst), 0, "the redirect was followed");
 }
 
 #[test]

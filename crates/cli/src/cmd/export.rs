@@ -79,7 +79,9 @@ pub fn run(args: Args) -> ExitCode {
     let exporter = otlp.map(super::otlp::exporter);
     let mut send = |row: &Row| {
         if let Some(exporter) = &exporter {
-            exporter.send(span_of(row));
+            // Exporting is this command's work: a collector slower than the reading is
+            // waited for (a collector that is down is not).
+            exporter.send_waiting(span_of(row), super::otlp::PATIENCE);
         }
     };
     let summary = match &args.output {

@@ -12,6 +12,11 @@ use decision_export::otlp::{Endpoint, LogFollower, OtlpExporter, OtlpOptions, Ot
 /// How long a command waits at its end for the spans still queued.
 pub const GRACE: Duration = Duration::from_secs(5);
 
+/// How long `export` waits for room in the queue for one span while the collector takes
+/// spans: longer than a batch that fails every try takes (4 tries of at most 5 s), so a
+/// slow collector is waited for and a collector that is down is given up on.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
 /// The collector at `url`, with the headers the OpenTelemetry environment names.
 pub fn endpoint(url: &str) -> Result<Endpoint, String> {
     Endpoint::from_env(url).map_err(|e| e.to_string())

@@ -31,6 +31,9 @@ pub enum EndpointError {
         /// The 1-based entry.
         index: usize,
     },
+    /// A header variable that is not valid Unicode.
+    #[error("{0} is not valid UTF-8")]
+    NotUnicode(&'static str),
 }
 
 impl Endpoint {
@@ -39,10 +42,21 @@ impl Endpoint {
     /// [`HEADER_VARIABLES`] as the OpenTelemetry specification writes them
     /// (`name=value,name2=value2`, values percent-encoded).
     pub fn from_env(url: &str) -> Result<Endpoint, EndpointError> {
+        Endpoint::from_variables(url, |name| std::env::var_os(name))
+    }
+
+    /// [`Endpoint::from_env`], reading the variables through `variable`.
+    fn from_variables(
+        url: &str,
+        variable: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<Endpoint, EndpointError> {
         let mut endpoint = Endpoint::new(url)?;
-        for variable in HEADER_VARIABLES {
-            if let Ok(value) = std::env::var(variable) {
-                endpoint.headers = parse_headers(variable, &value)?;
+        // A variable set to nothing counts as unset (as the specification says), so an empty
+        // traces variable does not hide the general one.
+        for name in HEADER_VARIABLES {
+            if let Some(value) = variable(name).filter(|v| !v.is_empty()) {
+                let value = value.into_string().map_err(|_| EndpointError::NotUnicode(name))?;
+                endpoint.headers = parse_headers(name, &value)?;
                 break;
             }
         }
@@ -162,5 +176,20 @@ mod tests {
         assert_eq!(parse_headers("V", "bad%zz=1"), Err(EndpointError::Header { variable: "V", index: 1 }));
         assert_eq!(parse_headers("V", "x=a%0Ab"), Err(EndpointError::Header { variable: "V", index: 1 }));
         assert_eq!(parse_headers("V", "sp ace=1"), Err(EndpointError::Header { variable: "V", index: 1 }));
+    }
+
+    #[test]
+    fn an_empty_traces_variable_does_not_hide_the_general_one() {
+        let with = |traces: &str, general: &str| {
+            let (traces, general) = (traces.to_owned(), general.to_owned());
+            Endpoint::from_variables("http://127.0.0.1:4318", move |name| match name {
+                "OTEL_EXPORTER_OTLP_TRACES_HEADERS" => Some(traces.clone().into()),
+                _ => Some(general.clone().into()),
+            })
+        };
+        let names = |e: Endpoint| e.headers().iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        assert_eq!(names(with("", "api-key=1").unwrap()), ["api-key"]);
+        assert_eq!(names(with("x-traces=2", "api-key=1").unwrap()), ["x-traces"]);
+        assert!(names(with("", "").unwrap()).is_empty());
     }
 }

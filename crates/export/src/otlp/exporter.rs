@@ -1,9 +1,10 @@
-//! Spans to an OTLP/HTTP collector, never in the way: a bounded queue the caller never waits
-//! on, one worker thread that sends batches as protobuf, retries what may succeed later, and
-//! gives up on a collector that stays down.
+//! Spans to an OTLP/HTTP collector, never in the way: a bounded queue a running command never
+//! waits on (`decision export`, whose work is the sending, waits for room while the collector
+//! takes spans), one worker thread that sends batches as protobuf, retries what may succeed
+//! later, and gives up on a collector that stays down.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -80,6 +81,9 @@ impl OtlpReport {
 
 #[derive(Default)]
 struct Counts {
+    /// The worker counts the collector as down (a batch failed every try, and none has
+    /// succeeded since).
+    down: AtomicBool,
     queued: AtomicU64,
     sent: AtomicU64,
     dropped: AtomicU64,
@@ -103,6 +107,33 @@ impl SpanQueue {
             }
             Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
                 self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Queues `span`, waiting for room while the collector takes spans: for a command whose
+    /// work is the sending (`decision export`), which may read rows faster than a collector
+    /// takes them. A span is dropped and counted, as by [`SpanQueue::send`], when the
+    /// collector is down or the queue stays full for `patience`.
+    pub fn send_waiting(&self, span: Span, patience: Duration) {
+        let deadline = Instant::now() + patience;
+        let mut span = span;
+        loop {
+            match self.queue.try_send(span) {
+                Ok(()) => {
+                    self.counts.queued.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+                Err(TrySendError::Full(back))
+                    if !self.counts.down.load(Ordering::Relaxed) && Instant::now() < deadline =>
+                {
+                    span = back;
+                    thread::sleep(Duration::from_millis(1));
+                }
+                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                    self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
             }
         }
     }
@@ -137,6 +168,12 @@ impl OtlpExporter {
     /// Queues `span` without waiting (see [`SpanQueue::send`]).
     pub fn send(&self, span: Span) {
         self.queue.send(span);
+    }
+
+    /// Queues `span`, waiting for room while the collector takes spans (see
+    /// [`SpanQueue::send_waiting`]).
+    pub fn send_waiting(&self, span: Span, patience: Duration) {
+        self.queue.send_waiting(span, patience);
     }
 
     /// Stops taking spans and waits up to `grace` for the queued ones to be sent. Every
@@ -183,6 +220,9 @@ impl Worker {
             .http_status_as_error(false)
             .user_agent(USER_AGENT)
             .timeout_global(Some(options.timeout))
+            // A redirect is not followed: it would carry the collector's headers (an API
+            // key) to wherever it points, as a GET that sends no spans. It is a refusal.
+            .max_redirects(0)
             .build()
             .into();
         let resource = Resource {
@@ -255,6 +295,7 @@ impl Worker {
                         self.last_error = Some(format!("the collector rejected {rejected} span(s)"));
                     }
                     self.down = false;
+                    self.counts.down.store(false, Ordering::Relaxed);
                     return;
                 }
                 Sent::Refused(why) => {
@@ -272,6 +313,7 @@ impl Worker {
         }
         self.counts.failed.fetch_add(count, Ordering::Relaxed);
         self.down = true;
+        self.counts.down.store(true, Ordering::Relaxed);
     }
 
     fn send(&self, body: &[u8]) -> Sent {
@@ -295,6 +337,7 @@ impl Worker {
                 Sent::Accepted { rejected }
             }
             429 | 502 | 503 | 504 => Sent::TryAgain(format!("the collector answered HTTP {status}")),
+            300..=399 => Sent::Refused(format!("the collector answered HTTP {status} (a redirect, not followed)")),
             _ => Sent::Refused(format!("the collector answered HTTP {status}")),
         }
     }

@@ -8,16 +8,25 @@ use sha2::{Digest, Sha256};
 
 use crate::row::Row;
 
-/// The trace of one run: the first 16 bytes of SHA-256 over `run_id/run`. Every span of a
-/// run shares it, and exporting the same log twice gives the same ids, so a backend can drop
-/// the copies.
+/// The trace of one run: the first 16 bytes of SHA-256 over `run_id@created/run` (see
+/// [`run_of`]). Every span of a run shares it, and exporting the same log twice gives the
+/// same ids, so a backend can drop the copies.
 pub fn trace_id(row: &Row) -> [u8; 16] {
-    prefix(&Sha256::digest(format!("{}/{}", run_id_or_log(row), row.run.unwrap_or(0))))
+    prefix(&Sha256::digest(format!("{}/{}", run_of(row), row.run.unwrap_or(0))))
 }
 
-/// The span of one row: the first 8 bytes of SHA-256 over `run_id/run/line`.
+/// The span of one row: the first 8 bytes of SHA-256 over `run_id@created/run/line`.
 pub fn span_id(row: &Row) -> [u8; 8] {
-    prefix(&Sha256::digest(format!("{}/{}/{}", run_id_or_log(row), row.run.unwrap_or(0), row.line)))
+    prefix(&Sha256::digest(format!("{}/{}/{}", run_of(row), row.run.unwrap_or(0), row.line)))
+}
+
+/// What names the log's runs: its session id and when its header was written (`id@createdAt`;
+/// a session id alone is often a file's name, which another log reuses), else the log's name.
+fn run_of(row: &Row) -> String {
+    match (&row.run_id, row.run_created_at) {
+        (Some(id), Some(created)) => format!("{id}@{created}"),
+        _ => run_id_or_log(row).to_owned(),
+    }
 }
 
 /// The first `N` bytes of a digest (N ≤ 32).
@@ -222,6 +231,15 @@ mod tests {
         assert_ne!(span_id(&a), span_id(&b));
         assert_ne!(trace_id(&a), trace_id(&other_run));
         assert_eq!(span_of(&a), span_of(&a.clone()), "the same log exports the same ids");
+    }
+
+    #[test]
+    fn two_runs_that_reuse_a_session_id_never_share_a_trace_or_a_span() {
+        let first = Row { run_created_at: Some(1_700_000_000_000), ..decision_row() };
+        let second = Row { run_created_at: Some(1_700_000_360_000), ..decision_row() };
+        assert_ne!(trace_id(&first), trace_id(&second));
+        assert_ne!(span_id(&first), span_id(&second));
+        assert_eq!(trace_id(&first), trace_id(&first.clone()));
     }
 
     #[test]
