@@ -200,6 +200,26 @@ fn a_slow_collector_fills_the_bounded_queue_and_the_sender_drops_instead_of_wait
 }
 
 #[test]
+fn logs_whose_headers_share_a_session_id_but_not_a_time_get_different_traces() {
+    // `decision run` names its session after the log file: two `run.jsonl` share an id.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(example("examples/support-triage/session.jsonl")).unwrap();
+    let created = text.split("\"createdAt\":").nth(1).unwrap().split(',').next().unwrap().to_owned();
+    let later = text.replacen(&format!("\"createdAt\":{created}"), "\"createdAt\":1", 1);
+    let logs: Vec<PathBuf> = [("a.jsonl", &text), ("b.jsonl", &text), ("c.jsonl", &later)]
+        .iter()
+        .map(|(name, body)| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, body).unwrap();
+            path
+        })
+        .collect();
+    let trace_of = |log: &PathBuf| span_of(&rows_of(std::slice::from_ref(log))[0]).trace_id;
+    assert_eq!(trace_of(&logs[0]), trace_of(&logs[1]), "the same run, wherever its file lies");
+    assert_ne!(trace_of(&logs[0]), trace_of(&logs[2]), "another run that reused the session id");
+}
+
+#[test]
 fn a_sender_that_waits_for_room_gets_every_span_through_a_slow_collector() {
     // What `decision export` does: its rows come faster than the collector takes them.
     let collector = Collector::start(Behaviour::Slow(Duration::from_millis(20)));

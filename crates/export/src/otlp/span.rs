@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 use crate::row::Row;
 
 /// The trace of one run: the first 16 bytes of SHA-256 over `run_id@created/run` (the
-/// header's session id and `createdAt`, else the log's path). Every span of a run shares it, and exporting the same log twice gives the
-/// same ids, so a backend can drop the copies.
+/// header's session id and `createdAt`, else the log's path). Every span of a run shares it,
+/// and exporting the same log twice gives the same ids, so a backend can drop the copies.
 pub fn trace_id(row: &Row) -> [u8; 16] {
     prefix(&Sha256::digest(format!("{}/{}", run_of(row), row.run.unwrap_or(0))))
 }
