@@ -38,6 +38,8 @@ struct Gateway {
     stderr: Receiver<String>,
     log: PathBuf,
     calls: PathBuf,
+    /// How many tools the fake server lists.
+    tools: usize,
     _dir: tempfile::TempDir,
 }
 
@@ -75,7 +77,9 @@ impl Gateway {
             }
         });
         let stdin = child.stdin.take();
-        Gateway { child, stdin, lines, stderr, log, calls, _dir: dir }
+        let extra = |name: &str| env.iter().any(|(key, value)| *key == name && *value == "1");
+        let tools = 5 + usize::from(extra("FAKE_SERVER_SCHEMA")) + 2 * usize::from(extra("FAKE_SERVER_EXTRA"));
+        Gateway { child, stdin, lines, stderr, log, calls, tools, _dir: dir }
     }
 
     fn send_raw(&mut self, bytes: &[u8]) {
@@ -115,7 +119,11 @@ impl Gateway {
         assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
         self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         let listed = self.request(2, "tools/list", json!({}));
-        assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 5, "tools/list passes through: {listed}");
+        assert_eq!(
+            listed["result"]["tools"].as_array().unwrap().len(),
+            self.tools,
+            "tools/list passes through: {listed}"
+        );
     }
 
     fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
@@ -654,10 +662,18 @@ fn a_tool_the_contract_refuses_on_its_definition_is_hidden_from_the_listing_and_
     let hidden = of_type(&recorded, "mcp:hidden");
     assert_eq!((hidden.len(), &hidden[0]["shadow"]), (1, &json!(true)));
 
-    // A model may weigh a call's arguments: with any provider but the heuristic nothing is hidden.
-    let mut mocked = Gateway::start(&[contract.to_str().unwrap(), "--provider", "mock"], &[]);
-    mocked.handshake();
-    let (log, _, _dir) = mocked.close();
+    // A model may weigh a call's arguments: with any provider but the heuristic nothing is
+    // hidden, though this one (a script that rates every call as destructive) refuses them all.
+    let script = contracts.path().join("destructive.json");
+    let answer = json!({"score": 2, "probabilities": {"0": 0.0, "1": 0.0, "2": 1.0}, "confidence": 1.0});
+    let reaches = json!({"noul": 0.1});
+    std::fs::write(&script, json!({"harm": vec![answer; 8], "reaches_out": vec![reaches; 8]}).to_string()).unwrap();
+    let provider = format!("script:{}", script.display());
+    let mut scripted = Gateway::start(&[contract.to_str().unwrap(), "--provider", &provider], &[]);
+    scripted.handshake();
+    let read = scripted.call(3, "read_note", json!({}));
+    assert!(refused(&read), "the script's answer escalates: {read}");
+    let (log, _, _dir) = scripted.close();
     assert!(of_type(&events(&log), "mcp:hidden").is_empty());
 }
 
@@ -756,4 +772,133 @@ fn a_structured_result_that_does_not_match_the_tools_output_schema_is_a_contract
     assert_eq!(violations.len(), 2);
     assert_eq!((violations[0]["step"].as_u64(), violations[0]["path"].as_str()), (Some(2), Some("/datetime")));
     assert!(verify(&log).contains("✓ verified             3"));
+}
+
+/// Outcome contracts for one tool the tests do not call, so every call is recorded as an
+/// outcome and none is checked against a deliverable.
+fn unrelated_contracts(dir: &Path) -> PathBuf {
+    let path = dir.join("outcomes.json");
+    std::fs::write(
+        &path,
+        r#"{"contracts": [{"tool": "mcp", "method": "never_called", "purpose": "Nothing.",
+            "deliverable": {"type": "object"}, "acceptance": "An object."}]}"#,
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn a_recorded_outcome_keeps_a_digest_of_what_the_tool_returned_not_its_text() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let contracts = unrelated_contracts(dir.path());
+    let secret = "sk-live-4f9a1c-the-server-read-a-secret";
+    let env = [("FAKE_SERVER_EXTRA", "1"), ("FAKE_SERVER_SECRET", secret)];
+    let mut gw = Gateway::start(&["--outcome-contracts", contracts.to_str().unwrap()], &env);
+    gw.handshake();
+    let size = 4 << 20;
+    let big = gw.call(3, "big", json!({"size": size}));
+    let text = big["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.len() == size && text.ends_with(secret), "the agent gets the whole result");
+    let (log, _, _dir) = gw.close();
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert!(!written.contains(secret), "what the tool returned is not copied into the log");
+    let longest = written.lines().map(str::len).max().unwrap_or_default();
+    assert!(longest < 8192, "every line stays small: {longest}");
+    let recorded = events(&log);
+    let outcome = of_type(&recorded, "tool:outcome")[0];
+    assert_eq!(outcome["outcome"]["value"], "…", "{outcome}");
+    assert_eq!(outcome["result"]["bytes"], size + 2, "JSON.stringify of the text: {outcome}");
+    assert_eq!(outcome["result"]["sha256"].as_str().map(str::len), Some(64));
+    assert!(verify(&log).contains("✓ verified             1"));
+}
+
+#[test]
+fn a_result_that_breaks_only_its_output_schema_is_recorded_as_a_violation() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let contracts = unrelated_contracts(dir.path());
+    let mut gw = Gateway::start(&["--outcome-contracts", contracts.to_str().unwrap()], &[("FAKE_SERVER_SCHEMA", "1")]);
+    gw.handshake();
+    assert!(gw.call(3, "get_time", json!({"as": "good"}))["result"].get("structuredContent").is_some());
+    assert_eq!(gw.call(4, "get_time", json!({"as": "bad"}))["result"]["isError"], true);
+    let (log, _, _dir) = gw.close();
+    let recorded = events(&log);
+    let outcomes = of_type(&recorded, "tool:outcome");
+    let contract: Vec<&str> = outcomes.iter().map(|o| o["contract"].as_str().unwrap()).collect();
+    assert_eq!(contract, ["not_applied", "violated"]);
+    assert_eq!(outcomes[1]["outcome"]["error_type"], "contract_violation", "{}", outcomes[1]);
+    assert_eq!(outcomes[1]["outcome"]["metadata"]["source"], "outputSchema");
+    let report = Command::new(BIN).args(["outcomes", "report", "--format", "json"]).arg(&log).output().unwrap();
+    let report: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let get_time = report["tools"].as_array().unwrap().iter().find(|t| t["method"] == "get_time").unwrap();
+    assert_eq!(get_time["contract"]["violated"], 1, "{report}");
+    verify(&log);
+}
+
+#[test]
+fn a_call_the_server_never_answers_is_recorded_as_a_failed_outcome() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let contracts = unrelated_contracts(dir.path());
+    let mut gw = Gateway::start(&["--outcome-contracts", contracts.to_str().unwrap(), "--time-budget", "2"], &[]);
+    gw.handshake();
+    assert_eq!(gw.call(3, "hang", json!({}))["error"]["code"], -32000);
+    assert_eq!(gw.call(4, "crash", json!({}))["error"]["code"], -32000);
+    let (log, _, _dir) = gw.close();
+    let recorded = events(&log);
+    let outcomes = of_type(&recorded, "tool:outcome");
+    let kinds: Vec<(&str, &str)> = outcomes
+        .iter()
+        .map(|o| (o["method"].as_str().unwrap(), o["outcome"]["error_type"].as_str().unwrap()))
+        .collect();
+    assert_eq!(kinds, [("hang", "timeout"), ("crash", "execution")]);
+    let unanswered = of_type(&recorded, "mcp:unanswered");
+    assert_eq!((unanswered[0]["id"].as_u64(), unanswered[1]["id"].as_u64()), (Some(3), Some(4)));
+    verify(&log);
+}
+
+#[test]
+fn a_response_after_its_time_budget_is_dropped_and_an_id_in_flight_is_not_reused() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let mut gw = Gateway::start(&["--time-budget", "3"], &[("FAKE_SERVER_EXTRA", "1")]);
+    gw.handshake();
+    let slow = gw.call(3, "slow", json!({"seconds": 5}));
+    assert!(slow["error"]["message"].as_str().unwrap().contains("did not answer within 3 s"), "{slow}");
+    // The server answers the slow call late, then this one: the client gets this one only.
+    gw.send(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "read_note", "arguments": {}}}),
+    );
+    let next = gw.next();
+    assert_eq!(
+        (next["id"].as_u64(), &next["result"]["content"][0]["text"]),
+        (Some(4), &json!("ran read_note")),
+        "{next}"
+    );
+    // A second request under an id still in flight is refused, and never reaches the server.
+    gw.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "hang", "arguments": {}}}));
+    gw.send(
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "read_note", "arguments": {}}}),
+    );
+    let refused = gw.next();
+    assert_eq!((refused["id"].as_u64(), refused["error"]["code"].as_i64()), (Some(5), Some(-32600)), "{refused}");
+    let ran: Vec<Value> = gw.ran().iter().map(|call| call["tool"].clone()).collect();
+    assert_eq!(ran, [json!("slow"), json!("read_note")], "the second request 5 never ran");
+    let (log, _, _dir) = gw.close();
+    let recorded = events(&log);
+    let late = of_type(&recorded, "mcp:late-response");
+    assert_eq!((late.len(), late[0]["id"].as_u64()), (1, Some(3)));
+    verify(&log);
 }

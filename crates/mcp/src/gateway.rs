@@ -28,9 +28,8 @@ use crate::outcome;
 use crate::schema::{OutputSchemas, SchemaCheck};
 use crate::session::Session;
 use crate::tools::Catalog;
-use decision::log::now_ms;
 use decision::outcomes::report::OUTCOME_EVENT_TYPE;
-use decision::outcomes::{ContractSet, EventContext, Outcome, ValidationVerdict, outcome_event};
+use decision::outcomes::{ContractSet, Outcome, Validated, ValidationVerdict, error_type};
 
 /// How often the loop looks in the inbox for answers while calls are held.
 pub const INBOX_LOOK: Duration = Duration::from_millis(100);
@@ -494,17 +493,50 @@ impl<'a> Gateway<'a> {
         call: Option<(u64, String)>,
         bytes: &[u8],
     ) -> Result<bool, GatewayError> {
+        if self.in_flight.contains_key(&id_key(id)) {
+            // Its response could not be told from the other's: refused, never forwarded.
+            let why = "a request with this id is still in flight; JSON-RPC ids must be unique";
+            self.send_client(&framing::error_response(id, INVALID_REQUEST, why));
+            if let Some((step, tool)) = call {
+                let event = json!({"step": step, "tool": tool, "id": clipped_id(id), "why": why});
+                self.session.event("mcp:unanswered", payload(event))?;
+            }
+            return Ok(false);
+        }
         if self.send_upstream(bytes) {
             let deadline = Instant::now() + self.config.time_budget;
             self.in_flight.insert(id_key(id), InFlight { method: method.to_string(), deadline, call });
             return Ok(true);
         }
-        let why = "the upstream server is not running";
+        self.unanswered(id, call.as_ref(), "the upstream server is not running", error_type::EXECUTION)?;
+        Ok(false)
+    }
+
+    /// Answers request `id`, which the server will not answer, with an upstream error; a call
+    /// among them is recorded as `mcp:unanswered` and, with outcome contracts, its outcome as
+    /// the tool's failure of type `kind`.
+    fn unanswered(
+        &mut self,
+        id: &Value,
+        call: Option<&(u64, String)>,
+        why: &str,
+        kind: &str,
+    ) -> Result<(), GatewayError> {
         if let Some((step, tool)) = call {
-            self.session.event("mcp:unanswered", payload(json!({"step": step, "tool": tool, "why": why})))?;
+            self.session.event(
+                "mcp:unanswered",
+                payload(json!({"step": step, "tool": tool, "id": clipped_id(id), "why": why})),
+            )?;
+            if self.config.outcome_contracts.is_some() {
+                let failed = Validated {
+                    outcome: outcome::unanswered(tool, kind, why),
+                    verdict: ValidationVerdict::ErrorNotValidated,
+                };
+                self.session.event(OUTCOME_EVENT_TYPE, outcome::recorded_event(*step, &failed, None))?;
+            }
         }
         self.send_client(&framing::error_response(id, UPSTREAM_ERROR, why));
-        Ok(false)
+        Ok(())
     }
 
     fn call(&mut self, message: &Value, bytes: Vec<u8>) -> Result<(), GatewayError> {
@@ -663,14 +695,20 @@ impl<'a> Gateway<'a> {
             self.session.event("mcp:bad-input", payload(json!({"from": "upstream", "why": "not JSON; dropped"})))?;
             return Ok(());
         };
-        if framing::kind(&message) == Kind::Response
-            && let Some(id) = message.get("id")
-            && let Some(request) = self.in_flight.remove(&id_key(id))
-            && let Some(filtered) = self.observe(&request, &message)?
-        {
-            // A listing with forbidden tools taken out: the one message not relayed as it came.
-            self.send_client(&filtered);
-            return Ok(());
+        if framing::kind(&message) == Kind::Response {
+            let id = message.get("id").cloned().unwrap_or(Value::Null);
+            let Some(request) = self.in_flight.remove(&id_key(&id)) else {
+                // Answered already (its time budget ran out) or never asked: relaying it would
+                // give the client a second answer, or a result nobody checked.
+                let why = "no request in flight has this id (it was answered already, or never asked); dropped";
+                self.session.event("mcp:late-response", payload(json!({"id": clipped_id(&id), "why": why})))?;
+                return Ok(());
+            };
+            if let Some(instead) = self.observe(&request, &message)? {
+                // A listing with forbidden tools taken out, or a result that broke its contract.
+                self.send_client(&instead);
+                return Ok(());
+            }
         }
         self.send_client_raw(&bytes);
         Ok(())
@@ -743,28 +781,34 @@ impl<'a> Gateway<'a> {
 
     /// Checks a call's result against its tool's `outputSchema` and its deliverable contract
     /// and records its outcome; returns the `contract_violation` the agent gets instead of a
-    /// result that broke either (enforce mode only: shadow mode records and relays).
+    /// result that broke either (enforce mode only: shadow mode records and relays). A result
+    /// that broke its deliverable is recorded as that violation; one that met it (or had none)
+    /// but broke its `outputSchema`, as the schema's.
     fn check_outcome(&mut self, step: u64, tool: &str, message: &Value) -> Result<Option<Value>, GatewayError> {
         let schema_violation = self.check_schema(step, tool, message)?;
-        let deliverable_violation = match self.config.outcome_contracts.clone() {
+        let violation = match self.config.outcome_contracts.clone() {
             Some(contracts) => {
                 let validated = outcome::validate(&contracts, tool, message);
-                let call_id = format!("step-{step}");
-                let context =
-                    EventContext { trace_id: None, call_id: Some(&call_id), at_ms: Some(now_ms()), depth: Some(0) };
-                let mut event = payload(outcome_event(outcome::TOOL_ROLE, tool, &validated, &context));
-                event.remove("type");
-                event.insert("step".into(), json!(step));
-                self.session.event(OUTCOME_EVENT_TYPE, event)?;
-                matches!(validated.verdict, ValidationVerdict::Violated(_)).then_some(validated.outcome)
+                let (validated, contract) = match (validated.verdict, schema_violation) {
+                    (verdict @ ValidationVerdict::Violated(_), _) => {
+                        (Validated { outcome: validated.outcome, verdict }, None)
+                    }
+                    (_, Some(schema)) => {
+                        (Validated { outcome: schema, verdict: ValidationVerdict::ErrorNotValidated }, Some("violated"))
+                    }
+                    (verdict, None) => (Validated { outcome: validated.outcome, verdict }, None),
+                };
+                self.session.event(OUTCOME_EVENT_TYPE, outcome::recorded_event(step, &validated, contract))?;
+                let violated = matches!(validated.verdict, ValidationVerdict::Violated(_)) || contract.is_some();
+                violated.then_some(validated.outcome)
             }
-            None => None,
+            None => schema_violation,
         };
         if self.config.mode == Mode::Shadow {
             return Ok(None);
         }
         let id = message.get("id").cloned().unwrap_or(Value::Null);
-        Ok(deliverable_violation.or(schema_violation).map(|violation| outcome::violation_response(&id, &violation)))
+        Ok(violation.map(|violation| outcome::violation_response(&id, &violation)))
     }
 
     /// Checks a call's result against its tool's `outputSchema`: a violation is recorded
@@ -800,19 +844,23 @@ impl<'a> Gateway<'a> {
         self.upstream_alive = false;
         eprintln!("decision mcp: the upstream server exited");
         self.session.event("mcp:upstream-exit", Map::new())?;
-        self.fail_in_flight(|_| true, "the upstream server exited before it answered")
+        self.fail_in_flight(|_| true, "the upstream server exited before it answered", error_type::EXECUTION)
     }
 
-    /// Answers every in-flight request `pick` selects with an upstream error.
-    fn fail_in_flight(&mut self, pick: impl Fn(&InFlight) -> bool, why: &str) -> Result<(), GatewayError> {
-        let keys: Vec<String> = self.in_flight.iter().filter(|(_, f)| pick(f)).map(|(k, _)| k.clone()).collect();
-        for key in keys {
+    /// Answers every in-flight request `pick` selects with an upstream error, in the order the
+    /// calls were made; a call's outcome is the tool's failure of type `kind`.
+    fn fail_in_flight(&mut self, pick: impl Fn(&InFlight) -> bool, why: &str, kind: &str) -> Result<(), GatewayError> {
+        let mut keys: Vec<(Option<u64>, String)> = self
+            .in_flight
+            .iter()
+            .filter(|(_, f)| pick(f))
+            .map(|(k, f)| (f.call.as_ref().map(|(step, _)| *step), k.clone()))
+            .collect();
+        keys.sort();
+        for (_, key) in keys {
             let Some(request) = self.in_flight.remove(&key) else { continue };
-            if let Some((step, tool)) = &request.call {
-                self.session.event("mcp:unanswered", payload(json!({"step": step, "tool": tool, "why": why})))?;
-            }
             let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
-            self.send_client(&framing::error_response(&id, UPSTREAM_ERROR, why));
+            self.unanswered(&id, request.call.as_ref(), why, kind)?;
         }
         Ok(())
     }
@@ -821,7 +869,7 @@ impl<'a> Gateway<'a> {
         let now = Instant::now();
         if self.next_deadline().is_some_and(|d| d <= now) {
             let why = format!("the upstream server did not answer within {} s", self.config.time_budget.as_secs_f64());
-            self.fail_in_flight(|f| f.deadline <= now, &why)?;
+            self.fail_in_flight(|f| f.deadline <= now, &why, error_type::TIMEOUT)?;
         }
         Ok(())
     }
@@ -837,11 +885,24 @@ impl<'a> Gateway<'a> {
             inbox.remove();
         }
         let why = format!("the session ended ({ended}) before the server answered");
-        self.fail_in_flight(|_| true, &why)?;
+        self.fail_in_flight(|_| true, &why, error_type::EXECUTION)?;
         self.session.event("mcp:end", payload(json!({"ended": ended, "calls": self.summary.0})))?;
         let (calls, forwarded, refused, held) = self.summary;
         let head = self.session.seal()?;
         Ok(Summary { calls, forwarded, refused, held, ended, head })
+    }
+}
+
+/// A JSON-RPC id as recorded: the sender's, so one longer than 200 characters (as text, for
+/// anything but a string) is clipped, and a log line stays small.
+fn clipped_id(id: &Value) -> Value {
+    let text = match id {
+        Value::String(text) => std::borrow::Cow::Borrowed(text.as_str()),
+        other => std::borrow::Cow::Owned(other.to_string()),
+    };
+    match text.char_indices().nth(200) {
+        Some((at, _)) => json!(format!("{}…", text.get(..at).unwrap_or_default())),
+        None => id.clone(),
     }
 }
 

@@ -6,15 +6,19 @@ call that runs appends its name and arguments to the file named by FAKE_SERVER_C
 test sees what really ran. `FAKE_SERVER_RUG_PULL=1` changes `read_note`'s description on the
 second tools/list. `FAKE_SERVER_SCHEMA=1` adds `get_time` (read-only, with an `outputSchema`),
 whose `structuredContent` conforms when called with `{"as": "good"}`, has a number for its
-datetime with `{"as": "bad"}`, and is missing with `{"as": "none"}`.
+datetime with `{"as": "bad"}`, and is missing with `{"as": "none"}`. `FAKE_SERVER_EXTRA=1`
+adds `slow` (read-only; answers after `{"seconds": S}`) and `big` (read-only; returns a text of
+`{"size": N}` bytes that ends with the value of FAKE_SERVER_SECRET).
 """
 import json
 import os
 import sys
+import time
 
 CALLS = os.environ.get("FAKE_SERVER_CALLS")
 RUG_PULL = os.environ.get("FAKE_SERVER_RUG_PULL") == "1"
 SCHEMA = os.environ.get("FAKE_SERVER_SCHEMA") == "1"
+EXTRA = os.environ.get("FAKE_SERVER_EXTRA") == "1"
 TIME_SCHEMA = {"type": "object", "required": ["datetime"], "properties": {"datetime": {"type": "string"}}}
 listings = 0
 
@@ -37,6 +41,10 @@ def tools():
     if SCHEMA:
         listed.append({"name": "get_time", "description": "The time.", "inputSchema": {"type": "object"},
                        "outputSchema": TIME_SCHEMA, "annotations": {"readOnlyHint": True, "openWorldHint": False}})
+    if EXTRA:
+        for name, description in (("slow", "Answers late."), ("big", "Returns a large text.")):
+            listed.append({"name": name, "description": description, "inputSchema": {"type": "object"},
+                           "annotations": {"readOnlyHint": True, "openWorldHint": False}})
     return listed
 
 
@@ -82,6 +90,14 @@ for line in sys.stdin:
         if CALLS:
             with open(CALLS, "a") as out:
                 out.write(json.dumps({"tool": name, "arguments": message["params"].get("arguments")}) + "\n")
+        arguments = message["params"].get("arguments") or {}
+        if name == "slow":
+            time.sleep(arguments.get("seconds", 1))
+        if name == "big":
+            secret = os.environ.get("FAKE_SERVER_SECRET", "")
+            text = "x" * max(0, arguments.get("size", 0) - len(secret)) + secret
+            send({"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": text}]}})
+            continue
         if name == "get_time":
             send({"jsonrpc": "2.0", "id": id_, "result": time_result(message["params"].get("arguments"))})
             continue
