@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `decision mcp` against real MCP software from the registries, driven as a user would: the
 # official filesystem server (npm) behind the gateway, the official Python client (PyPI) in
-# front of it. Versions are pinned; everything runs on loopback pipes, bounded in time.
+# front of it; then the Python SDK's own server over Streamable HTTP behind `--upstream`. Versions are pinned; everything runs on loopback pipes, bounded in time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,4 +22,6 @@ bin="$(pwd)/target/debug/decision"
 
 echo "decision mcp against @modelcontextprotocol/server-filesystem@$FILESYSTEM_SERVER_VERSION, Python mcp==$PYTHON_MCP_VERSION:"
 timeout 600 "$work/venv/bin/python" .ci/mcp_client.py "$bin" "$server" "$work/run"
+echo "decision mcp --upstream in front of the Python SDK's server over Streamable HTTP (mcp==$PYTHON_MCP_VERSION):"
+timeout 300 "$work/venv/bin/python" .ci/mcp_http.py "$bin" "$work/http"
 echo "mcp gateway: ok"

@@ -36,6 +36,18 @@ pub enum Line {
 /// Reads the next line of `reader` holding at most `max` bytes of it in memory; a longer line
 /// is skipped to its end and reported as [`Line::TooLong`]. Blank lines are skipped.
 pub fn read_line(reader: &mut impl BufRead, max: usize) -> io::Result<Line> {
+    loop {
+        match read_any_line(reader, max)? {
+            Line::Message(line) if line.iter().all(u8::is_ascii_whitespace) => continue,
+            line => return Ok(line),
+        }
+    }
+}
+
+/// As [`read_line`], blank lines included (as empty or whitespace [`Line::Message`]s): what
+/// a reader of server-sent events needs, whose blank line ends an event. A last line without
+/// `\n` that is blank is the end.
+pub fn read_any_line(reader: &mut impl BufRead, max: usize) -> io::Result<Line> {
     let mut line = Vec::new();
     let mut skipped: Option<usize> = None;
     loop {
@@ -68,10 +80,6 @@ pub fn read_line(reader: &mut impl BufRead, max: usize) -> io::Result<Line> {
             }
             if line.last() == Some(&b'\r') {
                 line.pop();
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                line.clear();
-                continue;
             }
             return Ok(Line::Message(line));
         }

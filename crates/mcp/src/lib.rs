@@ -14,7 +14,8 @@
 //! contract, the frame and the decision), [`approvals`] and [`inbox`] (held calls, answered
 //! through the client or by `decision approve` from another process), [`session`] (the log), [`gateway`]
 //! (the relay loop) and [`stdio`] (the gateway on standard input and output, the upstream
-//! server spawned as a child process).
+//! server spawned as a child process, or reached over Streamable HTTP by [`http`], whose event
+//! streams [`sse`] reads).
 #![deny(missing_docs)]
 
 pub mod approvals;
@@ -22,10 +23,12 @@ pub mod framing;
 pub mod gate;
 pub mod gateway;
 pub mod heuristic;
+pub mod http;
 pub mod inbox;
 pub mod outcome;
 pub mod schema;
 pub mod session;
+pub mod sse;
 pub mod stdio;
 pub mod tools;
 

@@ -1,7 +1,7 @@
-//! The gateway on standard input and output: the client speaks on our stdin and stdout, the
+//! The gateway on standard input and output: the client speaks on our stdin and stdout. The
 //! upstream server is a child process spawned from a command line and spoken to on its stdin
-//! and stdout. The server's stderr is relayed to ours line by line, with terminal escape
-//! sequences removed.
+//! and stdout (its stderr relayed to ours line by line, with terminal escape sequences
+//! removed), or a server at a URL spoken to over Streamable HTTP ([`crate::http`]).
 
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Write};
@@ -19,6 +19,7 @@ use thiserror::Error;
 use crate::framing::{self, Line};
 use crate::gate::Gate;
 use crate::gateway::{ApprovalMode, Event, Gateway, GatewayConfig, GatewayError, Mode, Summary};
+use crate::http::{HttpUpstream, Upstream};
 use crate::inbox::{Inbox, inbox_dir};
 use crate::session::Session;
 
@@ -85,11 +86,87 @@ fn end_child(child: &mut Child) {
     let _ = child.wait();
 }
 
-/// Serves the client on this process's stdin and stdout in front of the server started by
-/// `command`, deciding with `gate` and recording in a new log at `log` (named `contract` in
-/// its first event). Returns when the client disconnects or SIGINT/SIGTERM arrives, with the
-/// log sealed.
+/// The server the gateway stands in front of.
+pub enum UpstreamServer {
+    /// A command line, spawned as a child process and spoken to on its stdin and stdout.
+    Command(Vec<OsString>),
+    /// A server at a URL, spoken to over Streamable HTTP.
+    Http(Upstream),
+}
+
+/// The session log and its inbox, created before anything is relayed.
+fn open_session(config: &GatewayConfig, log: &Path) -> Result<(Session, Option<Inbox>), ServeError> {
+    let seal_key = SealKey::from_env()
+        .map_err(|e| ServeError::Signals(io::Error::new(io::ErrorKind::InvalidInput, format!("the seal key: {e}"))))?;
+    let session = Session::create(log, seal_key)?;
+    // Calls are held only in enforce mode with approvals that wait; only then is there an
+    // inbox for `decision approve` to hand answers to.
+    let holds = config.mode == Mode::Enforce && config.approvals != ApprovalMode::Deny;
+    let inbox = match holds {
+        true => Some(Inbox::create(log).map_err(|source| ServeError::Inbox { path: inbox_dir(log), source })?),
+        false => None,
+    };
+    Ok((session, inbox))
+}
+
+/// Reads the client from stdin and watches for SIGINT and SIGTERM, both into `events`.
+fn watch_client(events: &Sender<Event>, max: usize) -> Result<signal_hook::iterator::Handle, ServeError> {
+    let sender = events.clone();
+    std::thread::spawn(move || pump(io::stdin().lock(), max, sender, Event::Client, Event::Client(Line::End)));
+    let mut signals = Signals::new([SIGINT, SIGTERM]).map_err(ServeError::Signals)?;
+    let handle = signals.handle();
+    let sender = events.clone();
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            let _ = sender.send(Event::Stop);
+        }
+    });
+    Ok(handle)
+}
+
+/// Serves the client on this process's stdin and stdout in front of `upstream`, deciding with
+/// `gate` and recording in a new log at `log` (named `contract` in its first event). Returns
+/// when the client disconnects or SIGINT/SIGTERM arrives, with the log sealed.
 pub fn serve(
+    config: GatewayConfig,
+    gate: &Gate,
+    contract: &str,
+    log: &Path,
+    upstream: UpstreamServer,
+) -> Result<Summary, ServeError> {
+    match upstream {
+        UpstreamServer::Command(command) => serve_command(config, gate, contract, log, &command),
+        UpstreamServer::Http(upstream) => serve_http(config, gate, contract, log, upstream),
+    }
+}
+
+/// [`serve`] in front of a server at a URL.
+fn serve_http(
+    config: GatewayConfig,
+    gate: &Gate,
+    contract: &str,
+    log: &Path,
+    upstream: Upstream,
+) -> Result<Summary, ServeError> {
+    let (session, inbox) = open_session(&config, log)?;
+    let (events, receiver) = mpsc::channel();
+    let shown = upstream.url().to_owned();
+    let mut server = HttpUpstream::new(upstream, events.clone(), config.max_message, config.time_budget);
+    let handle = watch_client(&events, config.max_message)?;
+    drop(events);
+    let stdout = io::stdout();
+    let mut client = stdout.lock();
+    let mut gateway = Gateway::new(config, gate, session, inbox, &mut client, &mut server);
+    gateway.start(&shown, contract)?;
+    let summary = gateway.run(&receiver);
+    handle.close();
+    let _ = client.flush();
+    server.close();
+    Ok(summary?)
+}
+
+/// [`serve`] in front of a server started from `command`.
+fn serve_command(
     config: GatewayConfig,
     gate: &Gate,
     contract: &str,
@@ -105,16 +182,7 @@ pub fn serve(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|source| ServeError::Spawn { command: shown.clone(), source })?;
-    let seal_key = SealKey::from_env()
-        .map_err(|e| ServeError::Signals(io::Error::new(io::ErrorKind::InvalidInput, format!("the seal key: {e}"))))?;
-    let session = Session::create(log, seal_key)?;
-    // Calls are held only in enforce mode with approvals that wait; only then is there an
-    // inbox for `decision approve` to hand answers to.
-    let holds = config.mode == Mode::Enforce && config.approvals != ApprovalMode::Deny;
-    let inbox = match holds {
-        true => Some(Inbox::create(log).map_err(|source| ServeError::Inbox { path: inbox_dir(log), source })?),
-        false => None,
-    };
+    let (session, inbox) = open_session(&config, log)?;
     let (events, receiver) = mpsc::channel();
     let max = config.max_message;
 
@@ -132,16 +200,7 @@ pub fn serve(
             eprintln!("[upstream] {}", decision::terminal::one_line(&line));
         }
     });
-    let sender = events.clone();
-    std::thread::spawn(move || pump(io::stdin().lock(), max, sender, Event::Client, Event::Client(Line::End)));
-    let mut signals = Signals::new([SIGINT, SIGTERM]).map_err(ServeError::Signals)?;
-    let handle = signals.handle();
-    let sender = events.clone();
-    std::thread::spawn(move || {
-        if signals.forever().next().is_some() {
-            let _ = sender.send(Event::Stop);
-        }
-    });
+    let handle = watch_client(&events, max)?;
 
     let stdout = io::stdout();
     let mut client = stdout.lock();

@@ -1,6 +1,7 @@
 //! `decision mcp [CONTRACT] --log LOG [--provider …] [--approvals deny|queue|elicit]
-//! [--approval-timeout S] [--mode enforce|shadow] [--time-budget S] -- COMMAND ARG...`: a
-//! decision gateway in front of an MCP server (docs/mcp-gateway.md). Serves MCP on stdio;
+//! [--approval-timeout S] [--mode enforce|shadow] [--time-budget S] (-- COMMAND ARG... |
+//! --upstream URL)`: a decision gateway in front of an MCP server (docs/mcp-gateway.md),
+//! spawned from a command or reached over Streamable HTTP. Serves MCP on stdio;
 //! every `tools/call` is decided under the contract (the bundled one without CONTRACT) and
 //! recorded in LOG, sealed when the client disconnects or the gateway is stopped.
 
@@ -14,6 +15,8 @@ use decision::outcomes::{ContractSet, load_contracts};
 use decision::provider::{DecisionProvider, OpenAiMode};
 use decision::terminal::one_line as safe;
 use decision_mcp::heuristic::AnnotationHeuristic;
+use decision_mcp::http::Upstream;
+use decision_mcp::stdio::UpstreamServer;
 use decision_mcp::{ApprovalMode, BUNDLED_CONTRACT, BUNDLED_CONTRACT_NAME, Gate, GatewayConfig, Mode};
 
 use decision::api::provider::{Endpoint, ProviderSpec};
@@ -82,8 +85,13 @@ pub struct Args {
     /// http://127.0.0.1:4318) as calls are decided (docs/export.md).
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
+    /// The upstream MCP server at this URL, over Streamable HTTP, instead of a command
+    /// (headers for it, such as Authorization, from DECISION_MCP_UPSTREAM_HEADERS:
+    /// `name=value,…`).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    upstream: Option<String>,
     /// The upstream MCP server's command and arguments.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(last = true, required_unless_present = "upstream", value_name = "COMMAND")]
     command: Vec<OsString>,
 }
 
@@ -183,5 +191,16 @@ fn serve(args: &Args) -> Result<decision_mcp::gateway::Summary, String> {
         max_message: args.max_message,
         outcome_contracts: Some(outcome_contracts(args.outcome_contracts.as_deref())?),
     };
-    decision_mcp::stdio::serve(config, &gate, &name, &args.log, &args.command).map_err(|e| e.to_string())
+    let upstream = match &args.upstream {
+        Some(url) => {
+            let headers = std::env::var_os(decision_mcp::http::HEADERS_VARIABLE)
+                .map(|v| {
+                    v.into_string().map_err(|_| format!("{} is not Unicode", decision_mcp::http::HEADERS_VARIABLE))
+                })
+                .transpose()?;
+            UpstreamServer::Http(Upstream::new(url, headers.as_deref()).map_err(|e| e.to_string())?)
+        }
+        None => UpstreamServer::Command(args.command.clone()),
+    };
+    decision_mcp::stdio::serve(config, &gate, &name, &args.log, upstream).map_err(|e| e.to_string())
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod collector;
+pub mod mcp_http;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
