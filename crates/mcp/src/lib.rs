@@ -15,7 +15,8 @@
 //! through the client or by `decision approve` from another process), [`session`] (the log), [`gateway`]
 //! (the relay loop) and [`stdio`] (the gateway on standard input and output, the upstream
 //! server spawned as a child process, or reached over Streamable HTTP by [`http`], whose event
-//! streams [`sse`] reads).
+//! streams [`sse`] reads) and [`listen`] (clients served over Streamable HTTP, a relay loop
+//! per client session).
 #![deny(missing_docs)]
 
 pub mod approvals;
@@ -25,6 +26,7 @@ pub mod gateway;
 pub mod heuristic;
 pub mod http;
 pub mod inbox;
+pub mod listen;
 pub mod outcome;
 pub mod schema;
 pub mod session;

@@ -16,6 +16,9 @@ use crate::gate::Verdict as Decided;
 /// to disk one by one: the seal syncs.
 const POLICY: FsyncPolicy = FsyncPolicy::Never;
 
+/// How many sessions this process has begun.
+static SESSIONS_BEGUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// An open gateway session log.
 pub struct Session {
     log: SessionLog,
@@ -26,8 +29,10 @@ impl Session {
     /// seals and approval bindings when `seal_key` is given.
     pub fn create(path: &Path, seal_key: Option<SealKey>) -> Result<Session, LogError> {
         let created = now_ms();
-        let header =
-            LogHeader { id: format!("mcp-{created}-{}", std::process::id()), created_at_ms: created, cwd: None };
+        // Sessions a listening gateway begins in the same millisecond differ by their number.
+        let number = SESSIONS_BEGUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = format!("mcp-{created}-{}-{number}", std::process::id());
+        let header = LogHeader { id, created_at_ms: created, cwd: None };
         let mut log = SessionLog::create(path, &header, POLICY)?;
         log.set_seal_key(seal_key);
         Ok(Session { log })

@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::Path;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Sender};
 use std::time::{Duration, Instant};
 
@@ -55,6 +55,25 @@ pub enum ServeError {
     /// The relay loop stopped without a seal.
     #[error(transparent)]
     Gateway(#[from] GatewayError),
+    /// `--listen` names an address other machines could reach.
+    #[error("--listen must be a loopback address (127.0.0.1 or [::1]), not {0}: the gateway authenticates no client")]
+    NotLoopback(std::net::SocketAddr),
+    /// The address could not be listened on.
+    #[error("cannot listen on {address}: {why}")]
+    Listen {
+        /// The address.
+        address: std::net::SocketAddr,
+        /// What the system said.
+        why: String,
+    },
+    /// The directory for the sessions' logs could not be created.
+    #[error("cannot create the log directory {path}: {source}")]
+    LogDir {
+        /// The directory.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
 }
 
 /// Reads lines from `reader` into `events` until it ends, each wrapped by `wrap`.
@@ -74,7 +93,7 @@ fn pump(mut reader: impl BufRead, max: usize, events: Sender<Event>, wrap: fn(Li
 
 /// Ends the child: closes its input (done by the caller dropping it), gives it a moment to
 /// exit on its own, then kills it.
-fn end_child(child: &mut Child) {
+pub(crate) fn end_child(child: &mut Child) {
     let deadline = Instant::now() + Duration::from_millis(500);
     while Instant::now() < deadline {
         if let Ok(Some(_)) = child.try_wait() {
@@ -87,6 +106,7 @@ fn end_child(child: &mut Child) {
 }
 
 /// The server the gateway stands in front of.
+#[derive(Clone)]
 pub enum UpstreamServer {
     /// A command line, spawned as a child process and spoken to on its stdin and stdout.
     Command(Vec<OsString>),
@@ -95,7 +115,7 @@ pub enum UpstreamServer {
 }
 
 /// The session log and its inbox, created before anything is relayed.
-fn open_session(config: &GatewayConfig, log: &Path) -> Result<(Session, Option<Inbox>), ServeError> {
+pub(crate) fn open_session(config: &GatewayConfig, log: &Path) -> Result<(Session, Option<Inbox>), ServeError> {
     let seal_key = SealKey::from_env()
         .map_err(|e| ServeError::Signals(io::Error::new(io::ErrorKind::InvalidInput, format!("the seal key: {e}"))))?;
     let session = Session::create(log, seal_key)?;
@@ -165,14 +185,13 @@ fn serve_http(
     Ok(summary?)
 }
 
-/// [`serve`] in front of a server started from `command`.
-fn serve_command(
-    config: GatewayConfig,
-    gate: &Gate,
-    contract: &str,
-    log: &Path,
+/// Spawns the server from `command`, its output read into `events` (and its stderr relayed);
+/// returns the child, its stdin and the command as shown.
+pub(crate) fn spawn_child(
     command: &[OsString],
-) -> Result<Summary, ServeError> {
+    events: &Sender<Event>,
+    max: usize,
+) -> Result<(Child, ChildStdin, String), ServeError> {
     let (program, args) = command.split_first().ok_or(ServeError::NoCommand)?;
     let shown = command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
     let mut child = Command::new(program)
@@ -182,11 +201,7 @@ fn serve_command(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|source| ServeError::Spawn { command: shown.clone(), source })?;
-    let (session, inbox) = open_session(&config, log)?;
-    let (events, receiver) = mpsc::channel();
-    let max = config.max_message;
-
-    let (Some(upstream_out), Some(mut upstream_in), Some(upstream_err)) =
+    let (Some(upstream_out), Some(upstream_in), Some(upstream_err)) =
         (child.stdout.take(), child.stdin.take(), child.stderr.take())
     else {
         end_child(&mut child);
@@ -200,6 +215,28 @@ fn serve_command(
             eprintln!("[upstream] {}", decision::terminal::one_line(&line));
         }
     });
+    Ok((child, upstream_in, shown))
+}
+
+/// [`serve`] in front of a server started from `command`.
+fn serve_command(
+    config: GatewayConfig,
+    gate: &Gate,
+    contract: &str,
+    log: &Path,
+    command: &[OsString],
+) -> Result<Summary, ServeError> {
+    let (events, receiver) = mpsc::channel();
+    let max = config.max_message;
+    let (mut child, mut upstream_in, shown) = spawn_child(command, &events, max)?;
+    let (session, inbox) = match open_session(&config, log) {
+        Ok(opened) => opened,
+        Err(e) => {
+            drop(upstream_in);
+            end_child(&mut child);
+            return Err(e);
+        }
+    };
     let handle = watch_client(&events, max)?;
 
     let stdout = io::stdout();

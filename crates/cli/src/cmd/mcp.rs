@@ -44,7 +44,8 @@ pub struct Args {
     /// The gateway contract (DECISION.md with a `before-call` block); default: the bundled
     /// examples/mcp-gateway/DECISION.md.
     contract: Option<PathBuf>,
-    /// The session log to create (never overwritten).
+    /// The session log to create (never overwritten); with --listen, the directory each
+    /// client session's log is created in.
     #[arg(long)]
     log: PathBuf,
     /// Who answers: heuristic (rules over the tool's annotations), mock, script:FILE,
@@ -90,6 +91,11 @@ pub struct Args {
     /// `name=value,…`).
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     upstream: Option<String>,
+    /// Serve MCP clients over Streamable HTTP at this loopback address (e.g. 127.0.0.1:8931,
+    /// path /mcp) instead of on stdio; each client session gets its own upstream server and
+    /// its own log in the --log directory. Runs until SIGINT or SIGTERM.
+    #[arg(long, value_name = "ADDRESS", conflicts_with = "otlp")]
+    listen: Option<std::net::SocketAddr>,
     /// The upstream MCP server's command and arguments.
     #[arg(last = true, required_unless_present = "upstream", value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -136,6 +142,9 @@ pub fn run(args: Args) -> ExitCode {
         Err(message) => return super::usage_error(&message),
     };
     let telemetry = super::otlp::follow(otlp, &args.log);
+    if args.listen.is_some() {
+        return listen(&args);
+    }
     let served = serve(&args);
     if let Some(telemetry) = telemetry {
         telemetry.finish();
@@ -161,7 +170,39 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
+/// `--listen`: serves until a signal, then records each session's head when asked.
+fn listen(args: &Args) -> ExitCode {
+    let served = gateway(args).and_then(|(gate, config, upstream, name)| {
+        let Some(address) = args.listen else { return Err("--listen needs an address".to_owned()) };
+        let listen = decision_mcp::listen::Listen { address, log_dir: args.log.clone() };
+        decision_mcp::listen::serve(config, &gate, &name, &listen, upstream).map_err(|e| e.to_string())
+    });
+    let sessions = match served {
+        Ok(sessions) => sessions,
+        Err(message) => return super::usage_error(&message),
+    };
+    eprintln!(
+        "decision mcp: stopped — {} session(s), each log sealed in {}",
+        sessions.len(),
+        safe(&args.log.display().to_string())
+    );
+    let mut code = ExitCode::SUCCESS;
+    if let Some(manifest) = &args.heads {
+        for (log, _) in &sessions {
+            code = super::heads::record(manifest, log, code);
+        }
+    }
+    code
+}
+
 fn serve(args: &Args) -> Result<decision_mcp::gateway::Summary, String> {
+    let (gate, config, upstream, name) = gateway(args)?;
+    decision_mcp::stdio::serve(config, &gate, &name, &args.log, upstream).map_err(|e| e.to_string())
+}
+
+/// The gate, the relay's configuration, the upstream server and the contract's name, from the
+/// arguments.
+fn gateway(args: &Args) -> Result<(Gate, GatewayConfig, UpstreamServer, String), String> {
     let approval_timeout = seconds(args.approval_timeout, "--approval-timeout")?;
     let time_budget = seconds(args.time_budget, "--time-budget")?;
     let (name, source) = match &args.contract {
@@ -202,5 +243,5 @@ fn serve(args: &Args) -> Result<decision_mcp::gateway::Summary, String> {
         }
         None => UpstreamServer::Command(args.command.clone()),
     };
-    decision_mcp::stdio::serve(config, &gate, &name, &args.log, upstream).map_err(|e| e.to_string())
+    Ok((gate, config, upstream, name))
 }
