@@ -6,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 FILESYSTEM_SERVER_VERSION=2026.8.31
+EVERYTHING_SERVER_VERSION=2026.8.31
+TYPESCRIPT_SDK_VERSION=1.32.2
+# 0.1.13: the newest that runs on Node 20 (0.1.14 on use `fs.globSync`, Node 22).
+CONFORMANCE_VERSION=0.1.13
 PYTHON_MCP_VERSION=1.22.0
 
 work="$(mktemp -d)"
@@ -14,7 +18,10 @@ trap 'rm -rf "$work"' EXIT
 python3 -m venv "$work/venv"
 timeout 600 "$work/venv/bin/pip" install -q "mcp==$PYTHON_MCP_VERSION"
 timeout 600 npm install -q --no-audit --no-fund --prefix "$work/npm" \
-  "@modelcontextprotocol/server-filesystem@$FILESYSTEM_SERVER_VERSION"
+  "@modelcontextprotocol/server-filesystem@$FILESYSTEM_SERVER_VERSION" \
+  "@modelcontextprotocol/server-everything@$EVERYTHING_SERVER_VERSION" \
+  "@modelcontextprotocol/sdk@$TYPESCRIPT_SDK_VERSION" \
+  "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
 server="$work/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 
 cargo build -q --bin decision
@@ -24,4 +31,10 @@ echo "decision mcp against @modelcontextprotocol/server-filesystem@$FILESYSTEM_S
 timeout 600 "$work/venv/bin/python" .ci/mcp_client.py "$bin" "$server" "$work/run"
 echo "decision mcp --upstream in front of the Python SDK's server over Streamable HTTP (mcp==$PYTHON_MCP_VERSION):"
 timeout 300 "$work/venv/bin/python" .ci/mcp_http.py "$bin" "$work/http"
+echo "decision mcp driven by the TypeScript SDK's client (@modelcontextprotocol/sdk@$TYPESCRIPT_SDK_VERSION), stdio and --listen:"
+# The script imports the SDK as a module: it runs from the prefix the SDK is installed in.
+cp .ci/mcp_ts_client.mjs "$work/npm/"
+timeout 300 node "$work/npm/mcp_ts_client.mjs" "$bin" "$server" "$work/ts"
+echo "the MCP conformance suite (@modelcontextprotocol/conformance@$CONFORMANCE_VERSION), server scenarios, direct and through --listen:"
+timeout 900 python3 .ci/mcp_conformance.py "$bin" "$work/npm" "$work/conformance"
 echo "mcp gateway: ok"

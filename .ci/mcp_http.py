@@ -2,7 +2,9 @@
 and the official Python SDK's server over Streamable HTTP (.ci/mcp_http_server.py, behind),
 in both of the server's answer modes (event streams, JSON bodies). Checks, as a user would
 see them: a read runs; a destructive call is refused and its file stays; a server killed
-mid-session becomes an error within the time budget, not a hang; every log verifies.
+mid-session becomes an error within the time budget, not a hang; every log verifies. Then
+HTTP on both sides: the Python client over Streamable HTTP to `--listen`, in front of the same
+server at `--upstream`.
 
 Usage: mcp_http.py DECISION_BIN WORKDIR
 """
@@ -15,6 +17,7 @@ import time
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
 
 DECISION, WORK = sys.argv[1], sys.argv[2]
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_http_server.py")
@@ -84,10 +87,49 @@ async def session(mode):
           f" {os.path.basename(log)} sealed and verified")
 
 
+async def both_sides_http():
+    notes = os.path.join(WORK, "notes-both")
+    os.makedirs(notes, exist_ok=True)
+    with open(os.path.join(notes, "a.txt"), "w") as f:
+        f.write("hello\n")
+    upstream_port, listen_port = free_port(), free_port()
+    server = start_server(upstream_port, notes, "sse")
+    logs = os.path.join(WORK, "both-logs")
+    gateway = subprocess.Popen(
+        [DECISION, "mcp", "--log", logs, "--listen", f"127.0.0.1:{listen_port}", "--approvals", "deny",
+         "--upstream", f"http://127.0.0.1:{upstream_port}/mcp"], stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", listen_port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        async with streamablehttp_client(f"http://127.0.0.1:{listen_port}/mcp") as (r, w, _):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                await s.list_tools()
+                got = await s.call_tool("read_note", {"name": "a.txt"})
+                assert not got.isError and "hello" in text(got), got
+                res = await s.call_tool("delete_note", {"name": "a.txt"})
+                assert res.isError and os.path.exists(os.path.join(notes, "a.txt")), res
+    finally:
+        gateway.send_signal(subprocess.signal.SIGTERM)
+        assert gateway.wait(60) == 0
+        server.kill()
+    for name in os.listdir(logs):
+        out = subprocess.run([DECISION, "replay", "--require-seal", os.path.join(logs, name)],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and "seal: sealed" in out.stdout, out.stdout + out.stderr
+    print("  --listen in front of --upstream (Python client over HTTP, Python server over HTTP): the read ran,"
+          " the delete was refused; the session log verifies")
+
+
 async def main():
     os.makedirs(WORK, exist_ok=True)
     await session("sse")
     await session("json")
+    await both_sides_http()
 
 
 asyncio.run(main())
