@@ -902,3 +902,69 @@ fn a_response_after_its_time_budget_is_dropped_and_an_id_in_flight_is_not_reused
     assert_eq!((late.len(), late[0]["id"].as_u64()), (1, Some(3)));
     verify(&log);
 }
+
+#[test]
+fn garbage_of_every_shape_is_answered_or_passed_on_and_the_gateway_serves_on() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let mut gw = Gateway::start(&["--approvals", "deny", "--max-message", "65536"], &[]);
+    gw.handshake();
+    let deep = format!("{}{}\n", "[".repeat(5_000), "]".repeat(5_000));
+    let garbage: Vec<Vec<u8>> = vec![
+        b"\xff\xfe\x00 not utf-8\n".to_vec(),
+        deep.into_bytes(),
+        b"{\"jsonrpc\":\"2.0\",\"id\":{\"nested\":[1,2]},\"method\":\"tools/call\",\"params\":\"a string\"}\n".to_vec(),
+        b"{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":42}}\n".to_vec(),
+        b"{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":{\"name\":\"read_note\",\"arguments\":[1e999]}}\n"
+            .to_vec(),
+        b"123\n".to_vec(),
+        b"\"just a string\"\n".to_vec(),
+        b"{}\n".to_vec(),
+        b"{\"jsonrpc\":\"2.0\",\"id\":13}\n".to_vec(),
+    ];
+    for line in &garbage {
+        gw.send_raw(line);
+    }
+    // Every line the gateway can answer is answered; what is not a request is passed on or
+    // dropped; then it still serves.
+    assert_eq!(gw.request(20, "ping", json!({}))["result"], json!({}));
+    let read = gw.call(21, "read_note", json!({}));
+    assert_eq!(read["result"]["content"][0]["text"], "ran read_note", "{read}");
+    let ran: Vec<Value> = gw.ran().iter().map(|call| call["tool"].clone()).collect();
+    assert_eq!(ran, [json!("read_note")], "only the one good call reached the server");
+    let (log, stderr, _dir) = gw.close();
+    assert!(stderr.iter().all(|line| !line.contains('\u{1b}')), "nothing raw reaches the terminal");
+    let recorded = events(&log);
+    // Not UTF-8, nested past the parser's limit, a number out of range, and three JSON texts
+    // that are not messages: answered, recorded, and never passed to the server.
+    assert_eq!(of_type(&recorded, "mcp:bad-input").len(), 6, "{recorded:?}");
+    verify(&log);
+}
+
+#[test]
+fn a_client_that_vanishes_mid_call_leaves_the_call_closed_in_a_sealed_log() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let mut gw = Gateway::start(&["--time-budget", "30"], &[("FAKE_SERVER_EXTRA", "1")]);
+    gw.handshake();
+    gw.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "slow", "arguments": {"seconds": 5}}}));
+    // The call reaches the server, then the client is gone.
+    let deadline = Instant::now() + WAIT;
+    while gw.ran().is_empty() {
+        assert!(Instant::now() < deadline, "the call reached the server");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let started = Instant::now();
+    let (log, _, _dir) = gw.close();
+    assert!(started.elapsed() < Duration::from_secs(5), "the gateway does not wait for the call's answer");
+    let recorded = events(&log);
+    let unanswered = of_type(&recorded, "mcp:unanswered");
+    assert_eq!((unanswered.len(), unanswered[0]["step"].as_u64()), (1, Some(1)), "the call is closed in the log");
+    assert!(unanswered[0]["why"].as_str().unwrap().contains("client disconnected"));
+    assert_eq!(of_type(&recorded, "tool:outcome")[0]["outcome"]["error_type"], "execution");
+    verify(&log);
+}

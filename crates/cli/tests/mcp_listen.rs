@@ -204,6 +204,7 @@ fn each_client_session_has_its_own_server_and_sealed_log_and_bad_requests_are_re
     assert_eq!(unknown.post_raw(ping.as_bytes(), None).status(), 404, "an unknown session");
     assert_eq!(first.post_raw(b"{not json", None).status(), 400);
     assert_eq!(first.post_raw(b"[]", None).status(), 400, "a batch");
+    assert_eq!(first.post_raw(b"{}", None).status(), 400, "not a message");
     assert_eq!(first.post_raw(&vec![b' '; 5000], None).status(), 413, "over --max-message");
     assert_eq!(first.post_raw(ping.as_bytes(), Some("https://evil.example")).status(), 403);
     assert_eq!(first.post_raw(ping.as_bytes(), Some("http://localhost:6274")).status(), 200);

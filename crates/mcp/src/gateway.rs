@@ -372,9 +372,17 @@ impl<'a> Gateway<'a> {
                 return Ok(());
             }
         };
-        if message.is_array() {
+        let not_a_message = match &message {
             // A batch could carry a tools/call past the gate; the protocol dropped batches.
-            let why = "JSON-RPC batches are not accepted: send one message per line";
+            Value::Array(_) => Some("JSON-RPC batches are not accepted: send one message per line"),
+            Value::Object(_) if framing::kind(&message) == Kind::Other => {
+                Some("not a JSON-RPC message: it has neither a method nor an id")
+            }
+            Value::Object(_) => None,
+            _ => Some("not a JSON-RPC message: a message is a JSON object"),
+        };
+        if let Some(why) = not_a_message {
+            // Never passed on: the server need not survive what is not a message.
             self.session.event("mcp:bad-input", payload(json!({"from": "client", "why": why})))?;
             self.send_client(&framing::error_response(&Value::Null, INVALID_REQUEST, why));
             return Ok(());

@@ -294,6 +294,14 @@ fn handle_request<'scope, 'env>(
         return error_answer(request, 400, INVALID_REQUEST, "one JSON-RPC message per request (no batches)");
     }
     let kind = framing::kind(&message);
+    if kind == Kind::Other {
+        return error_answer(
+            request,
+            400,
+            INVALID_REQUEST,
+            "not a JSON-RPC message: it has neither a method nor an id",
+        );
+    }
     let (id, created) = match (session_id, kind) {
         (None, Kind::Request("initialize")) => match begin_session(scope, shared, summaries) {
             Ok(id) => (id, true),
