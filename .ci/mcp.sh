@@ -11,12 +11,16 @@ TYPESCRIPT_SDK_VERSION=1.32.2
 # 0.1.13: the newest that runs on Node 20 (0.1.14 on use `fs.globSync`, Node 22).
 CONFORMANCE_VERSION=0.1.13
 PYTHON_MCP_VERSION=1.22.0
+TIME_SERVER_VERSION=2026.10.19
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 python3 -m venv "$work/venv"
 timeout 600 "$work/venv/bin/pip" install -q "mcp==$PYTHON_MCP_VERSION"
+# The time server needs a newer `mcp` than the pinned client: it gets a virtual environment of its own.
+python3 -m venv "$work/time-venv"
+timeout 600 "$work/time-venv/bin/pip" install -q "mcp-server-time==$TIME_SERVER_VERSION"
 timeout 600 npm install -q --no-audit --no-fund --prefix "$work/npm" \
   "@modelcontextprotocol/server-filesystem@$FILESYSTEM_SERVER_VERSION" \
   "@modelcontextprotocol/server-everything@$EVERYTHING_SERVER_VERSION" \
@@ -31,6 +35,8 @@ echo "decision mcp against @modelcontextprotocol/server-filesystem@$FILESYSTEM_S
 timeout 600 "$work/venv/bin/python" .ci/mcp_client.py "$bin" "$server" "$work/run"
 echo "decision mcp --upstream in front of the Python SDK's server over Streamable HTTP (mcp==$PYTHON_MCP_VERSION):"
 timeout 300 "$work/venv/bin/python" .ci/mcp_http.py "$bin" "$work/http"
+echo "decision mcp in front of mcp-server-time==$TIME_SERVER_VERSION (PyPI), Python client:"
+timeout 300 "$work/venv/bin/python" .ci/mcp_time.py "$bin" "$work/time-venv/bin/python" "$work/time"
 echo "decision mcp driven by the TypeScript SDK's client (@modelcontextprotocol/sdk@$TYPESCRIPT_SDK_VERSION), stdio and --listen:"
 # The script imports the SDK as a module: it runs from the prefix the SDK is installed in.
 cp .ci/mcp_ts_client.mjs "$work/npm/"
