@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # `decision mcp` against real MCP software from the registries, driven as a user would: the
-# official filesystem server (npm) behind the gateway, the official Python client (PyPI) in
-# front of it; then the Python SDK's own server over Streamable HTTP behind `--upstream`. Versions are pinned; everything runs on loopback pipes, bounded in time.
+# official filesystem server (npm) behind the gateway with the official Python client (PyPI) in
+# front of it; the Python SDK's own server over Streamable HTTP behind `--upstream` (and the
+# Python client over HTTP to `--listen`); the reference time server (PyPI); the TypeScript
+# SDK's client over stdio and `--listen`; the MCP conformance suite's server scenarios against
+# server-everything, directly and through `--listen`. Versions are pinned; everything runs on
+# loopback, bounded in time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
