@@ -105,6 +105,13 @@ fn export_sends_every_row_with_its_verdict_and_fails_when_spans_do_not_arrive() 
         spans.iter().filter(|(_, s)| attribute(s, "decision.log_verdict").as_deref() == Some("failed")).count();
     assert_eq!(failed, 3, "the edited log's rows say it does not verify");
 
+    // The file cannot be written: the command fails, and still says what became of the spans.
+    let dir = TempDir::new("otlp-unwritable");
+    let unwritable = dir.path().join("missing-directory/rows.parquet");
+    let failed = decision(&["export", &logs[0], "-o", unwritable.to_str().unwrap(), "--otlp", &collector.url], &[]);
+    assert_eq!(failed.status.code(), Some(2), "{}", stderr(&failed));
+    assert!(stderr(&failed).contains(&format!("span(s) sent to {}/v1/traces", collector.url)), "{}", stderr(&failed));
+
     let down = decision(&["export", &logs[0], "--otlp", &closed_url()], &[]);
     assert_eq!(down.status.code(), Some(1), "{}", stdout(&down));
     assert!(stdout(&down).contains("not sent: 0 dropped (queue full), 3 failed"), "{}", stdout(&down));

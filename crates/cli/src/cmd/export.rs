@@ -98,7 +98,13 @@ pub fn run(args: Args) -> ExitCode {
     let sent = exporter.map(|exporter| exporter.finish(super::otlp::GRACE));
     let summary = match summary {
         Ok(summary) => summary,
-        Err(e) => return super::usage_error(&terminal::one_line(&e.to_string())),
+        Err(e) => {
+            // What became of the spans is said even so: some may have reached the collector.
+            if let (Some(report), Some(shown)) = (&sent, &shown) {
+                eprintln!("{}", super::otlp::summary(report, shown));
+            }
+            return super::usage_error(&terminal::one_line(&e.to_string()));
+        }
     };
     let target = match (&args.output, &shown) {
         (Some(output), _) => terminal::one_line(&output.display().to_string()).into_owned(),

@@ -44,14 +44,17 @@ fn run_id_or_log(row: &Row) -> &str {
 }
 
 /// The span of `row`. Its name is `decision BLOCK` (or `approval ID` for an answer); it ends
-/// at the envelope's `at` and starts `latency_ms` before. A span whose record mismatches, or
+/// at the envelope's `at` (else when its log was created) and starts `latency_ms` before. A span whose record mismatches, or
 /// whose log does not verify, has status ERROR with the reason.
 pub fn span_of(row: &Row) -> Span {
     let name = match row.kind.as_str() {
         "approval:answer" => format!("approval {}", row.approval_id.as_deref().unwrap_or("?")),
         _ => format!("decision {}", row.block.as_deref().unwrap_or("?")),
     };
-    let end = row.ts.map_or(0, |ms| u64::try_from(ms).unwrap_or(0).saturating_mul(1_000_000));
+    // A line without its own time takes its log's (the header's `createdAt`): a span at the
+    // epoch would be dropped or misplaced by a collector.
+    let at_ms = row.ts.and_then(|ms| u64::try_from(ms).ok()).or(row.run_created_at).unwrap_or(0);
+    let end = at_ms.saturating_mul(1_000_000);
     let latency_ns = row.latency_ms.filter(|l| l.is_finite() && *l > 0.0).map_or(0, |l| (l * 1e6) as u64);
     // A model answered: the span covers a call to it (GenAI `chat`), seen from the host.
     let kind = if row.model.is_some() { span::SpanKind::Client } else { span::SpanKind::Internal };
@@ -208,6 +211,14 @@ mod tests {
         assert_eq!(text_of(&span, "gen_ai.provider.name"), Some("openai"));
         assert_eq!(text_of(&span, "decision.action"), Some("deny"));
         assert_eq!(span.status.map(|s| s.code), Some(status::StatusCode::Unset as i32));
+    }
+
+    #[test]
+    fn a_line_without_its_own_time_takes_its_logs() {
+        let undated = Row { ts: None, run_created_at: Some(1_690_000_000_000), ..decision_row() };
+        assert_eq!(span_of(&undated).end_time_unix_nano, 1_690_000_000_000_000_000);
+        let dated = Row { run_created_at: Some(1_690_000_000_000), ..decision_row() };
+        assert_eq!(span_of(&dated).end_time_unix_nano, 1_700_000_000_000_000_000, "its own time wins");
     }
 
     #[test]
