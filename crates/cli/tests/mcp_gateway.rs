@@ -968,3 +968,23 @@ fn a_client_that_vanishes_mid_call_leaves_the_call_closed_in_a_sealed_log() {
     assert_eq!(of_type(&recorded, "tool:outcome")[0]["outcome"]["error_type"], "execution");
     verify(&log);
 }
+
+#[test]
+fn a_call_hidden_after_a_line_break_inside_another_message_never_reaches_the_server() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let mut gw = Gateway::start(&["--approvals", "deny"], &[]);
+    gw.handshake();
+    // One JSON text to the gateway (a ping); two lines to a server that splits on `\r`.
+    let hidden = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write_note","arguments":{}}}"#;
+    let smuggled = format!("{{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\",\"params\":{{\"_\":\r{hidden}\r}}}}\n");
+    gw.send_raw(smuggled.as_bytes());
+    // A tools/call without an id is not passed on either.
+    gw.send(json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "write_note", "arguments": {}}}));
+    assert_eq!(gw.request(6, "ping", json!({}))["result"], json!({}));
+    assert!(gw.ran().is_empty(), "write_note never ran: {:?}", gw.ran());
+    let (log, _, _dir) = gw.close();
+    verify_with(&log, &["--allow-empty"]);
+}

@@ -372,6 +372,13 @@ impl<'a> Gateway<'a> {
                 return Ok(());
             }
         };
+        let bytes = one_line(bytes);
+        if framing::kind(&message) == Kind::Notification("tools/call") {
+            // A call without an id would run undecided: it is not passed on.
+            let why = "tools/call sent as a notification (no id) is not passed on: it would run undecided";
+            self.session.event("mcp:bad-input", payload(json!({"from": "client", "why": why})))?;
+            return Ok(());
+        }
         let not_a_message = match &message {
             // A batch could carry a tools/call past the gate; the protocol dropped batches.
             Value::Array(_) => Some("JSON-RPC batches are not accepted: send one message per line"),
@@ -703,6 +710,7 @@ impl<'a> Gateway<'a> {
             self.session.event("mcp:bad-input", payload(json!({"from": "upstream", "why": "not JSON; dropped"})))?;
             return Ok(());
         };
+        let bytes = one_line(bytes);
         if framing::kind(&message) == Kind::Response {
             let id = message.get("id").cloned().unwrap_or(Value::Null);
             let Some(request) = self.in_flight.remove(&id_key(&id)) else {
@@ -899,6 +907,19 @@ impl<'a> Gateway<'a> {
         let head = self.session.seal()?;
         Ok(Summary { calls, forwarded, refused, held, ended, head })
     }
+}
+
+/// A message that parsed as JSON, as one line: a carriage return or line feed in it can only be
+/// whitespace between tokens (JSON strings cannot hold them raw), and a reader that splits
+/// lines on either must see exactly the one message the gateway judged, never a second one
+/// smuggled after a line break.
+fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
+    for byte in &mut bytes {
+        if *byte == b'\r' || *byte == b'\n' {
+            *byte = b' ';
+        }
+    }
+    bytes
 }
 
 /// A JSON-RPC id as recorded: the sender's, so one longer than 200 characters (as text, for
