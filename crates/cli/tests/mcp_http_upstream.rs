@@ -128,6 +128,50 @@ fn a_server_over_streamable_http_is_gated_like_a_spawned_one_and_its_failures_be
 }
 
 #[test]
+fn what_a_client_sends_right_after_initialize_waits_for_its_answer_and_carries_the_session() {
+    let server = McpHttpServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("session.jsonl");
+    let mut child = Command::new(BIN)
+        .args(["mcp", "--log"])
+        .arg(&log)
+        .args(["--approvals", "deny", "--time-budget", "5", "--upstream", &server.url])
+        .env_remove("DECISION_LOG_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // All three at once, as a pipelining client sends them; the server takes 200 ms to answer
+    // the first.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    write!(stdin, "{init}\n{initialized}\n{list}\n").unwrap();
+    stdin.flush().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the gateway answered both requests: {answers:?}");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message.get("id").is_some() {
+            answers.push(message);
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let listed = answers.iter().find(|a| a["id"] == 2).unwrap();
+    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(5), "{listed}");
+    let posts: Vec<_> = server.seen().into_iter().filter(|s| s.method == "POST").collect();
+    let order: Vec<_> = posts.iter().map(|s| s.rpc.clone().unwrap_or_default()).collect();
+    assert_eq!(order, ["initialize", "notifications/initialized", "tools/list"], "{posts:?}");
+    assert!(posts[1..].iter().all(|s| s.session.as_deref() == Some(SESSION)), "{posts:?}");
+    assert!(posts[1..].iter().all(|s| s.version.as_deref() == Some("2025-11-25")), "{posts:?}");
+}
+
+#[test]
 fn an_upstream_url_that_cannot_be_used_is_refused_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("never.jsonl");

@@ -176,7 +176,16 @@ impl Client {
 }
 
 fn verify(log: &Path) -> String {
-    let out = Command::new(BIN).args(["replay", "--require-seal"]).arg(log).output().unwrap();
+    verify_with(log, &[])
+}
+
+/// Verifies a log that may hold no decision (a session that made no call).
+fn verify_sealed(log: &Path) -> String {
+    verify_with(log, &["--allow-empty"])
+}
+
+fn verify_with(log: &Path, options: &[&str]) -> String {
+    let out = Command::new(BIN).args(["replay", "--require-seal"]).args(options).arg(log).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && text.contains("seal: sealed"), "{}: {text}{stderr}", log.display());
@@ -322,4 +331,115 @@ fn a_listening_address_other_machines_could_reach_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("must be a loopback address"));
     assert!(!dir.path().join("logs").exists(), "nothing was created");
+}
+
+#[test]
+fn a_session_whose_client_went_quiet_is_ended_and_sealed_and_the_client_begins_again() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let gateway = Listening::start(&["--approvals", "deny", "--session-idle", "1"]);
+    let mut quiet = Client::new(&gateway.url);
+    quiet.handshake(json!({}));
+    let ping = json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}).to_string();
+    // A client that keeps asking keeps its session: four pings half a second apart outlast the
+    // idle second.
+    for _ in 0..4 {
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(quiet.post_raw(ping.as_bytes(), None).status(), 200, "an active session lives on");
+    }
+    // Quiet for well over the idle second (the gateway looks five times a second): ended.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let status = quiet.post_raw(ping.as_bytes(), None).status();
+        if status == 404 {
+            break;
+        }
+        // Each ping above counts as activity; wait longer between them.
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(Instant::now() < deadline, "an idle session ends");
+    }
+    // The client begins again, as the transport says to on a 404.
+    quiet.session = None;
+    quiet.handshake(json!({}));
+    let (stderr, logs, _dir) = gateway.stop();
+    assert_eq!(logs.len(), 2, "{stderr}");
+    assert!(stderr.contains("client idle"), "{stderr}");
+    for log in &logs {
+        verify_sealed(log);
+    }
+}
+
+#[test]
+fn a_client_stalled_mid_request_never_keeps_the_gateway_from_stopping_and_sealing() {
+    use std::io::Write as _;
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    let gateway = Listening::start(&["--approvals", "deny"]);
+    let mut client = Client::new(&gateway.url);
+    client.handshake(json!({}));
+    let address = gateway.url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    // One connection promises a body it never sends; one opens a GET stream and never reads.
+    let mut stalled = std::net::TcpStream::connect(&address).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nMcp-Session-Id: {}\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\"",
+        client.session.as_deref().unwrap()
+    );
+    stalled.write_all(head.as_bytes()).unwrap();
+    let mut unread = std::net::TcpStream::connect(&address).unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\n\r\n",
+        client.session.as_deref().unwrap()
+    );
+    unread.write_all(get.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    let (stderr, logs, _dir) = gateway.stop();
+    assert!(started.elapsed() < Duration::from_secs(30), "stopped without waiting for the stalled clients");
+    assert_eq!(logs.len(), 1, "{stderr}");
+    assert!(stderr.contains("stopped by a signal"), "{stderr}");
+    verify_sealed(&logs[0]);
+    drop((stalled, unread));
+}
+
+#[test]
+fn a_stop_while_clients_begin_sessions_seals_every_session_it_began() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    const CLIENTS: usize = 12;
+    let gateway = Listening::start(&["--approvals", "deny"]);
+    let url = gateway.url.clone();
+    let (began, begun) = mpsc::channel();
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|i| {
+            let (url, began) = (url.clone(), began.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(15 * i as u64));
+                let client = Client::new(&url);
+                let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+                // Refused (503), cut off, or begun: each is a fair answer to a stopping gateway.
+                let _ = client.agent.post(&client.url).header("accept", "application/json, text/event-stream").send(init.to_string().as_bytes());
+                let _ = began.send(i);
+            })
+        })
+        .collect();
+    // Stop while the initializations are arriving.
+    std::thread::sleep(Duration::from_millis(60));
+    let (stderr, logs, _dir) = gateway.stop();
+    for client in clients {
+        client.join().unwrap();
+    }
+    drop(began);
+    assert_eq!(begun.iter().count(), CLIENTS, "every client got an answer or a closed connection");
+    // Every log a session began is sealed: none was begun after the stop ended the others.
+    for log in &logs {
+        verify_sealed(log);
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -105,6 +105,8 @@ pub enum Event {
     UpstreamEnd,
     /// SIGINT or SIGTERM: finish and seal.
     Stop,
+    /// The client sent nothing for longer than the gateway waits (`--listen`): finish and seal.
+    Idle,
 }
 
 /// Why the relay loop stopped before it could seal the log.
@@ -309,6 +311,7 @@ impl<'a> Gateway<'a> {
                 Some(Event::Upstream(line)) => self.on_upstream(line)?,
                 Some(Event::UpstreamEnd) => self.upstream_ended()?,
                 Some(Event::Stop) => break "stopped by a signal",
+                Some(Event::Idle) => break "client idle",
             }
         };
         self.finish(ended)

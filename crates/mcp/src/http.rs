@@ -19,8 +19,8 @@
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use thiserror::Error;
@@ -115,6 +115,39 @@ struct Shared {
     requests: AtomicUsize,
     /// Whether the GET stream was opened (it is tried once).
     listening: AtomicBool,
+    /// Whether an `initialize` is on its way and not yet answered: what follows it waits (the
+    /// server gives the session id every later message must carry in that answer).
+    beginning: Mutex<bool>,
+    begun: Condvar,
+    /// The longest a message waits for the `initialize` before it.
+    time_budget: Duration,
+}
+
+impl Shared {
+    /// An `initialize` is on its way: what is sent after it waits for its answer.
+    fn begin(&self) {
+        *self.beginning.lock().unwrap_or_else(PoisonError::into_inner) = true;
+    }
+
+    /// The server answered the `initialize` (or could not be reached).
+    fn begun(&self) {
+        *self.beginning.lock().unwrap_or_else(PoisonError::into_inner) = false;
+        self.begun.notify_all();
+    }
+
+    /// Waits (within the time budget) while an `initialize` sent before is unanswered, so that
+    /// no message overtakes it.
+    fn wait_for_initialize(&self) {
+        let deadline = Instant::now() + self.time_budget;
+        let mut beginning = self.beginning.lock().unwrap_or_else(PoisonError::into_inner);
+        while *beginning {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            beginning = self.begun.wait_timeout(beginning, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+    }
 }
 
 /// The writer the relay loop writes upstream messages to: each line written and flushed is
@@ -148,11 +181,15 @@ impl HttpUpstream {
             version: Mutex::new(None),
             requests: AtomicUsize::new(0),
             listening: AtomicBool::new(false),
+            beginning: Mutex::new(false),
+            begun: Condvar::new(),
+            time_budget,
         });
         let (ordered, queue) = mpsc::channel::<(Vec<u8>, Value)>();
         let worker = Arc::clone(&shared);
         std::thread::spawn(move || {
             for (bytes, message) in queue {
+                worker.wait_for_initialize();
                 post(&worker, &bytes, &message);
             }
         });
@@ -162,7 +199,9 @@ impl HttpUpstream {
     /// Ends the session at the server (`DELETE` with its id), when it gave one.
     pub fn close(&mut self) {
         drop(self.ordered.take());
-        let session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        // Taken, not copied: the session is ended once, by the first `close` (an explicit one,
+        // or the one `Drop` makes).
+        let session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(session) = session {
             let request = self
                 .shared
@@ -189,8 +228,16 @@ impl HttpUpstream {
             answer_error(&self.shared, &message, &why);
             return;
         }
+        let initialize = framing::kind(&message) == Kind::Request("initialize");
+        // Decided here, on the relay loop's thread, so that whatever it relays next waits.
+        if initialize {
+            self.shared.begin();
+        }
         let shared = Arc::clone(&self.shared);
         std::thread::spawn(move || {
+            if !initialize {
+                shared.wait_for_initialize();
+            }
             post(&shared, &bytes, &message);
             shared.requests.fetch_sub(1, Ordering::AcqRel);
         });
@@ -243,6 +290,15 @@ fn answer_error(shared: &Shared, message: &Value, why: &str) {
     }
 }
 
+/// Lets what waits for an `initialize` go when dropped.
+struct Begun<'a>(&'a Shared);
+
+impl Drop for Begun<'_> {
+    fn drop(&mut self) {
+        self.0.begun();
+    }
+}
+
 /// One message to the server, and whatever it answers.
 fn post(shared: &Shared, bytes: &[u8], message: &Value) {
     let kind = framing::kind(message);
@@ -255,20 +311,24 @@ fn post(shared: &Shared, bytes: &[u8], message: &Value) {
     if let Some(session) = &session {
         request = request.header("mcp-session-id", session.as_str());
     }
-    let response = match with_headers(shared, request).send(bytes) {
-        Ok(response) => response,
-        Err(ureq::Error::Timeout(_)) => return answer_error(shared, message, "the upstream server timed out"),
-        Err(_) => return answer_error(shared, message, "the upstream server could not be reached"),
-    };
-    let status = response.status().as_u16();
+    // What waits for an `initialize` goes once this returns: its answer read (the session id
+    // and protocol version noted), or its failure told.
+    let _begun = (kind == Kind::Request("initialize")).then_some(Begun(shared));
+    let sent = with_headers(shared, request).send(bytes);
     if kind == Kind::Request("initialize") {
-        let given = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok());
+        let given = sent.as_ref().ok().and_then(|r| r.headers().get("mcp-session-id")).and_then(|v| v.to_str().ok());
         if let Some(id) =
             given.filter(|id| id.len() <= MAX_SESSION_ID && id.bytes().all(|b| (0x21..=0x7e).contains(&b)))
         {
             *shared.session.lock().unwrap_or_else(PoisonError::into_inner) = Some(id.to_owned());
         }
     }
+    let response = match sent {
+        Ok(response) => response,
+        Err(ureq::Error::Timeout(_)) => return answer_error(shared, message, "the upstream server timed out"),
+        Err(_) => return answer_error(shared, message, "the upstream server could not be reached"),
+    };
+    let status = response.status().as_u16();
     match status {
         202 if !matches!(kind, Kind::Request(_)) => {
             if kind == Kind::Notification("notifications/initialized") {
@@ -315,6 +375,11 @@ fn read_answer(shared: &Shared, response: ureq::http::Response<ureq::Body>, mess
             note_version(shared, &line, message);
             if shared.events.send(Event::Upstream(line)).is_err() {
                 return;
+            }
+            // The request is answered: a server that keeps its stream open holds no thread
+            // (nor a place among the requests in flight) past that.
+            if answered {
+                break;
             }
         }
     } else {

@@ -96,6 +96,10 @@ pub struct Args {
     /// its own log in the --log directory. Runs until SIGINT or SIGTERM.
     #[arg(long, value_name = "ADDRESS", conflicts_with = "otlp")]
     listen: Option<std::net::SocketAddr>,
+    /// With --listen: a session whose client sent no request for this many seconds, and waits
+    /// for no answer, is ended and its log sealed (the client begins again on its `404`).
+    #[arg(long, value_name = "SECONDS", requires = "listen", default_value_t = 1800.0)]
+    session_idle: f64,
     /// The upstream MCP server's command and arguments.
     #[arg(last = true, required_unless_present = "upstream", value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -174,8 +178,9 @@ pub fn run(args: Args) -> ExitCode {
 fn listen(args: &Args) -> ExitCode {
     let served = gateway(args).and_then(|(gate, config, upstream, name)| {
         let Some(address) = args.listen else { return Err("--listen needs an address".to_owned()) };
-        let listen = decision_mcp::listen::Listen { address, log_dir: args.log.clone() };
-        decision_mcp::listen::serve(config, &gate, &name, &listen, upstream).map_err(|e| e.to_string())
+        let idle = seconds(args.session_idle, "--session-idle")?;
+        let listen = decision_mcp::listen::Listen { address, log_dir: args.log.clone(), idle };
+        decision_mcp::listen::serve(config, gate, &name, &listen, upstream).map_err(|e| e.to_string())
     });
     let sessions = match served {
         Ok(sessions) => sessions,

@@ -100,6 +100,9 @@ fn handle(mut request: tiny_http::Request, seen: &Mutex<Vec<Seen>>) {
         _ => {}
     }
     if rpc.as_deref() == Some("initialize") {
+        // A server slow to begin a session: a client that sends on without waiting for the
+        // answer shows whether the gateway lets anything overtake it.
+        std::thread::sleep(std::time::Duration::from_millis(200));
         let init = result(
             &id,
             json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {"listChanged": true}},
