@@ -19,7 +19,7 @@
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -61,6 +61,8 @@ pub enum UpstreamError {
 #[derive(Clone)]
 pub struct Upstream {
     url: String,
+    /// The URL as shown and recorded: its query, which may carry a key, left out.
+    shown: String,
     headers: Vec<(String, String)>,
 }
 
@@ -78,12 +80,18 @@ impl Upstream {
             Some(headers) => parse_headers(headers)?,
             None => Vec::new(),
         };
-        Ok(Upstream { url: url.trim().to_owned(), headers })
+        let url = url.trim().to_owned();
+        let shown = match url.split_once(['?', '#']) {
+            Some((base, _)) => format!("{base}?…"),
+            None => url.clone(),
+        };
+        Ok(Upstream { url, shown, headers })
     }
 
-    /// The URL, as shown and recorded.
-    pub fn url(&self) -> &str {
-        &self.url
+    /// The URL as shown and recorded: without its query or fragment (`?…` in their place), which
+    /// may carry a key.
+    pub fn shown(&self) -> &str {
+        &self.shown
     }
 }
 
@@ -115,37 +123,66 @@ struct Shared {
     requests: AtomicUsize,
     /// Whether the GET stream was opened (it is tried once).
     listening: AtomicBool,
-    /// Whether an `initialize` is on its way and not yet answered: what follows it waits (the
-    /// server gives the session id every later message must carry in that answer).
-    beginning: Mutex<bool>,
-    begun: Condvar,
-    /// The longest a message waits for the `initialize` before it.
+    /// The order messages reach the server in.
+    order: Mutex<Order>,
+    settled: Condvar,
+    /// The longest a message waits for those before it.
     time_budget: Duration,
 }
 
+/// What a message must wait for before it is sent, so that none overtakes one the client sent
+/// before it: an `initialize` (whose answer gives the session id every later message must
+/// carry), and every notification and response before it (each quick to send, one after
+/// another). A request does not make later messages wait: it may take as long as a tool runs.
+#[derive(Default)]
+struct Order {
+    /// An `initialize` was sent and is not yet answered.
+    beginning: bool,
+    /// How many notifications and responses were handed to the worker, and how many it sent.
+    handed: u64,
+    sent: u64,
+}
+
 impl Shared {
+    fn order(&self) -> MutexGuard<'_, Order> {
+        self.order.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// An `initialize` is on its way: what is sent after it waits for its answer.
     fn begin(&self) {
-        *self.beginning.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        self.order().beginning = true;
     }
 
     /// The server answered the `initialize` (or could not be reached).
     fn begun(&self) {
-        *self.beginning.lock().unwrap_or_else(PoisonError::into_inner) = false;
-        self.begun.notify_all();
+        self.order().beginning = false;
+        self.settled.notify_all();
     }
 
-    /// Waits (within the time budget) while an `initialize` sent before is unanswered, so that
-    /// no message overtakes it.
-    fn wait_for_initialize(&self) {
+    /// A notification or response handed to the worker; returns its place.
+    fn hand(&self) -> u64 {
+        let mut order = self.order();
+        order.handed += 1;
+        order.handed
+    }
+
+    /// The worker sent the notification or response at `place`.
+    fn sent(&self, place: u64) {
+        self.order().sent = place;
+        self.settled.notify_all();
+    }
+
+    /// Waits (within the time budget) while an `initialize` is unanswered or the first
+    /// `before` notifications and responses are unsent.
+    fn wait_for_earlier(&self, before: u64) {
         let deadline = Instant::now() + self.time_budget;
-        let mut beginning = self.beginning.lock().unwrap_or_else(PoisonError::into_inner);
-        while *beginning {
+        let mut order = self.order();
+        while order.beginning || order.sent < before {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return;
             }
-            beginning = self.begun.wait_timeout(beginning, left).unwrap_or_else(PoisonError::into_inner).0;
+            order = self.settled.wait_timeout(order, left).unwrap_or_else(PoisonError::into_inner).0;
         }
     }
 }
@@ -156,7 +193,7 @@ pub struct HttpUpstream {
     shared: Arc<Shared>,
     pending: Vec<u8>,
     /// Notifications and responses, in order, to the one thread that POSTs them.
-    ordered: Option<Sender<(Vec<u8>, Value)>>,
+    ordered: Option<Sender<(Vec<u8>, Value, u64)>>,
 }
 
 impl HttpUpstream {
@@ -181,16 +218,17 @@ impl HttpUpstream {
             version: Mutex::new(None),
             requests: AtomicUsize::new(0),
             listening: AtomicBool::new(false),
-            beginning: Mutex::new(false),
-            begun: Condvar::new(),
+            order: Mutex::new(Order::default()),
+            settled: Condvar::new(),
             time_budget,
         });
-        let (ordered, queue) = mpsc::channel::<(Vec<u8>, Value)>();
+        let (ordered, queue) = mpsc::channel::<(Vec<u8>, Value, u64)>();
         let worker = Arc::clone(&shared);
         std::thread::spawn(move || {
-            for (bytes, message) in queue {
-                worker.wait_for_initialize();
+            for (bytes, message, place) in queue {
+                worker.wait_for_earlier(place - 1);
                 post(&worker, &bytes, &message);
+                worker.sent(place);
             }
         });
         HttpUpstream { shared, pending: Vec::new(), ordered: Some(ordered) }
@@ -218,7 +256,8 @@ impl HttpUpstream {
         let Ok(message) = serde_json::from_slice::<Value>(&bytes) else { return };
         if !matches!(framing::kind(&message), Kind::Request(_)) {
             if let Some(ordered) = &self.ordered {
-                let _ = ordered.send((bytes, message));
+                let place = self.shared.hand();
+                let _ = ordered.send((bytes, message, place));
             }
             return;
         }
@@ -229,14 +268,15 @@ impl HttpUpstream {
             return;
         }
         let initialize = framing::kind(&message) == Kind::Request("initialize");
-        // Decided here, on the relay loop's thread, so that whatever it relays next waits.
+        // Decided here, on the relay loop's thread, in the order the client sent them.
+        let before = self.shared.order().handed;
         if initialize {
             self.shared.begin();
         }
         let shared = Arc::clone(&self.shared);
         std::thread::spawn(move || {
             if !initialize {
-                shared.wait_for_initialize();
+                shared.wait_for_earlier(before);
             }
             post(&shared, &bytes, &message);
             shared.requests.fetch_sub(1, Ordering::AcqRel);
@@ -452,6 +492,15 @@ fn listen(shared: &Shared) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_query_that_may_carry_a_key_is_never_shown_or_recorded() {
+        let upstream = Upstream::new("https://mcp.example.com/mcp?api_key=s3cret&team=a", None).unwrap();
+        assert_eq!(upstream.shown(), "https://mcp.example.com/mcp?…");
+        assert_eq!(upstream.url, "https://mcp.example.com/mcp?api_key=s3cret&team=a", "but it is used");
+        let plain = Upstream::new("http://127.0.0.1:8931/mcp", None).unwrap();
+        assert_eq!(plain.shown(), "http://127.0.0.1:8931/mcp");
+    }
 
     #[test]
     fn an_upstream_url_is_http_without_credentials_and_headers_are_name_value_pairs() {

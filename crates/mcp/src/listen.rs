@@ -87,14 +87,17 @@ impl Router {
     fn route(&mut self, line: Vec<u8>) {
         let message: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
         if framing::kind(&message) == Kind::Response {
-            let key = message.get("id").map(Value::to_string).unwrap_or_default();
+            let key = id_key(message.get("id").unwrap_or(&Value::Null));
             if let Some(at) = self.requests.iter().position(|(id, _)| *id == key)
                 && let Some((_, stream)) = self.requests.remove(at)
             {
                 // The stream ends after its response: its sender is dropped here.
                 let _ = stream.try_send(line);
-                return;
             }
+            // A response whose request's stream is gone (its client closed it, or stopped
+            // reading) has nowhere to go: the transport allows a response only on its
+            // request's stream.
+            return;
         }
         self.send_other(line);
     }
@@ -142,6 +145,15 @@ impl Router {
         }
         self.get = Some(stream);
         lines
+    }
+}
+
+/// A request id as the router matches it: a number that is a whole one is the same id however
+/// it is written (`1`, `1.0`), since a server may write back what it read as a number.
+fn id_key(id: &Value) -> String {
+    match id.as_f64() {
+        Some(n) if !id.is_i64() && !id.is_u64() && n.fract() == 0.0 && n.abs() < 9.0e15 => format!("{n:.0}"),
+        _ => id.to_string(),
     }
 }
 
@@ -410,7 +422,19 @@ fn handle_request(shared: &Arc<Shared>, mut request: tiny_http::Request) {
                 None => error_answer(request, 404, null, INVALID_REQUEST, "no such session"),
             };
         }
-        _ => return error_answer(request, 405, null, INVALID_REQUEST, "use POST, GET or DELETE"),
+        _ => {
+            let why = "use POST, GET or DELETE";
+            let mut response =
+                tiny_http::Response::from_string(framing::error_response(null, INVALID_REQUEST, why).to_string())
+                    .with_status_code(405);
+            for (name, value) in [("allow", "GET, POST, DELETE"), ("content-type", "application/json")] {
+                if let Ok(header) = tiny_http::Header::from_bytes(name, value) {
+                    response.add_header(header);
+                }
+            }
+            let _ = request.respond(response);
+            return;
+        }
     }
     let max = shared.config.max_message;
     let mut body = Vec::new();
@@ -451,7 +475,7 @@ fn handle_request(shared: &Arc<Shared>, mut request: tiny_http::Request) {
         let _ = events.send(Event::Client(Line::Message(body)));
         return answer(request, 202, None);
     };
-    let key = message_id.to_string();
+    let key = id_key(message_id);
     let (stream, lines) = mpsc::sync_channel(STREAM_BUFFER);
     {
         let mut router = router.lock().unwrap_or_else(PoisonError::into_inner);
@@ -548,7 +572,7 @@ fn begin_session(shared: &Arc<Shared>) -> Result<String, (u16, String)> {
         },
         UpstreamServer::Http(url) => {
             let server = HttpUpstream::new(url.clone(), events.clone(), max, shared.config.time_budget);
-            (Upstream::Http(Box::new(server)), url.url().to_owned())
+            (Upstream::Http(Box::new(server)), url.shown().to_owned())
         }
     };
     let log = session_log_path(&shared.log_dir, &id);
@@ -681,9 +705,17 @@ mod tests {
         assert_eq!(router.backlog.len(), 1);
         let get_lines = router.open_get();
         assert_eq!(get_lines.try_iter().count(), 1);
-        // A response for no open request goes on the GET stream rather than being lost.
+        // A response for no open request never goes on the GET stream.
         router.route(br#"{"jsonrpc":"2.0","id":9,"result":{}}"#.to_vec());
-        assert_eq!(get_lines.try_iter().count(), 1);
+        assert_eq!(get_lines.try_iter().count(), 0);
+        assert!(router.backlog.is_empty());
+        // A server that writes the id back as 2.0 still answers request 2.
+        let (second, second_lines) = mpsc::sync_channel(STREAM_BUFFER);
+        router.requests.push_back((id_key(&serde_json::json!(2)), second));
+        router.route(br#"{"jsonrpc":"2.0","id":2.0,"result":{}}"#.to_vec());
+        assert_eq!(second_lines.try_iter().count(), 1);
+        assert!(router.requests.is_empty());
+        assert_ne!(id_key(&serde_json::json!("2")), id_key(&serde_json::json!(2)), "a string id is another id");
     }
 
     #[test]

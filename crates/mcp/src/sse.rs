@@ -66,7 +66,8 @@ impl<R: BufRead> EventStream<R> {
                     }
                     lines += 1;
                 }
-                b"event" => other_type = value != b"message",
+                // An empty type is the default one, `message`.
+                b"event" => other_type = !value.is_empty() && value != b"message",
                 // Comments (an empty field name), `id`, `retry` and unknown fields.
                 _ => {}
             }
@@ -112,8 +113,9 @@ mod tests {
     #[test]
     fn each_event_is_a_message_and_comments_ids_and_other_types_are_read_past() {
         let stream = ": keep-alive\n\nid: 1\ndata: {\"a\":1}\n\nevent: message\ndata:{\"b\":\ndata: 2}\r\n\r\n\
-                      event: ping\ndata: {}\n\nretry: 10\n\ndata: {\"c\":3}\n\ndata: {\"torn\"";
-        assert_eq!(messages(stream, 100), [message("{\"a\":1}"), message("{\"b\": 2}"), message("{\"c\":3}")]);
+                      event: ping\ndata: {}\n\nretry: 10\n\ndata: {\"c\":3}\n\nevent:\ndata: {\"d\":4}\n\ndata: {\"torn\"";
+        let read = messages(stream, 100);
+        assert_eq!(read, [message("{\"a\":1}"), message("{\"b\": 2}"), message("{\"c\":3}"), message("{\"d\":4}")]);
     }
 
     #[test]

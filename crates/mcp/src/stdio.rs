@@ -170,7 +170,7 @@ fn serve_http(
 ) -> Result<Summary, ServeError> {
     let (session, inbox) = open_session(&config, log)?;
     let (events, receiver) = mpsc::channel();
-    let shown = upstream.url().to_owned();
+    let shown = upstream.shown().to_owned();
     let mut server = HttpUpstream::new(upstream, events.clone(), config.max_message, config.time_budget);
     let handle = watch_client(&events, config.max_message)?;
     drop(events);
