@@ -55,6 +55,9 @@ pub enum UpstreamError {
     /// The headers variable is not `name=value` pairs.
     #[error("{HEADERS_VARIABLE}: entry {0} is not a `name=value` pair with a valid header name and value")]
     Header(usize),
+    /// Headers (a token, a key) would go over plain `http://` to another machine.
+    #[error("{HEADERS_VARIABLE} would go in the clear over http:// to a host that is not this machine; use https://")]
+    Cleartext,
 }
 
 /// The server's URL, and the headers sent with each request.
@@ -80,6 +83,13 @@ impl Upstream {
             Some(headers) => parse_headers(headers)?,
             None => Vec::new(),
         };
+        let loopback = uri.host().is_some_and(|h| {
+            let h = h.trim_start_matches('[').trim_end_matches(']');
+            h.eq_ignore_ascii_case("localhost") || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        });
+        if !headers.is_empty() && uri.scheme_str() == Some("http") && !loopback {
+            return Err(UpstreamError::Cleartext);
+        }
         let url = url.trim().to_owned();
         let shown = match url.split_once(['?', '#']) {
             Some((base, _)) => format!("{base}?…"),
@@ -515,5 +525,18 @@ mod tests {
             unreachable!("a valid upstream");
         });
         assert_eq!(upstream.headers, [("Authorization".to_owned(), "Bearer t".to_owned())]);
+        // Headers never go in the clear to another machine; to this one, or over https, they do.
+        let token = Some("Authorization=Bearer t");
+        assert_eq!(Upstream::new("http://mcp.example.com/mcp", token).err(), Some(UpstreamError::Cleartext));
+        assert_eq!(Upstream::new("http://10.0.0.7:8931/mcp", token).err(), Some(UpstreamError::Cleartext));
+        assert!(Upstream::new("http://mcp.example.com/mcp", None).is_ok(), "no headers, nothing to leak");
+        for url in [
+            "http://localhost:8931/mcp",
+            "http://[::1]:8931/mcp",
+            "http://127.0.0.2/mcp",
+            "https://mcp.example.com/mcp",
+        ] {
+            assert!(Upstream::new(url, token).is_ok(), "{url}");
+        }
     }
 }
