@@ -222,9 +222,14 @@ pub struct Gateway<'a> {
     unusable_schemas: HashSet<String>,
 }
 
-/// The key of a JSON-RPC id in the in-flight table.
-fn id_key(id: &Value) -> String {
-    id.to_string()
+/// A request id as responses are matched to requests: a number that is a whole one is the
+/// same id however it is written (`1`, `1.0`), since a server may write back what it read as a
+/// number; a string is another id (`"1"` is not `1`).
+pub(crate) fn id_key(id: &Value) -> String {
+    match id.as_f64() {
+        Some(n) if !id.is_i64() && !id.is_u64() && n.fract() == 0.0 && n.abs() < 9.0e15 => format!("{n:.0}"),
+        _ => id.to_string(),
+    }
 }
 
 fn payload(value: Value) -> Map<String, Value> {

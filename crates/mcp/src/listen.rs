@@ -35,7 +35,7 @@ use signal_hook::iterator::Signals;
 
 use crate::framing::{self, INVALID_REQUEST, Kind, Line, PARSE_ERROR};
 use crate::gate::Gate;
-use crate::gateway::{Event, Gateway, GatewayConfig, Summary};
+use crate::gateway::{Event, Gateway, GatewayConfig, Summary, id_key};
 use crate::http::HttpUpstream;
 use crate::stdio::{ServeError, UpstreamServer, end_child, open_session, spawn_child};
 
@@ -145,15 +145,6 @@ impl Router {
         }
         self.get = Some(stream);
         lines
-    }
-}
-
-/// A request id as the router matches it: a number that is a whole one is the same id however
-/// it is written (`1`, `1.0`), since a server may write back what it read as a number.
-fn id_key(id: &Value) -> String {
-    match id.as_f64() {
-        Some(n) if !id.is_i64() && !id.is_u64() && n.fract() == 0.0 && n.abs() < 9.0e15 => format!("{n:.0}"),
-        _ => id.to_string(),
     }
 }
 
