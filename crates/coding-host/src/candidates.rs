@@ -7,6 +7,8 @@ use serde_json::Value;
 use decision_protocol::ask::{CandidateProvider, Candidates, ReadCells};
 use decision_protocol::frame::projections::step_member;
 
+use super::explore::next_page;
+
 /// At most this many files are offered to `pick_input`.
 pub(crate) const MAX_FILE_OPTIONS: usize = 20;
 
@@ -32,6 +34,18 @@ fn used_tools(cells: ReadCells<'_>) -> Vec<&str> {
         .and_then(Value::as_array)
         .map(|h| h.iter().filter_map(|s| step_member(s, "tool").and_then(Value::as_str)).collect())
         .unwrap_or_default()
+}
+
+/// The next page of a listing given a page at a time, when one was announced and not listed
+/// yet: the `list_files` input that lists it.
+pub(crate) fn pending_page(history: Option<&Value>) -> Option<&str> {
+    fn of<'a>(step: &'a Value, member: &str) -> Option<&'a str> {
+        step_member(step, member).and_then(Value::as_str)
+    }
+    let steps = history.and_then(Value::as_array)?;
+    let listings = || steps.iter().filter(|s| of(s, "tool") == Some("list_files"));
+    let listed = |input: &str| listings().any(|s| of(s, "input").is_some_and(|i| i.trim() == input));
+    listings().filter_map(|s| of(s, "result").and_then(next_page)).find(|page| !listed(page))
 }
 
 /// `toolsFor(ctx: history, files, readFiles, canWrite, canDelete)`.
@@ -65,6 +79,13 @@ impl CandidateProvider for ToolsFor {
             offer(
                 "list_files",
                 "The agent does not yet know which files exist in the whole tree, subdirectories included.".into(),
+            );
+        } else if let Some(page) = (!unused("list_files")).then(|| pending_page(cells.get("history"))).flatten() {
+            offer(
+                "list_files",
+                format!(
+                    "The listing of the tree was given a page at a time, and its next page ({page}) is not known yet."
+                ),
             );
         }
         if !strings(cells, "files").is_empty() {
@@ -197,6 +218,25 @@ mod tests {
             ids(&ToolsFor.candidates(ReadCells::all(&delete_only))),
             ["list_dir", "list_files", "delete_file", "done"]
         );
+    }
+
+    #[test]
+    fn a_listing_with_a_page_not_listed_offers_list_files_again() {
+        let page = |input: &str, result: &str| json!({"tool": "list_files", "input": input, "result": result});
+        let first = page(".", "a\n[3 files; entries 1-1 of 3; next page: `list_files .:2-`]");
+        let second = page(".:2-", "b\n[3 files; entries 2-2 of 3; next page: `list_files .:3-`]");
+        let third = page(".:3-", "c\n[3 files; entries 3-3 of 3]");
+        let tools = |history: Vec<Value>| {
+            let state = cells(json!({"history": history, "files": ["a"], "readFiles": [], "canWrite": false,
+                "canDelete": false}));
+            ToolsFor.candidates(ReadCells::all(&state))
+        };
+        let offered = tools(vec![first.clone()]);
+        assert_eq!(ids(&offered), ["list_files", "read_file", "search", "find_definition", "done"]);
+        assert!(offered.options[0].1.contains("its next page (.:2-) is not known yet"), "{:?}", offered.options[0]);
+        assert_eq!(pending_page(Some(&json!([first.clone(), second.clone()]))), Some(".:3-"));
+        assert_eq!(pending_page(Some(&json!([first.clone(), second.clone(), third.clone()]))), None);
+        assert_eq!(ids(&tools(vec![first, second, third])), ["read_file", "search", "find_definition", "done"]);
     }
 
     #[test]

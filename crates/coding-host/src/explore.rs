@@ -187,14 +187,40 @@ pub(crate) fn walk_limited(workdir: &WorkDir, start: &str, max_listed: usize) ->
     Ok(tree)
 }
 
-/// `list_files [DIR]`: every file under DIR (default: the whole work directory), one path per
-/// line, then one line in brackets saying what was left out.
+/// The entries of one page of a listing take at most this many characters (each with its
+/// line break), so that a page and its closing line stay under the tool layer's cap of 8000.
+pub(crate) const LIST_PAGE_CHARS: usize = 7000;
+
+/// `list_files [DIR][:N-]`: every file under DIR (default: the whole work directory), one path
+/// per line, then one line in brackets saying what was left out. A listing longer than a page
+/// ([`LIST_PAGE_CHARS`]) is given a page at a time: the closing line says which entries the
+/// page holds and the exact input that lists the next one (`DIR:N-`, from entry N).
 pub(crate) fn list_files(workdir: &WorkDir, input: &str) -> Result<String, String> {
-    let start = start_dir(workdir, input)?;
+    let (dir, from) = split_page(input);
+    let start = start_dir(workdir, dir)?;
     let tree = walk(workdir, &start)?;
-    let mut out = tree.listed.join("\n");
+    let total = tree.listed.len();
+    if from > 1 && from > total {
+        return Err(format!("the listing has {total} entries; entry {from} does not exist"));
+    }
+    let first = from.saturating_sub(1);
+    let mut chars = 0;
+    let page: Vec<&str> = tree
+        .listed
+        .iter()
+        .skip(first)
+        .enumerate()
+        // A page holds at least one entry, however long its name.
+        .take_while(|(index, path)| {
+            chars += path.chars().count() + 1;
+            *index == 0 || chars <= LIST_PAGE_CHARS
+        })
+        .map(|(_, path)| path.as_str())
+        .collect();
+    let last = first + page.len();
+    let mut out = page.join("\n");
     let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let mut notes = vec![count(tree.listed.len(), "file", "files")];
+    let mut notes = vec![count(total, "file", "files")];
     if tree.ignored > 0 {
         notes.push(format!("{} ignored by .gitignore", count(tree.ignored, "entry", "entries")));
     }
@@ -204,11 +230,43 @@ pub(crate) fn list_files(workdir: &WorkDir, input: &str) -> Result<String, Strin
     if tree.cut {
         notes.push(format!("listing cut at {MAX_LISTED_FILES} files or depth {MAX_DEPTH}"));
     }
+    if first > 0 || last < total {
+        notes.push(format!("{PAGE_NOTE}{}-{last} of {total}", first + 1));
+    }
+    if last < total {
+        let shown = if start.is_empty() { "." } else { start.as_str() };
+        notes.push(format!("{NEXT_PAGE_NOTE}{shown}:{}-`", last + 1));
+    }
     if !out.is_empty() {
         out.push('\n');
     }
     out.push_str(&format!("[{}]", notes.join("; ")));
     Ok(out)
+}
+
+/// How a listing's closing line names the entries of its page (`entries 1-312 of 800`).
+pub(crate) const PAGE_NOTE: &str = "entries ";
+/// How a listing's closing line gives the input of its next page (`` next page: `list_files
+/// src:313-` ``).
+pub(crate) const NEXT_PAGE_NOTE: &str = "next page: `list_files ";
+
+/// The directory and the first entry (1-based) of a `list_files` input: `src:301-` is the
+/// listing of `src` from its 301st entry; `src` and `:301-` alone mean from the first entry
+/// and the whole tree.
+pub(crate) fn split_page(input: &str) -> (&str, usize) {
+    let trimmed = input.trim();
+    let page = trimmed.rsplit_once(':').and_then(|(dir, range)| {
+        let from: usize = range.strip_suffix('-')?.parse().ok().filter(|n| *n >= 1)?;
+        Some((dir, from))
+    });
+    page.unwrap_or((trimmed, 1))
+}
+
+/// The input that lists the page after this listing's, when the listing says it has one.
+pub(crate) fn next_page(listing: &str) -> Option<&str> {
+    let closing = listing.rsplit('\n').next()?;
+    let at = closing.find(NEXT_PAGE_NOTE)? + NEXT_PAGE_NOTE.len();
+    closing.get(at..)?.split('`').next().filter(|input| !input.is_empty())
 }
 
 fn start_dir(workdir: &WorkDir, input: &str) -> Result<String, String> {
@@ -486,6 +544,7 @@ pub(crate) fn read_range(workdir: &WorkDir, path: &str, start: usize, end: Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::{DEFAULT_MAX_OUTPUT_CHARS, listed_files};
     use std::fs;
 
     fn temp(name: &str) -> PathBuf {
@@ -532,6 +591,48 @@ mod tests {
         assert!(list_files(&sb, "../").is_err());
         assert!(list_files(&sb, "a.py").unwrap_err().contains("not a directory"));
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_long_listing_is_given_a_page_at_a_time() {
+        let dir = temp("list-pages");
+        // 400 entries of 43 characters each (with the line break): three pages.
+        let names: Vec<String> = (0..400).map(|i| format!("d/{}{i:03}.txt", "n".repeat(33))).collect();
+        let files: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), b"x".as_slice())).collect();
+        tree(&dir, &files);
+        let sb = WorkDir::open(&dir).unwrap();
+        let per_page = LIST_PAGE_CHARS / 43;
+        let first = list_files(&sb, "").unwrap();
+        assert!(first.chars().count() < DEFAULT_MAX_OUTPUT_CHARS, "a page fits under the tool layer's cap");
+        assert_eq!(listed_files(&first), names[..per_page]);
+        let closing = format!("[400 files; entries 1-{per_page} of 400; next page: `list_files .:{}-`]", per_page + 1);
+        assert!(first.ends_with(&closing), "{}", first.lines().last().unwrap_or_default());
+        assert_eq!(next_page(&first), Some(format!(".:{}-", per_page + 1).as_str()));
+        let second = list_files(&sb, next_page(&first).unwrap()).unwrap();
+        assert_eq!(listed_files(&second), names[per_page..2 * per_page]);
+        let third = list_files(&sb, next_page(&second).unwrap()).unwrap();
+        assert_eq!(listed_files(&third), names[2 * per_page..]);
+        assert!(third.ends_with(&format!("[400 files; entries {}-400 of 400]", 2 * per_page + 1)), "{third}");
+        assert_eq!(next_page(&third), None);
+        // A subdirectory's pages name it; an entry past the end is an error, not an empty page.
+        assert!(list_files(&sb, "d").unwrap().contains("next page: `list_files d:"));
+        assert_eq!(listed_files(&list_files(&sb, "d:400-").unwrap()), names[399..]);
+        assert!(list_files(&sb, "d:401-").unwrap_err().contains("the listing has 400 entries; entry 401"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_page_is_named_after_a_colon() {
+        assert_eq!(split_page("src:301-"), ("src", 301));
+        assert_eq!(split_page(" .:2- "), (".", 2));
+        assert_eq!(split_page(":5-"), ("", 5));
+        assert_eq!(split_page("src"), ("src", 1));
+        // Not a page: the colon belongs to the name.
+        assert_eq!(split_page("a:b"), ("a:b", 1));
+        assert_eq!(split_page("a:0-"), ("a:0-", 1));
+        assert_eq!(split_page("a:3-9"), ("a:3-9", 1));
+        assert_eq!(next_page("a\n[2 files]"), None);
+        assert_eq!(next_page("a\n[2 files; entries 1-1 of 2; next page: `list_files x:2-`]"), Some("x:2-"));
     }
 
     #[cfg(unix)]

@@ -20,6 +20,7 @@
 
 use serde_json::Value;
 
+use super::explore::next_page;
 use super::explore::read_capped;
 use super::focus::{cited_lines, contains_word, defines};
 use super::heuristic::{TaskReading, is_quotation};
@@ -106,6 +107,22 @@ fn check_every_file_read(steps: &[(&str, &str, &str)]) -> Result<(), Refusal> {
         return refuse(
             "unsupported",
             "the task is about every file, and the listing was cut, so the files after the cut were never read".into(),
+        );
+    }
+    // A listing given a page at a time is whole only when every page it announced was listed.
+    let listed_pages: std::collections::HashSet<&str> = steps
+        .iter()
+        .filter(|(tool, _, result)| *tool == "list_files" && ok(result))
+        .map(|(_, input, _)| input.trim())
+        .collect();
+    if let Some(missing) = listings.iter().filter_map(|listing| next_page(listing)).find(|p| !listed_pages.contains(p))
+    {
+        return refuse(
+            "unsupported",
+            format!(
+                "the task is about every file, and the listing's next page (`list_files {missing}`) was never \
+                 listed, so the files on it were never read"
+            ),
         );
     }
     // A range read (`path:N-M`) counts as a read of its file.
@@ -398,6 +415,25 @@ mod tests {
         assert!(no_file.reason.contains("no such file"), "{no_file:?}");
         // A quotation of a tool call is not a claim.
         assert!(check(task, "src/map.rs:3: pub fn insert(\n1. read_file(a.rs:9: x) → y", &history, &t).is_ok());
+    }
+
+    #[test]
+    fn a_listing_given_in_pages_is_whole_only_with_every_page() {
+        let t = tree("pages");
+        let task = "Summarize each file";
+        let first = step("list_files", ".", "README.md\n[2 files; entries 1-1 of 2; next page: `list_files .:2-`]");
+        let second = step("list_files", ".:2-", "src/map.rs\n[2 files; entries 2-2 of 2]");
+        let readme = step("read_file", "README.md", "[README.md: whole file, 1 line]\nsee insert");
+        let map = step("read_file", "src/map.rs", "[src/map.rs: whole file, 1 line]\nuse x;");
+        let draft = "README.md: see insert\nsrc/map.rs: the insert function";
+        let refused = check(task, draft, &[first.clone(), readme.clone()], &t).unwrap_err();
+        assert_eq!(refused.halt, "unsupported");
+        assert!(refused.reason.contains("next page (`list_files .:2-`) was never listed"), "{refused:?}");
+        let failed = step("list_files", ".:2-", "error: the listing has 1 entries; entry 2 does not exist");
+        assert!(check(task, draft, &[first.clone(), failed, readme.clone(), map.clone()], &t).is_err());
+        let unread = check(task, draft, &[first.clone(), second.clone(), readme.clone()], &t).unwrap_err();
+        assert!(unread.reason.contains("1 of the 2 listed files were never read"), "{unread:?}");
+        assert!(check(task, draft, &[first, second, readme, map], &t).is_ok());
     }
 
     #[test]

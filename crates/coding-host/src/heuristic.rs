@@ -737,6 +737,9 @@ fn pick_tool(f: &FrameView<'_>, offered: &[String]) -> String {
         "list_files"
     } else if known.is_empty() && has("list_dir") {
         "list_dir"
+    } else if t.read_all && has("list_files") {
+        // Offered again only while a listing given a page at a time has a page not listed.
+        "list_files"
     } else if t.delete && has("delete_file") {
         "delete_file"
     } else if t.moves && has("move_file") {

@@ -34,9 +34,9 @@ use serde_json::{Map, Value, json};
 use thiserror::Error;
 
 use super::approvals::{AWAITING_APPROVAL, Approval, PENDING_EVENT, USED_EVENT, approval_id};
-use super::candidates::{FileOptions, ToolsFor, unread_files};
+use super::candidates::{FileOptions, ToolsFor, pending_page, unread_files};
 use super::events::{RunEnd, RunStart, RunStats, members};
-use super::explore::parse_range;
+use super::explore::{parse_range, split_page};
 use super::floor::{FLOOR_EVENT, GateFloor, floor_gate};
 use super::focus::{defines, focus_read, focus_search, read_on_to_definition};
 use super::generate::{EVIDENCE_REPORT_LABEL, WRITE_INPUT_PROMPT};
@@ -898,7 +898,10 @@ impl CodingRun {
         let step = d.invocation.step;
         match spec.name {
             "list_dir" | "list_files" => {
-                self.push_pending(step, spec.name, ".");
+                // A listing given a page at a time goes on with its next page.
+                let page = if spec.name == "list_files" { pending_page(self.cells.get("history")) } else { None };
+                let input = page.unwrap_or(".").to_owned();
+                self.push_pending(step, spec.name, &input);
                 Ok("call".into())
             }
             "read_file" if unread_files(ReadCells::all(&self.cells)).is_empty() => Ok(self.set_halt("input_unclear")),
@@ -1048,7 +1051,14 @@ impl CodingRun {
         // same hits, gives the same order: a read need not pay for it.)
         let mut reorder = matches!(name.as_str(), "list_dir" | "list_files" | "search");
         if ok && matches!(name.as_str(), "list_dir" | "list_files") {
-            files = listed_files(&output);
+            let page = listed_files(&output);
+            if name == "list_files" && split_page(&input).1 > 1 {
+                // A later page of a listing adds to the files its earlier pages named.
+                let known: foldhash::HashSet<String> = files.iter().cloned().collect();
+                files.extend(page.into_iter().filter(|f| !known.contains(f)));
+            } else {
+                files = page;
+            }
         } else if ok && name == "search" {
             self.hits.extend(search_hits(&output));
             if result_text == output {

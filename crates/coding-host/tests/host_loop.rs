@@ -188,6 +188,41 @@ fn a_read_all_task_that_stops_on_a_failed_read_is_not_delivered() {
     assert_eq!((s.halt.as_str(), s.delivered), ("task_done", true), "{s:?}");
 }
 
+/// A tree whose listing is longer than a page: the host lists every page before it says it
+/// read every file, and the report is delivered only once each file of each page was read.
+#[test]
+fn a_read_all_task_over_a_listing_of_several_pages_reads_every_file() {
+    let dir = TempDir::new("read-all-pages");
+    // 150 names of about 60 characters: 9,000 characters, two pages.
+    let names: Vec<String> =
+        (0..150).map(|i| format!("notes/a-rather-long-directory-name/meeting-{i:03}-summary-of-it.txt")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "minutes")).collect();
+    let ws = dir.workspace(&files);
+    let options = Options { max_steps: 200, ..Options::default() };
+    let out = run(&dir, "Summarize each file", &ws, Arc::new(HeuristicProvider), options);
+    let s = out.summary().clone();
+    // The heuristic ends with `done` once no file is left to read.
+    assert!(s.delivered && ["task_done", "agent_done"].contains(&s.halt.as_str()), "{}: {:?}", s.halt, s.halt_detail);
+    let listings: Vec<String> = out
+        .of_type("tool:call")
+        .iter()
+        .filter(|c| c["tool"] == "list_files")
+        .map(|c| c["input"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(listings.len(), 2, "{listings:?}");
+    assert_eq!(listings[0], ".");
+    assert!(listings[1].starts_with(".:") && listings[1].ends_with('-'), "{listings:?}");
+    let read: std::collections::HashSet<String> = out
+        .of_type("tool:call")
+        .iter()
+        .filter(|c| c["tool"] == "read_file")
+        .map(|c| c["input"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(names.iter().all(|n| read.contains(n)), "{} of {} read", read.len(), names.len());
+    let (mismatch, _, intact) = replay(&out.log);
+    assert_eq!((mismatch, intact), (0, true));
+}
+
 #[test]
 fn the_bundled_readme_task_is_delivered_offline() {
     let dir = TempDir::new("readme");
