@@ -1,7 +1,7 @@
 //! JSON values to Python objects and back, directly (no text in between).
 
-use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -85,21 +85,24 @@ const KEPT_VALUE_BYTES: usize = 256;
 /// first, with the first frame of each block).
 const KEPT_VALUES: usize = 4096;
 
-type Kept = RefCell<HashMap<String, Py<PyString>, foldhash::fast::RandomState>>;
+type Kept = LazyLock<Mutex<HashMap<String, Py<PyString>, foldhash::fast::RandomState>>>;
 
-thread_local! {
-    /// The documents' keys repeat from call to call (`block`, `frame`, `state`, `key`, …):
-    /// each is made into a Python string once and reused, with its hash already computed.
-    static KEYS: Kept = RefCell::default();
-    /// Short string values, kept the same way (Python strings are immutable, so sharing one
-    /// between documents is safe).
-    static VALUES: Kept = RefCell::default();
-}
+// Kept for the process, not per thread: hosts call from thread pools that make new threads
+// (LangChain runs each tool call on a fresh one), and a cache per thread started empty on each
+// and was let go at every thread's end. Every use holds the GIL and calls no Python code
+// while it holds the lock; `try_lock` makes a use that finds it held (it never waits) make
+// its string afresh.
+/// The documents' keys repeat from call to call (`block`, `frame`, `state`, `key`, …): each is
+/// made into a Python string once and reused, with its hash already computed.
+static KEYS: Kept = LazyLock::new(Mutex::default);
+/// Short string values, kept the same way (Python strings are immutable, so sharing one
+/// between documents is safe).
+static VALUES: Kept = LazyLock::new(Mutex::default);
 
 /// A Python string for `text`, made once and kept in `cache` while it has room.
 fn kept_string<'py>(
     py: Python<'py>,
-    cache: &'static std::thread::LocalKey<Kept>,
+    cache: &Kept,
     text: &str,
     max_bytes: usize,
     max_entries: usize,
@@ -107,17 +110,15 @@ fn kept_string<'py>(
     if text.len() > max_bytes {
         return PyString::new(py, text);
     }
-    cache.with(|kept| {
-        let Ok(mut kept) = kept.try_borrow_mut() else { return PyString::new(py, text) };
-        if let Some(found) = kept.get(text) {
-            return found.bind(py).clone();
-        }
-        let made = PyString::new(py, text);
-        if kept.len() < max_entries {
-            kept.insert(text.to_owned(), made.clone().unbind());
-        }
-        made
-    })
+    let Ok(mut kept) = cache.try_lock() else { return PyString::new(py, text) };
+    if let Some(found) = kept.get(text) {
+        return found.bind(py).clone();
+    }
+    let made = PyString::new(py, text);
+    if kept.len() < max_entries {
+        kept.insert(text.to_owned(), made.clone().unbind());
+    }
+    made
 }
 
 /// A Python object as a JSON value: dict (str keys), list, tuple, str, int, float (finite),

@@ -155,3 +155,24 @@ def test_a_state_of_subclasses_frames_as_the_plain_state() -> None:
     contract = dc.Contract.parse(text)
     for block in ["is_actionable", "route", "refund_risk"]:
         assert dumped(contract.frame(block, made)) == dumped(dc.Contract.parse(text).frame(block, base))
+
+
+def test_frames_made_on_many_threads_are_the_frames_of_one() -> None:
+    """The strings read and made are kept for the process, not per thread (thread-pool hosts
+    call from new threads): frames made on threads that start and end, several at a time,
+    are the frames a fresh contract makes on the main thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    text = (TRIAGE / "DECISION.md").read_bytes()
+    contract = dc.Contract.parse(text)
+    base = json.loads((TRIAGE / "state.json").read_text())
+    states = [dict(base, subject=f"order {turn} never arrived", orders=[f"INV-{turn}-{n}" for n in range(turn % 7)]) for turn in range(60)]
+    expected = [dumped(dc.Contract.parse(text).frame("refund_risk", state)) for state in states]
+
+    def framed(turn: int) -> str:
+        return dumped(contract.frame("refund_risk", fresh(states[turn])))
+
+    for _ in range(3):
+        # A new pool each round: its threads are new, as LangChain's are for each tool call.
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            assert list(pool.map(framed, range(len(states)))) == expected
