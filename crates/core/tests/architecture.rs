@@ -408,6 +408,93 @@ fn crate_sources(dir: &str) -> Vec<(ModulePath, String)> {
         .collect()
 }
 
+/// The layer crates the facade re-exports from: (Rust name, directory).
+const LAYER_CRATE_DIRS: &[(&str, &str)] = &[
+    ("decision_core", "crates/core"),
+    ("decision_protocol", "crates/protocol"),
+    ("decision_outcomes", "crates/outcomes"),
+    ("decision_runtime", "crates/runtime"),
+];
+
+/// The only modules the facade may re-export whole: the command surface every entrance goes
+/// through, and the table of diagnostic codes (every constant of it is API).
+const WHOLE_MODULES_ALLOWED: &[&str] = &["decision_runtime::api", "decision_core::diag::codes"];
+
+/// Every path a `pub use` of `source` re-exports, braces expanded (`a::{b, c::d}` → `a::b`,
+/// `a::c::d`), aliases dropped, a glob kept as its `*`.
+fn pub_use_paths(source: &str) -> Vec<String> {
+    fn expand(prefix: &str, tree: &str, into: &mut Vec<String>) {
+        let tree = tree.trim();
+        if let Some(inner) = tree.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+            let (mut depth, mut start) = (0usize, 0usize);
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        expand(prefix, &inner[start..i], into);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            expand(prefix, &inner[start..], into);
+            return;
+        }
+        if tree.is_empty() {
+            return;
+        }
+        let join = |head: &str| if prefix.is_empty() { head.to_owned() } else { format!("{prefix}::{head}") };
+        match tree.split_once("::") {
+            Some((head, rest)) => expand(&join(head.trim()), rest, into),
+            None => into.push(join(tree.split(" as ").next().unwrap_or(tree).trim())),
+        }
+    }
+    let code: String = source.lines().map(|line| line.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+    let mut paths = Vec::new();
+    for statement in code.split("pub use ").skip(1) {
+        let tree = statement.split(';').next().unwrap_or("");
+        expand("", &tree.split_whitespace().collect::<Vec<_>>().join(" "), &mut paths);
+    }
+    paths
+}
+
+/// Whether `path` (`decision_runtime::log::approval`) names a public module of a layer
+/// crate: its parent's file (`src/log/mod.rs` or `src/log.rs`; `src/lib.rs` at the top)
+/// declares `pub mod approval;`. A private module of the same name as a function (`digest`'s
+/// `stringify`) is not one.
+fn names_a_layer_module(root: &Path, path: &str) -> bool {
+    let mut segments = path.split("::");
+    let Some(dir) = segments.next().and_then(|name| LAYER_CRATE_DIRS.iter().find(|(n, _)| *n == name)) else {
+        return false;
+    };
+    let mut rest: Vec<&str> = segments.collect();
+    let Some(leaf) = rest.pop() else { return true };
+    let src = root.join(dir.1).join("src");
+    let parent = if rest.is_empty() {
+        vec![src.join("lib.rs")]
+    } else {
+        let module = src.join(rest.join("/"));
+        vec![module.with_extension("rs"), module.join("mod.rs")]
+    };
+    let declaration = format!("pub mod {leaf};");
+    parent
+        .iter()
+        .any(|file| std::fs::read_to_string(file).is_ok_and(|text| text.lines().any(|l| l.trim() == declaration)))
+}
+
+/// The facade's re-exports that give a layer crate's module whole (or a glob of one), other
+/// than those [`WHOLE_MODULES_ALLOWED`].
+fn whole_module_exports(source: &str, is_module: impl Fn(&str) -> bool) -> Vec<String> {
+    pub_use_paths(source)
+        .into_iter()
+        .filter(|path| {
+            let whole = path.ends_with("::*") || is_module(path);
+            whole && !WHOLE_MODULES_ALLOWED.contains(&path.as_str())
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------------------------------
 // The real workspace
 // ---------------------------------------------------------------------------------------
@@ -502,6 +589,20 @@ fn no_modules_import_each_other_in_a_circle() {
         let circles = module_circles(&sources);
         assert!(circles.is_empty(), "{dir} has modules that import each other:\n{}", circles.join("\n"));
     }
+}
+
+/// The facade names what it exports: no layer module is re-exported whole, so its page is
+/// the public API and a layer's new item is not public until the facade lists it.
+#[test]
+fn the_facade_exports_a_curated_api_not_whole_modules() {
+    let root = workspace_root();
+    let source = std::fs::read_to_string(root.join("crates/decision/src/lib.rs")).unwrap();
+    let paths = pub_use_paths(&source);
+    // The scan reads the real file: it finds the command surface and items deep in the log.
+    assert!(paths.contains(&"decision_runtime::api".to_owned()), "{paths:?}");
+    assert!(paths.contains(&"decision_runtime::log::approval::verify_log".to_owned()), "{paths:?}");
+    let whole = whole_module_exports(&source, |path| names_a_layer_module(&root, path));
+    assert!(whole.is_empty(), "the facade re-exports whole modules:\n{}", whole.join("\n"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -669,4 +770,36 @@ fn modules_that_import_each_other_are_reported_and_a_parent_using_its_child_is_n
         source(&["log"], "#[cfg(test)]\nmod tests { use crate::graph::Run; }"),
     ];
     assert_eq!(module_circles(&down), Vec::<String>::new());
+}
+
+#[test]
+fn a_whole_module_or_a_glob_re_exported_by_the_facade_is_reported() {
+    let root = workspace_root();
+    let source = "
+pub use decision_runtime::api; // the door: allowed
+pub use decision_core::{check, Contract};
+pub mod log {
+    pub use decision_runtime::log::{approval, SessionLog as Log, replay_file};
+    pub use decision_protocol::digest::*;
+}
+";
+    assert_eq!(
+        pub_use_paths(source),
+        [
+            "decision_runtime::api",
+            "decision_core::check",
+            "decision_core::Contract",
+            "decision_runtime::log::approval",
+            "decision_runtime::log::SessionLog",
+            "decision_runtime::log::replay_file",
+            "decision_protocol::digest::*",
+        ]
+    );
+    assert_eq!(
+        whole_module_exports(source, |path| names_a_layer_module(&root, path)),
+        ["decision_core::check", "decision_runtime::log::approval", "decision_protocol::digest::*"]
+    );
+    // A function named like a private module of its parent (`digest`'s `stringify`) is an item.
+    let curated = "pub use decision_core::check::{check, Report};\npub use decision_runtime::log::approval::verify_log;\npub use decision_protocol::digest::stringify;";
+    assert_eq!(whole_module_exports(curated, |path| names_a_layer_module(&root, path)), Vec::<String>::new());
 }
