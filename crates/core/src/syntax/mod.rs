@@ -6,19 +6,20 @@
 mod block;
 mod clauses;
 mod limits;
+pub mod problem;
 #[doc(hidden)]
 pub mod text;
 
 use std::collections::HashMap;
 
 use crate::contract::{Contract, Located};
-use crate::diag::codes;
-use crate::diag::{Diagnostic, Diagnostics, Layer, Omitted, Severity, Sink, Span};
+use crate::diag::{Diagnostic, Diagnostics, Omitted, Sink, Span};
 use crate::vocab::GENERATOR_HEADINGS;
 use text::{is_js_whitespace, join_lines_trimmed, js_trim, js_trim_end};
 
 use clauses::split_key_line;
 pub use limits::{MAX_BLOCKS, MAX_ITEMS};
+use problem::ParseProblem;
 
 /// The result of parsing: the contract and the parse-layer diagnostics.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,20 +178,13 @@ impl Position {
 
 fn utf8_problem(source: &[u8], at: &Position, len: usize) -> Diagnostic {
     let start = at.at;
-    Diagnostic {
-        code: codes::INVALID_UTF8,
-        severity: Severity::Error,
-        layer: Layer::Parse,
-        message: format!("invalid UTF-8 (byte 0x{:02X})", source.get(start).copied().unwrap_or(0)),
-        span: Span {
-            line: u32::try_from(at.line).unwrap_or(u32::MAX),
-            column: u32::try_from(at.column).unwrap_or(u32::MAX),
-            start,
-            end: start + len,
-        },
-        block: None,
-        help: Some("save the file as UTF-8".into()),
-    }
+    let span = Span {
+        line: u32::try_from(at.line).unwrap_or(u32::MAX),
+        column: u32::try_from(at.column).unwrap_or(u32::MAX),
+        start,
+        end: start + len,
+    };
+    ParseProblem::InvalidUtf8 { byte: source.get(start).copied().unwrap_or(0) }.at(span, None)
 }
 
 /// The section being read.
@@ -315,15 +309,8 @@ impl<'a> Scanner<'a> {
         let (block, rationale) = reader.finish(&mut self.diagnostics);
         self.rationale = rationale;
         if let Some(first) = seen_blocks.get(id) {
-            self.duplicates.push(Diagnostic {
-                code: codes::BLOCK_DUP_ID,
-                severity: Severity::Error,
-                layer: Layer::Parse,
-                message: format!("block id `{}` is used twice", block.id),
-                span: block.span,
-                block: Some(block.id.clone()),
-                help: Some(format!("the first `## {}` is on line {first}; rename one of them", block.id)),
-            });
+            let problem = ParseProblem::DuplicateBlock { id: &block.id, first_line: first };
+            self.duplicates.push(problem.at(block.span, Some(block.id.clone())));
         } else {
             seen_blocks.insert(id, block.span.line);
         }

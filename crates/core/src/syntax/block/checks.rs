@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 
 use super::super::clauses::{DynamicProblem, parse_dynamic, split_when};
+use super::super::problem::{DynamicMistake, ParseProblem};
 use super::super::text::{join_lines_trimmed, js_trim};
-use super::{BlockReader, DASHES_HELP, Draft};
+use super::{BlockReader, Draft};
 use crate::contract::{Block, Dynamic, Kind, Primitive, Question};
-use crate::diag::codes;
 use crate::diag::{Diagnostics, Span};
 use crate::names::NameSet;
 use crate::suggest::did_you_mean;
@@ -24,12 +24,7 @@ impl<'a> BlockReader<'a> {
         }
         // Missing kind.
         if !self.saw_kind {
-            self.push(
-                codes::KIND_MISSING,
-                self.heading,
-                format!("block `{}` declares no kind", self.id),
-                Some("add `kind: choice | noul | score | mixed | rule` — every block must say who answers it".into()),
-            );
+            self.report(ParseProblem::KindMissing { block: self.id }, self.heading);
         }
         let (position, purpose, when_span) = self.when_checks();
         let dynamic = self.dynamic_checks();
@@ -63,27 +58,11 @@ impl<'a> BlockReader<'a> {
         let when = split_when(js_trim(value));
         let position = when.position.to_string();
         if position.is_empty() {
-            self.push(
-                codes::WHEN_MISSING,
-                span,
-                "`when:` names no position; the position decides which code carries out this decision's actions".into(),
-                Some(format!("add `when: <position> —— <purpose>`; positions are {} or host:<name>", position_names())),
-            );
+            self.report(ParseProblem::WhenMissing, span);
             return (position, when.purpose.to_string(), span);
         }
         if !when.leftover.is_empty() {
-            self.push(
-                codes::WHEN_LEFTOVER,
-                span,
-                format!(
-                    "text `{}` after position `{position}` is not introduced by `——`, so nothing reads it",
-                    when.leftover
-                ),
-                Some(match when.leftover.strip_prefix("--") {
-                    Some(purpose) => format!("{DASHES_HELP}: `when: {position} —— {}`", js_trim(purpose)),
-                    None => format!("write `when: {position} —— {}`", when.leftover),
-                }),
-            );
+            self.report(ParseProblem::WhenLeftover { position: &position, leftover: when.leftover }, span);
         }
         match vocab::position_actions(&position) {
             Some(handled) => {
@@ -99,27 +78,16 @@ impl<'a> BlockReader<'a> {
                     .map(|r| r.action.clone())
                     .collect();
                 for action in offending {
-                    self.push(
-                        codes::ACTION_NOT_AT_POSITION,
+                    self.report(
+                        ParseProblem::ActionNotAtPosition { position: &position, action: &action, handled },
                         span,
-                        format!(
-                            "position `{position}` does not handle action `{action}` (it handles {} / escalate)",
-                            handled.join(" / ")
-                        ),
-                        Some(
-                            "use an action this position handles, or move the block to a position that handles it"
-                                .into(),
-                        ),
                     );
                 }
             }
             None if vocab::is_host_name(&position) => {}
             None => {
-                let help = match did_you_mean(&position, POSITIONS.iter().map(|(p, _)| *p)) {
-                    Some(p) => format!("did you mean `{p}`?"),
-                    None => format!("positions are {} or host:<name>", position_names()),
-                };
-                self.push(codes::WHEN_UNKNOWN, span, format!("`{position}` is not a position"), Some(help));
+                let suggestion = did_you_mean(&position, POSITIONS.iter().map(|(p, _)| *p));
+                self.report(ParseProblem::WhenUnknown { position: &position, suggestion }, span);
             }
         }
         (position, when.purpose.to_string(), span)
@@ -132,53 +100,17 @@ impl<'a> BlockReader<'a> {
         }
         let parts = parse_dynamic(value);
         for problem in &parts.problems {
-            let (code, message, help) = match problem {
-                DynamicProblem::NoWhy => (
-                    codes::DYN_NO_WHY,
-                    "`dynamic:` gives no reason why the candidates are rebuilt every step".to_string(),
-                    match value.contains("--") {
-                        true => DASHES_HELP.to_string(),
-                        false => "add `—— reason` at the end".to_string(),
-                    },
-                ),
-                DynamicProblem::NoArrow => (
-                    codes::DYN_NO_ARROW,
-                    "`dynamic:` lacks `→ <output>`".into(),
-                    "write `provider(ctx: cells…) → candidates —— why`".into(),
-                ),
-                DynamicProblem::MultiArrow(n) => (
-                    codes::DYN_MULTI_ARROW,
-                    format!("`dynamic:` has {n} arrows; only one is allowed"),
-                    "write `provider(ctx: cells…) → candidates —— why`".into(),
-                ),
-                DynamicProblem::Output(o) => (
-                    codes::DYN_OUTPUT,
-                    format!("unknown dynamic output `{o}`"),
-                    "the only output is `candidates`".into(),
-                ),
-                DynamicProblem::Call(c) => (
-                    codes::DYN_CALL,
-                    format!("dynamic provider `{c}` is not written `<name>(ctx: <cell>, …)`"),
-                    "name the provider and the cells it reads: `toolsFor(ctx: history, files)`".into(),
-                ),
-                DynamicProblem::NoCells => (
-                    codes::DYN_NO_CELLS,
-                    "`dynamic:` does not say which cells the provider reads".into(),
-                    "list the cells: `name(ctx: cell, …)` — a cell left out silently removes a class of candidates"
-                        .into(),
-                ),
-                DynamicProblem::BadCell(c) => (
-                    codes::DYN_BAD_CELL,
-                    format!("dynamic cell name `{c}` is not an identifier"),
-                    "cell names are ASCII identifiers".into(),
-                ),
-                DynamicProblem::DupCells(d) => (
-                    codes::DYN_DUP_CELLS,
-                    format!("dynamic cell names repeated: {}", d.join(", ")),
-                    "name each cell once".into(),
-                ),
+            let mistake = match problem {
+                DynamicProblem::NoWhy => DynamicMistake::NoWhy { ascii_dashes: value.contains("--") },
+                DynamicProblem::NoArrow => DynamicMistake::NoArrow,
+                DynamicProblem::MultiArrow(n) => DynamicMistake::MultiArrow(*n),
+                DynamicProblem::Output(output) => DynamicMistake::Output(output),
+                DynamicProblem::Call(call) => DynamicMistake::Call(call),
+                DynamicProblem::NoCells => DynamicMistake::NoCells,
+                DynamicProblem::BadCell(cell) => DynamicMistake::BadCell(cell),
+                DynamicProblem::DupCells(cells) => DynamicMistake::DupCells(cells),
             };
-            self.push(code, span, message, Some(help));
+            self.report(ParseProblem::Dynamic(mistake), span);
         }
         Some(Dynamic { provider: parts.provider, reads: parts.reads, output: parts.output, why: parts.why, span })
     }
@@ -197,12 +129,7 @@ impl<'a> BlockReader<'a> {
         }
         for draft in drafts {
             if draft.options.is_empty() {
-                self.push(
-                    codes::Q_NO_OPTIONS,
-                    draft.span,
-                    format!("question `{}` has no options", draft.id),
-                    Some("add options as `- name — criterion` lines".into()),
-                );
+                self.report(ParseProblem::QuestionNoOptions { question: draft.id }, draft.span);
                 continue;
             }
             let named = draft.options.iter().filter(|o| o.named).count();
@@ -218,24 +145,12 @@ impl<'a> BlockReader<'a> {
             } else if named == 0 {
                 Primitive::Score
             } else {
-                self.push(
-                    codes::Q_MIXED_STYLE,
-                    draft.span,
-                    format!(
-                        "question `{}` mixes option styles: {named} named (`name — criterion`), {unnamed} unnamed",
-                        draft.id
-                    ),
-                    Some("name every option (choice) or none (score levels, lowest first)".into()),
-                );
+                let problem = ParseProblem::QuestionMixedStyle { question: draft.id, named, unnamed };
+                self.report(problem, draft.span);
                 Primitive::Choice
             };
             if draft.ask.is_empty() {
-                self.push(
-                    codes::Q_NO_ASK,
-                    draft.span,
-                    format!("question `{}` lacks `ask:`", draft.id),
-                    Some("add `ask: <the question>`".into()),
-                );
+                self.report(ParseProblem::QuestionNoAsk { question: draft.id }, draft.span);
             }
             self.option_lints(&draft);
             questions.push(Question {
@@ -255,12 +170,7 @@ impl<'a> BlockReader<'a> {
         }
         for id in reported {
             let span = first_spans.get(id).copied().unwrap_or(self.heading);
-            self.push(
-                codes::Q_DUP_ID,
-                span,
-                format!("question id `{id}` is used twice in this block"),
-                Some("give each `###` question its own id".into()),
-            );
+            self.report(ParseProblem::QuestionDuplicate { question: id }, span);
         }
         questions
     }
@@ -269,15 +179,8 @@ impl<'a> BlockReader<'a> {
         let mut seen = NameSet::new();
         for option in draft.options.iter().filter(|o| o.named) {
             if !seen.insert(&option.name) {
-                self.lint(
-                    codes::L_DUP_OPTION,
-                    option.span,
-                    format!(
-                        "option `{}` of question `{}` is written twice; the later one replaces the earlier",
-                        option.name, draft.id
-                    ),
-                    Some("give each option its own name".into()),
-                );
+                let problem = ParseProblem::DuplicateOption { option: &option.name, question: draft.id };
+                self.report(problem, option.span);
             }
         }
     }
@@ -287,73 +190,38 @@ impl<'a> BlockReader<'a> {
         match kind {
             Kind::Rule => {
                 if count > 0 {
-                    self.push(
-                        codes::RULE_HAS_QUESTIONS,
-                        self.heading,
-                        "a `kind: rule` block must not ask questions: code answers it, not the model".into(),
-                        Some("remove the questions, or change the kind to choice / noul / score / mixed".into()),
-                    );
+                    self.report(ParseProblem::RuleHasQuestions, self.heading);
                 }
                 return;
             }
             Kind::Mixed => {
                 if count < 2 {
-                    self.push(
-                        codes::MIXED_TOO_FEW,
-                        self.heading,
-                        format!("`kind: mixed` needs at least 2 questions (got {count})"),
-                        Some("with one question use choice / noul / score".into()),
-                    );
+                    self.report(ParseProblem::MixedTooFew { count }, self.heading);
                 }
             }
             Kind::Choice | Kind::Noul | Kind::Score => {
                 let [question] = questions else {
-                    self.push(
-                        codes::SINGLE_COUNT,
-                        self.heading,
-                        format!("`kind: {}` needs exactly 1 question (got {count})", kind.as_str()),
-                        Some("for several questions use `kind: mixed`".into()),
-                    );
+                    self.report(ParseProblem::SingleCount { kind: kind.as_str(), count }, self.heading);
                     return;
                 };
                 if question.primitive.as_str() != kind.as_str() {
-                    let missing = missing_noul_option(question);
-                    let hint = match (question.primitive, kind) {
-                        (Primitive::Choice, Kind::Noul) if missing.is_some() => &*add_the_other(missing),
-                        (Primitive::Score, _) => {
-                            "the options have no names; if you meant choice, write each as `name — criterion`"
-                        }
-                        (Primitive::Choice, Kind::Noul) => {
-                            "the options are named; a noul's two options must be `true` and `false`"
-                        }
-                        (Primitive::Noul, _) => "the options are `true` and `false`",
-                        _ => "the options are named",
+                    let problem = ParseProblem::KindMismatch {
+                        kind: kind.as_str(),
+                        made: question.primitive.as_str(),
+                        missing_noul: missing_noul_option(question),
                     };
-                    self.push(
-                        codes::KIND_MISMATCH,
-                        question.span,
-                        format!(
-                            "`kind: {}` does not match how the options are written: they make a {} question",
-                            kind.as_str(),
-                            question.primitive.as_str()
-                        ),
-                        Some(hint.into()),
-                    );
+                    self.report(problem, question.span);
                 }
             }
         }
         if !has_dynamic {
             for q in questions.iter().filter(|q| q.primitive == Primitive::Choice && q.options.len() < 2) {
-                let help = match missing_noul_option(q) {
-                    Some(_) => add_the_other(missing_noul_option(q)),
-                    None => "add options, or declare runtime candidates: `dynamic: provider(ctx: cells…) → candidates —— why`".into(),
+                let problem = ParseProblem::ChoiceFew {
+                    question: &q.id,
+                    count: q.options.len(),
+                    missing_noul: missing_noul_option(q),
                 };
-                self.push(
-                    codes::CHOICE_FEW,
-                    q.span,
-                    format!("question `{}` has {} option; a choice needs at least 2", q.id, q.options.len()),
-                    Some(help),
-                );
+                self.report(problem, q.span);
             }
         }
     }
@@ -367,16 +235,4 @@ fn missing_noul_option(question: &Question) -> Option<&'static str> {
         [only] if only.name == "false" => Some("true"),
         _ => None,
     }
-}
-
-/// The help for a noul written with one option: add the other.
-fn add_the_other(missing: Option<&str>) -> String {
-    match missing {
-        Some(other) => format!("a noul has two options, `true` and `false`: add `- {other} — <when it is {other}>`"),
-        None => "a noul's two options must be `true` and `false`".into(),
-    }
-}
-
-fn position_names() -> String {
-    POSITIONS.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(" / ")
 }

@@ -5,10 +5,10 @@
 
 use super::super::Line;
 use super::super::clauses::{list_item, split_key_line, split_option};
+use super::super::problem::ParseProblem;
 use super::super::text::{is_js_whitespace, js_trim, js_words, split_once_str, utf16_prefix};
-use super::{BlockReader, DASHES_HELP, Draft, FRAME_ROOM, heading_like_lint};
+use super::{BlockReader, Draft, FRAME_ROOM, heading_like_lint};
 use crate::contract::{Exclusion, Frame, FrameField, Kind, QuestionOption, Rule};
-use crate::diag::codes;
 use crate::diag::{Severity, Sink, Span};
 use crate::suggest::did_you_mean;
 use crate::vocab::{self, ACTIONS, BLOCK_KEYS};
@@ -51,12 +51,7 @@ impl<'a> BlockReader<'a> {
             }
             self.in_frame = false;
             if t.starts_with('+') {
-                self.lint(
-                    codes::L_FRAME_LINE_DROPPED,
-                    span,
-                    "this line ends the frame region and is read as prose, not as a frame field".into(),
-                    Some("write `+ ` (plus and one space) before the field".into()),
-                );
+                self.report(ParseProblem::FrameRegionEnded, span);
             }
         }
         // 4. List item: a policy rule or an option.
@@ -73,12 +68,7 @@ impl<'a> BlockReader<'a> {
         let Some((key, value)) = split_key_line(t) else {
             self.in_policy = false;
             if t.starts_with("+ ") && self.frame.is_some() {
-                self.lint(
-                    codes::L_FRAME_LINE_DROPPED,
-                    span,
-                    "a frame line outside the frame region is read as prose".into(),
-                    Some("frame lines must follow `frame:` (or another frame line) with no blank line between".into()),
-                );
+                self.report(ParseProblem::FrameLineOutside, span);
             }
             if let Some(d) =
                 heading_like_lint(line, t, Some(self.id).filter(|_| self.diagnostics.keeps(Severity::Warning)))
@@ -93,12 +83,7 @@ impl<'a> BlockReader<'a> {
         if is_key("policy") {
             self.in_policy = true;
             if !value.is_empty() {
-                self.lint(
-                    codes::L_POLICY_VALUE,
-                    line.span_of(value),
-                    "text after `policy:` is ignored".into(),
-                    Some("put rules on the following lines as `- predicate → action`".into()),
-                );
+                self.report(ParseProblem::PolicyValue, line.span_of(value));
             }
             return;
         }
@@ -109,43 +94,23 @@ impl<'a> BlockReader<'a> {
             self.kind_line(line, value, span);
         } else if is_key("when") {
             if let Some((_, first)) = &self.when {
-                let first = first.line;
-                self.lint(
-                    codes::L_DUP_WHEN,
-                    key_span(),
-                    format!("second `when:` in this block (the first is on line {first}); the last one wins"),
-                    Some("keep one `when:` line".into()),
-                );
+                let first_line = first.line;
+                self.report(ParseProblem::DuplicateWhen { first_line }, key_span());
             }
             self.when = Some((value, span));
         } else if is_key("dynamic") {
             if let Some((_, first)) = &self.dynamic {
-                let first = first.line;
-                self.lint(
-                    codes::L_DUP_DYNAMIC,
-                    key_span(),
-                    format!("second `dynamic:` in this block (the first is on line {first}); the last one wins"),
-                    Some("keep one `dynamic:` line".into()),
-                );
+                let first_line = first.line;
+                self.report(ParseProblem::DuplicateDynamic { first_line }, key_span());
             }
             self.dynamic = Some((value, span));
         } else if is_key("frame") {
             if !value.is_empty() {
-                self.push(
-                        codes::FRAME_VALUE,
-                        line.span_of(value),
-                        "`frame:` takes no value".into(),
-                        Some("write the frame on the following lines: `+ field bound [projection] —— why` and `- cell —— why`".into()),
-                    );
+                self.report(ParseProblem::FrameValue, line.span_of(value));
             }
             if let Some(first) = &self.frame {
-                let first = first.span.line;
-                self.lint(
-                    codes::L_SECOND_FRAME,
-                    key_span(),
-                    format!("a second `frame:` discards the frame on line {first}"),
-                    Some("merge the two frames into one".into()),
-                );
+                let first_line = first.span.line;
+                self.report(ParseProblem::SecondFrame { first_line }, key_span());
             }
             // Frames usually list a handful of fields and exclusions each: room for eight
             // spares the regrowth of both lists at four.
@@ -154,25 +119,15 @@ impl<'a> BlockReader<'a> {
             self.in_frame = true;
         } else if is_key("ask") {
             if let Some(first) = self.current.ask_span {
-                self.lint(
-                    codes::L_DUP_ASK,
-                    key_span(),
-                    format!(
-                        "second `ask:` for question `{}` (the first is on line {}); the last one wins",
-                        self.current.id, first.line
-                    ),
-                    Some("keep one `ask:` per question".into()),
-                );
+                let problem = ParseProblem::DuplicateAsk { question: self.current.id, first_line: first.line };
+                self.report(problem, key_span());
             }
             self.current.ask = value.to_string();
             self.current.ask_span = Some(span);
         } else {
             let key_lower = key.to_ascii_lowercase();
-            let help = match did_you_mean(&key_lower, BLOCK_KEYS) {
-                    Some(key) => format!("did you mean `{key}:`? If this is prose, do not start the line with `word:` (e.g. wrap the word in `**…**`)"),
-                    None => "the keys are kind / when / dynamic / frame / ask / policy; if this is prose, do not start the line with `word:` (e.g. wrap the word in `**…**`)".into(),
-                };
-            self.push(codes::UNKNOWN_KEY, key_span(), format!("unknown key `{key_lower}`"), Some(help));
+            let suggestion = did_you_mean(&key_lower, BLOCK_KEYS);
+            self.report(ParseProblem::UnknownKey { key: &key_lower, suggestion }, key_span());
         }
     }
 
@@ -180,28 +135,16 @@ impl<'a> BlockReader<'a> {
     fn kind_line(&mut self, line: &Line<'_>, value: &str, line_span: Span) {
         let span = line.span_of(value);
         if let Some(first) = self.kind_span {
-            self.lint(
-                codes::L_DUP_KIND,
-                line_span,
-                format!("second `kind:` in this block (the first is on line {}); the last valid one wins", first.line),
-                Some("keep one `kind:` line".into()),
-            );
+            self.report(ParseProblem::DuplicateKind { first_line: first.line }, line_span);
         }
         self.saw_kind = true;
         self.kind_span = Some(line_span);
         match Kind::parse(value) {
             Some(kind) => self.kind = Some(kind),
             None => {
-                let help = match did_you_mean(value, Kind::ALL.iter().map(|k| k.as_str())) {
-                    Some(k) => format!("did you mean `{k}`?"),
-                    None => "kind is one of choice / noul / score / mixed / rule".into(),
-                };
-                self.push(
-                    codes::KIND_INVALID,
-                    if value.is_empty() { line_span } else { span },
-                    format!("`{value}` is not a kind (choice / noul / score / mixed / rule)"),
-                    Some(help),
-                );
+                let suggestion = did_you_mean(value, Kind::ALL.iter().map(|k| k.as_str()));
+                let at = if value.is_empty() { line_span } else { span };
+                self.report(ParseProblem::KindInvalid { value, suggestion }, at);
             }
         }
     }
@@ -221,21 +164,8 @@ impl<'a> BlockReader<'a> {
         // do not also report its words as extra columns (one mistake, one error).
         let ascii_dashes = why.is_empty() && head.contains("--");
         if why.is_empty() {
-            let what = if is_field {
-                "every field must say why it is in this decision"
-            } else {
-                "every deliberate exclusion must say why"
-            };
-            let help = match ascii_dashes {
-                true => DASHES_HELP.to_string(),
-                false => "add `—— reason` at the end of the line".to_string(),
-            };
-            self.push(
-                codes::FRAME_NO_WHY,
-                span,
-                format!("frame line `{}` gives no reason; {what}", utf16_prefix(trimmed, 40)),
-                Some(help),
-            );
+            let problem = ParseProblem::FrameNoWhy { line: utf16_prefix(trimmed, 40), field: is_field, ascii_dashes };
+            self.report(problem, span);
         }
         // At most four tokens matter (name, bound, projection, and the first extra one).
         let mut words = js_words(head);
@@ -244,23 +174,14 @@ impl<'a> BlockReader<'a> {
         let rest =
             || tokens.iter().flatten().copied().chain(head.split(is_js_whitespace).filter(|t| !t.is_empty()).skip(4));
         let Some(first) = tokens[0] else {
-            self.push(
-                codes::FRAME_EMPTY,
-                span,
-                format!("frame line `{}` is empty", utf16_prefix(trimmed, 40)),
-                Some("name a cell before `——`".into()),
-            );
+            self.report(ParseProblem::FrameEmpty { line: utf16_prefix(trimmed, 40) }, span);
             return;
         };
         if !is_field {
             if count > 1 && !ascii_dashes {
                 let extra = rest().skip(1).collect::<Vec<_>>().join(" ");
-                self.push(
-                    codes::FRAME_EXCL_EXTRA,
-                    line.span_of(tokens[1].unwrap_or(first)),
-                    format!("an exclusion names only the cell `{first}`; got extra `{extra}`"),
-                    Some(format!("write `- {first} —— reason`")),
-                );
+                let problem = ParseProblem::FrameExclusionExtra { cell: first, extra: &extra };
+                self.report(problem, line.span_of(tokens[1].unwrap_or(first)));
             }
             let exclusion = Exclusion { field: first.to_string(), why: why.to_string(), span };
             if let Some(frame) = self.frame.as_mut() {
@@ -271,36 +192,20 @@ impl<'a> BlockReader<'a> {
         let bound_token = tokens[1];
         let bound = bound_token.and_then(decimal_bound);
         let Some(bound) = bound else {
-            let (message, help, at) = match bound_token {
-                None => (
-                    format!("frame field `{first}` lacks a positive bound in column 2"),
-                    format!(
-                        "write `+ {first} 200 —— reason`: bounds are mandatory (characters for text, items for lists)"
-                    ),
-                    line.span_of(first),
-                ),
-                Some(token) => (
-                    format!("frame field `{first}` has bound `{token}`, which is not a positive decimal integer"),
-                    match js_number_integer(token) {
-                        Some(n) if n >= 1.0 => format!("write the bound as a plain decimal integer: `{n}`"),
-                        _ => format!("write a whole number ≥ 1, e.g. `+ {first} 200 —— reason`"),
-                    },
-                    line.span_of(token),
-                ),
+            let (problem, at) = match bound_token {
+                None => (ParseProblem::FrameBoundMissing { field: first }, line.span_of(first)),
+                Some(token) => {
+                    let plain = js_number_integer(token).filter(|n| *n >= 1.0);
+                    (ParseProblem::FrameBoundInvalid { field: first, bound: token, plain }, line.span_of(token))
+                }
             };
-            self.push(codes::FRAME_BOUND, at, message, Some(help));
+            self.report(problem, at);
             return;
         };
         if count > 3 && !ascii_dashes {
             let extra = rest().skip(3).collect::<Vec<_>>().join(" ");
-            self.push(
-                codes::FRAME_COLUMNS,
-                line.span_of(tokens[3].unwrap_or(first)),
-                format!(
-                    "frame field `{first}` has at most three columns (name / bound / projection); got extra `{extra}`"
-                ),
-                Some("move the extra text after `——`".into()),
-            );
+            let problem = ParseProblem::FrameColumns { field: first, extra: &extra };
+            self.report(problem, line.span_of(tokens[3].unwrap_or(first)));
         }
         let field = FrameField {
             key: first.to_string(),
@@ -317,35 +222,17 @@ impl<'a> BlockReader<'a> {
     /// `span` is the span of the trimmed line.
     fn rule(&mut self, line: &Line<'_>, body: &str, span: Span) {
         let Some((predicate, action)) = split_once_str(body, "→") else {
-            let help = if body.contains("->") {
-                "use `→` (U+2192); `->` is not an arrow here"
-            } else {
-                "write `- predicate → action`"
-            };
-            self.push(codes::POL_NO_ARROW, span, format!("policy rule `{body}` lacks `→ action`"), Some(help.into()));
+            self.report(ParseProblem::RuleNoArrow { rule: body, ascii_arrow: body.contains("->") }, span);
             return;
         };
         let (predicate, action) = (js_trim(predicate), js_trim(action));
         if predicate.is_empty() || action.is_empty() {
-            self.push(
-                codes::POL_EMPTY,
-                span,
-                format!("policy rule `{body}` has an empty predicate or action"),
-                Some("write `- predicate → action`".into()),
-            );
+            self.report(ParseProblem::RuleEmpty { rule: body }, span);
             return;
         }
         if !vocab::is_action(action) && !vocab::is_host_name(action) {
-            let help = match did_you_mean(action, ACTIONS) {
-                Some(a) => format!("did you mean `{a}`?"),
-                None => format!("actions are {}; host actions are written `host:<name>`", ACTIONS.join(" / ")),
-            };
-            self.push(
-                codes::POL_UNKNOWN_ACTION,
-                line.span_of(action),
-                format!("unknown action `{action}`"),
-                Some(help),
-            );
+            let suggestion = did_you_mean(action, ACTIONS);
+            self.report(ParseProblem::UnknownAction { action, suggestion }, line.span_of(action));
         }
         self.rules.push(Rule { predicate: predicate.to_string(), action: action.to_string(), span });
     }

@@ -7,16 +7,13 @@ mod checks;
 mod lines;
 
 use super::Line;
+use super::problem::{HeadingLike, ParseProblem};
 use super::text::{is_js_whitespace, js_trim};
 use crate::contract::{Frame, Kind, QuestionOption, Rule};
-use crate::diag::codes;
-use crate::diag::{Diagnostic, Diagnostics, Layer, Severity, Sink, Span};
+use crate::diag::{Diagnostic, Diagnostics, Sink, Span};
 
 /// The initial room in a frame's lists of fields and of exclusions.
 const FRAME_ROOM: usize = 8;
-
-/// The help for `--` written where the reason separator `——` belongs, as `->` gets one for `→`.
-const DASHES_HELP: &str = "use `——` (two U+2014 em dashes) before the reason; `--` is not a separator here";
 
 /// A question being read.
 struct Draft<'a> {
@@ -111,47 +108,22 @@ pub(super) fn heading_like_lint(line: &Line<'_>, trimmed: &str, block: Option<&s
     let hashes = trimmed.chars().take_while(|c| *c == '#').count();
     let text = js_trim(trimmed.trim_start_matches('#'));
     let what = if hashes == 3 && text.is_empty() {
-        "`###` without a question id is read as prose"
+        HeadingLike::BareQuestion
     } else if hashes >= 4 && trimmed.chars().nth(hashes).is_some_and(is_js_whitespace) {
-        "a `####` heading is read as prose; questions use `###`"
+        HeadingLike::FourHashes
     } else if hashes == 2 && line.raw.starts_with(is_js_whitespace) && !text.is_empty() {
-        "an indented `##` does not start a block; it is read as prose"
+        HeadingLike::IndentedBlock
     } else {
         return None;
     };
-    Some(Diagnostic {
-        code: codes::L_NOT_A_HEADING,
-        severity: Severity::Warning,
-        layer: Layer::Parse,
-        message: what.to_string(),
-        span: line.span_of(trimmed),
-        block: block.map(str::to_string),
-        help: Some("write `## id` for a block or `### id` for a question at the start of the line".into()),
-    })
+    Some(ParseProblem::NotAHeading(what).at(line.span_of(trimmed), block.map(str::to_string)))
 }
 
 impl<'a> BlockReader<'a> {
-    fn push(&mut self, code: &'static str, span: Span, message: String, help: Option<String>) {
-        self.diagnostics.push(Diagnostic {
-            code,
-            severity: Severity::Error,
-            layer: Layer::Parse,
-            message,
-            span,
-            block: self.diagnostics.keeps(Severity::Error).then(|| self.id.to_string()),
-            help,
-        });
-    }
-
-    fn lint(&mut self, code: &'static str, span: Span, message: String, help: Option<String>) {
-        self.diagnostics.push(Diagnostic {
-            code,
-            severity: Severity::Warning,
-            layer: Layer::Parse,
-            message,
-            span,
-            block: self.diagnostics.keeps(Severity::Warning).then(|| self.id.to_string()),
-            help,
-        });
+    /// Reports `problem` at `span`, in this block (its id left out when the diagnostic is
+    /// only counted: see [`Sink::keeps`]).
+    fn report(&mut self, problem: ParseProblem<'_>, span: Span) {
+        let block = self.diagnostics.keeps(problem.severity()).then(|| self.id.to_string());
+        self.diagnostics.push(problem.at(span, block));
     }
 }
