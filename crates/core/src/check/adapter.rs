@@ -5,11 +5,10 @@
 use std::collections::HashMap;
 
 use super::Capabilities;
+use super::problem::CheckProblem;
 use crate::contract::{Block, Contract};
-use crate::diag::codes;
-use crate::diag::{self, Diagnostic, Layer, Severity, Span};
+use crate::diag::{self, Diagnostic, Span};
 use crate::names::NameSet;
-use crate::suggest::did_you_mean;
 use crate::vocab::{self, ANY_POSITION_ACTION};
 
 /// The diagnostics' destination, and the block being checked.
@@ -19,26 +18,12 @@ struct Sink<'a, 'o> {
 }
 
 impl Sink<'_, '_> {
-    fn push(&mut self, code: &'static str, span: Span, message: String, help: Option<String>) {
-        self.out.push(Diagnostic {
-            code,
-            severity: Severity::Error,
-            layer: Layer::Adapter,
-            message,
-            span,
-            block: self.block.filter(|_| self.out.keeps(Severity::Error)).map(str::to_string),
-            help,
-        });
+    /// Reports `problem` at `span`, in the block being checked (its id left out when the
+    /// diagnostic is only counted: see [`diag::Sink::keeps`]).
+    fn push(&mut self, problem: CheckProblem<'_>, span: Span) {
+        let block = self.block.filter(|_| self.out.keeps(problem.severity())).map(str::to_string);
+        self.out.push(problem.at(span, block));
     }
-}
-
-fn suggest_in(word: &str, names: &[String], what: &str) -> Option<String> {
-    if names.is_empty() {
-        return Some(format!("the host registers no {what}"));
-    }
-    did_you_mean(word, names.iter().map(String::as_str))
-        .map(|s| format!("did you mean `{s}`?"))
-        .or_else(|| Some(format!("the host registers {what}: {}", names.join(", "))))
 }
 
 /// Check a contract against a host's capabilities.
@@ -53,16 +38,9 @@ pub(super) fn adapter_into(contract: &Contract, caps: &Capabilities, out: &mut d
     let mut sink = Sink { out, block: None };
     for required in &caps.required_blocks {
         if !contract.blocks.iter().any(|b| &b.id == required) {
-            let existing = contract.blocks.iter().map(|b| b.id.as_str()).collect::<Vec<_>>().join(", ");
-            sink.push(
-                codes::A_BLOCK_MISSING,
-                Span { line: 1, column: 1, start: 0, end: 0 },
-                format!("the host requires a block `{required}`, and the file has none (it has: {existing})"),
-                did_you_mean(required, contract.blocks.iter().map(|b| b.id.as_str()))
-                    .or_else(|| contract.blocks.iter().map(|b| b.id.as_str()).find(|id| id.contains(required.as_str())))
-                    .map(|b| format!("did you mean to name `## {b}` `## {required}`?"))
-                    .or_else(|| Some(format!("add `## {required}`"))),
-            );
+            let blocks = contract.blocks.iter().map(|b| b.id.as_str()).collect::<Vec<_>>();
+            let problem = CheckProblem::BlockMissing { required, blocks: &blocks };
+            sink.push(problem, Span { line: 1, column: 1, start: 0, end: 0 });
         }
     }
     let cells = caps.state_cells.as_deref().map(CellIndex::new);
@@ -158,15 +136,12 @@ fn check_block(
         || (vocab::position_actions(&block.position).is_none() && !vocab::is_host_name(&block.position));
     if position_actions.is_none() && !position_reported {
         let positions: Vec<String> = caps.positions.keys().cloned().collect();
-        sink.push(
-            codes::A_POSITION,
-            block.span,
-            format!(
-                "the host has not registered position `{}` (`when:` on line {})",
-                block.position, block.when_span.line
-            ),
-            suggest_in(&block.position, &positions, "positions"),
-        );
+        let problem = CheckProblem::Position {
+            position: &block.position,
+            when_line: block.when_span.line,
+            registered: &positions,
+        };
+        sink.push(problem, block.span);
     }
     for rule in &block.policy {
         // An unknown action is a parse error already (DC0108), and so is a core position
@@ -178,12 +153,9 @@ fn check_block(
             continue;
         }
         if !caps.actions.contains(&rule.action) {
-            sink.push(
-                codes::A_ACTION,
-                block.span,
-                format!("the host has no handler for action `{}` (rule on line {})", rule.action, rule.span.line),
-                suggest_in(&rule.action, &caps.actions, "actions"),
-            );
+            let problem =
+                CheckProblem::Action { action: &rule.action, rule_line: rule.span.line, registered: &caps.actions };
+            sink.push(problem, block.span);
             // Without a handler it is handled nowhere: the position need not say so again.
             continue;
         }
@@ -191,19 +163,13 @@ fn check_block(
             && rule.action != ANY_POSITION_ACTION
             && !handled.contains(&rule.action)
         {
-            sink.push(
-                codes::A_ACTION_AT_POSITION,
-                block.span,
-                format!(
-                    "position `{}` does not handle action `{}` in this host (rule on line {})",
-                    block.position, rule.action, rule.span.line
-                ),
-                Some(format!(
-                    "in this host `{}` handles {} / {ANY_POSITION_ACTION}",
-                    block.position,
-                    handled.iter().filter(|a| *a != ANY_POSITION_ACTION).cloned().collect::<Vec<_>>().join(" / ")
-                )),
-            );
+            let problem = CheckProblem::ActionAtPosition {
+                position: &block.position,
+                action: &rule.action,
+                rule_line: rule.span.line,
+                handled,
+            };
+            sink.push(problem, block.span);
         }
     }
     if let Some(dynamic) = &block.dynamic
@@ -211,26 +177,17 @@ fn check_block(
     {
         let provider = &dynamic.provider;
         if !caps.dynamic_providers.contains(provider) {
-            sink.push(
-                codes::A_PROVIDER,
-                block.span,
-                format!(
-                    "the host has not registered dynamic provider `{provider}` (`dynamic:` on line {})",
-                    dynamic.span.line
-                ),
-                suggest_in(provider, &caps.dynamic_providers, "providers"),
-            );
+            let problem = CheckProblem::Provider {
+                provider,
+                dynamic_line: dynamic.span.line,
+                registered: &caps.dynamic_providers,
+            };
+            sink.push(problem, block.span);
         }
         match caps.dynamic_provider_reads.get(provider) {
             None => sink.push(
-                codes::A_PROVIDER_READS_MISSING,
+                CheckProblem::ProviderReadsMissing { provider, reads: &dynamic.reads, dynamic_line: dynamic.span.line },
                 block.span,
-                format!(
-                    "the host does not declare which cells provider `{provider}` reads (the file says {}; `dynamic:` on line {})",
-                    dynamic.reads.join(", "),
-                    dynamic.span.line
-                ),
-                Some("declare the provider's reads in the host's capabilities".into()),
             ),
             Some(host_reads) => {
                 let less: Vec<&str> =
@@ -238,20 +195,10 @@ fn check_block(
                 let more: Vec<&str> =
                     host_reads.iter().filter(|c| !dynamic.reads.contains(c)).map(String::as_str).collect();
                 if !less.is_empty() {
-                    sink.push(
-                        codes::A_PROVIDER_READS_LESS,
-                        block.span,
-                        format!("the file says provider `{provider}` reads [{}], which the host's provider does not read; candidates would silently lose a class", less.join(", ")),
-                        Some(format!("the host's `{provider}` reads: {}", host_reads.join(", "))),
-                    );
+                    sink.push(CheckProblem::ProviderReadsLess { provider, less: &less, host_reads }, block.span);
                 }
                 if !more.is_empty() {
-                    sink.push(
-                        codes::A_PROVIDER_READS_MORE,
-                        block.span,
-                        format!("the host's provider `{provider}` also reads [{}], which the file does not name; candidates would change for an undeclared reason", more.join(", ")),
-                        Some(format!("add them to the `dynamic:` line: `{provider}(ctx: {})`", host_reads.join(", "))),
-                    );
+                    sink.push(CheckProblem::ProviderReadsMore { provider, more: &more, host_reads }, block.span);
                 }
             }
         }
@@ -260,34 +207,19 @@ fn check_block(
         for field in &frame.fields {
             match &field.projection {
                 Some(p) if !projections.is_registered(p) => {
-                    sink.push(
-                        codes::A_PROJECTION,
-                        field.span,
-                        format!("the host has not registered projection `{p}`"),
-                        suggest_in(p, &caps.projections, "projections"),
-                    );
+                    sink.push(CheckProblem::Projection { projection: p, registered: &caps.projections }, field.span);
                 }
                 Some(_) => {}
                 None => {
                     if let Some(index) = cell_index
                         && index.position(&field.key).is_none()
                     {
-                        sink.push(
-                            codes::A_STATE_CELL,
-                            field.span,
-                            format!("`{}` is neither a state cell of the host nor given a projection", field.key),
-                            suggest_in(&field.key, index.cells, "state cells"),
-                        );
+                        sink.push(CheckProblem::StateCell { field: &field.key, cells: index.cells }, field.span);
                     }
                 }
             }
             if caps.require_coverage && field.why.is_empty() {
-                sink.push(
-                    codes::A_FIELD_NO_WHY,
-                    field.span,
-                    format!("field `{}` does not say why it is in this decision", field.key),
-                    Some("add `—— reason`".into()),
-                );
+                sink.push(CheckProblem::FieldNoWhy { field: &field.key }, field.span);
             }
         }
         for exclusion in &frame.excluded {
@@ -295,22 +227,12 @@ fn check_block(
                 && index.position(&exclusion.field).is_none()
             {
                 sink.push(
-                    codes::A_EXCL_UNKNOWN,
+                    CheckProblem::ExclusionUnknown { cell: &exclusion.field, cells: index.cells },
                     exclusion.span,
-                    format!("excluded name `{}` is not a state cell of the host", exclusion.field),
-                    suggest_in(&exclusion.field, index.cells, "state cells"),
                 );
             }
             if caps.require_coverage && exclusion.why.is_empty() {
-                sink.push(
-                    codes::A_EXCL_NO_WHY,
-                    exclusion.span,
-                    format!(
-                        "exclusion of `{}` gives no reason, which is the same as not declaring it",
-                        exclusion.field
-                    ),
-                    Some("add `—— reason`".into()),
-                );
+                sink.push(CheckProblem::ExclusionNoWhy { cell: &exclusion.field }, exclusion.span);
             }
         }
         if caps.require_coverage
@@ -324,17 +246,7 @@ fn check_block(
         // Compared without collecting: the lists are built only for the message.
         if !block.questions.iter().map(|q| q.id.as_str()).eq(expected.iter().map(String::as_str)) {
             let actual: Vec<&str> = block.questions.iter().map(|q| q.id.as_str()).collect();
-            sink.push(
-                codes::A_QUESTION_IDS,
-                block.span,
-                format!(
-                    "the host reads questions [{}] from `{}`, the file asks [{}]",
-                    expected.join(", "),
-                    block.id,
-                    actual.join(", ")
-                ),
-                Some("name the questions as the host reads them (`### id`)".into()),
-            );
+            sink.push(CheckProblem::QuestionIds { block: &block.id, expected, actual: &actual }, block.span);
         }
     }
 }
@@ -374,12 +286,7 @@ fn coverage(
             None => other_sources.contains(&exclusion.field),
         };
         if read {
-            sink.push(
-                codes::A_CONTRADICTION,
-                exclusion.span,
-                format!("`{}` is both read by a field and excluded", exclusion.field),
-                Some("remove the exclusion or the field that reads it".into()),
-            );
+            sink.push(CheckProblem::Contradiction { cell: &exclusion.field }, exclusion.span);
         }
         if let Some(mark) = at.and_then(|at| marks.get_mut(at)) {
             *mark |= EXCLUDED;
@@ -387,12 +294,7 @@ fn coverage(
     }
     for (cell, first) in cells.cells.iter().zip(&cells.first) {
         if marks.get(*first).is_some_and(|mark| *mark == 0) {
-            sink.push(
-                codes::A_UNCOVERED,
-                frame.span,
-                format!("state cell `{cell}` is neither read nor deliberately excluded"),
-                Some(format!("add `- {cell} —— why this decision does not see it`")),
-            );
+            sink.push(CheckProblem::Uncovered { cell }, frame.span);
         }
     }
 }
@@ -401,6 +303,7 @@ fn coverage(
 mod tests {
     use super::*;
     use crate::check::{CheckOptions, check};
+    use crate::diag::{Layer, codes};
 
     #[test]
     fn coverage_handles_repeated_cells_and_names_that_are_not_cells() {

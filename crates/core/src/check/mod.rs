@@ -6,6 +6,7 @@ mod adapter;
 mod capabilities;
 
 mod lints;
+pub mod problem;
 mod reach;
 mod summary;
 
@@ -15,10 +16,11 @@ pub use reach::{GATE_ACTIONS, is_gate_action};
 pub use summary::Summary;
 
 use crate::contract::{Contract, Kind};
-use crate::diag::{Diagnostic, Layer, Omitted, Severity, Sink, Span, codes};
-use crate::policy::{CompileError, CompiledPolicy, THRESHOLD_FORMS, compile_block};
+use crate::diag::{Diagnostic, Layer, Omitted, Severity, Sink, Span};
+use crate::policy::{CompiledPolicy, compile_block};
 use crate::syntax;
-use crate::vocab::{SCHEMA_V1, SCHEMA_VERSIONS};
+use crate::vocab::SCHEMA_VERSIONS;
+use problem::CheckProblem;
 
 /// What to check against.
 #[derive(Debug, Clone, Copy, Default)]
@@ -111,20 +113,7 @@ fn missing_frames(contract: &Contract) -> Vec<Diagnostic> {
         .blocks
         .iter()
         .filter(|b| b.kind != Kind::Rule && b.frame.is_none())
-        .map(|b| Diagnostic {
-            code: codes::NO_FRAME,
-            severity: Severity::Error,
-            layer: Layer::Parse,
-            message: format!(
-                "a `{}` block is asked of a decision model but declares no `frame:`, so it would be sent the whole state, unbounded",
-                b.kind.as_str()
-            ),
-            span: b.span,
-            block: Some(b.id.clone()),
-            help: Some(
-                "add `frame:` with a line `+ key bound —— why` for each cell the decision reads and `- cell —— why` for each it must not see".into(),
-            ),
-        })
+        .map(|b| CheckProblem::NoFrame { kind: b.kind.as_str() }.at(b.span, Some(b.id.clone())))
         .collect()
 }
 
@@ -132,28 +121,10 @@ fn missing_frames(contract: &Contract) -> Vec<Diagnostic> {
 pub fn schema(contract: &Contract) -> Vec<Diagnostic> {
     // Messages are built only when there is a problem: a clean file formats nothing.
     match &contract.schema {
-        None => vec![Diagnostic {
-            code: codes::SCHEMA_MISSING,
-            severity: Severity::Error,
-            layer: Layer::Schema,
-            message: "the file declares no `schema:`; a consumer cannot tell which semantics to read it with".into(),
-            span: Span { line: 1, column: 1, start: 0, end: 0 },
-            block: None,
-            help: Some(format!("write `schema: {SCHEMA_V1}` before the first `##` block")),
-        }],
-        Some(schema) if !SCHEMA_VERSIONS.contains(&schema.value.as_str()) => vec![Diagnostic {
-            code: codes::SCHEMA_UNSUPPORTED,
-            severity: Severity::Error,
-            layer: Layer::Schema,
-            message: format!(
-                "unsupported schema `{}`; this implementation reads {}",
-                schema.value,
-                SCHEMA_VERSIONS.join(", ")
-            ),
-            span: schema.span,
-            block: None,
-            help: Some(format!("write `schema: {SCHEMA_V1}`")),
-        }],
+        None => vec![CheckProblem::SchemaMissing.at(Span { line: 1, column: 1, start: 0, end: 0 }, None)],
+        Some(schema) if !SCHEMA_VERSIONS.contains(&schema.value.as_str()) => {
+            vec![CheckProblem::SchemaUnsupported { schema: &schema.value }.at(schema.span, None)]
+        }
         Some(_) => Vec::new(),
     }
 }
@@ -173,15 +144,13 @@ fn policies_into(contract: &Contract, diagnostics: &mut dyn Sink) -> Vec<Compile
         let (policy, errors) = compile_block(block);
         for (index, error) in errors {
             let Some(rule) = policy.rules.get(index) else { continue };
-            diagnostics.push(Diagnostic {
-                code: codes::UNCOMPILED,
-                severity: Severity::Error,
-                layer: Layer::Policy,
-                message: format!("predicate `{}` (action {}) does not compile: {error}", rule.text, rule.action),
-                span: rule.span,
-                block: diagnostics.keeps(Severity::Error).then(|| block.id.clone()),
-                help: compile_help(&error, block),
-            });
+            let problem = CheckProblem::Uncompiled {
+                predicate: &rule.text,
+                action: &rule.action,
+                error: &error,
+                questions: &block.questions,
+            };
+            report(diagnostics, &problem, rule.span, block);
         }
         reach::dead_rules(block, &policy, diagnostics);
         lints::policy_lints(block, &policy, diagnostics);
@@ -190,29 +159,9 @@ fn policies_into(contract: &Contract, diagnostics: &mut dyn Sink) -> Vec<Compile
     policies
 }
 
-fn compile_help(error: &CompileError, block: &crate::contract::Block) -> Option<String> {
-    let ids = || block.questions.iter().map(|q| format!("`{}`", q.id)).collect::<Vec<_>>().join(", ");
-    Some(match error {
-        CompileError::NotAPredicate(_) => {
-            // The threshold forms come from the grammar's table, so a new form is listed here too.
-            let forms: String = THRESHOLD_FORMS.iter().map(|form| format!("`{form}`, ")).collect();
-            format!("predicates are `else`, {forms}`picked:q = option`")
-        }
-        CompileError::TopNeedsOneQuestion(_) => "name the question: `prob:q`, `score:q` or `picked:q`".into(),
-        CompileError::NoSuchQuestion(id) => {
-            match crate::suggest::did_you_mean(id, block.questions.iter().take(64).map(|q| q.id.as_str())) {
-                Some(q) => format!("did you mean `{q}`?"),
-                None if block.questions.len() <= 64 => format!("this block's questions are {}", ids()),
-                None => format!("this block has {} questions and none is `{id}`", block.questions.len()),
-            }
-        }
-        CompileError::WrongType { form, actual, .. } => {
-            let use_form = match *actual {
-                "noul" => "prob:",
-                "score" => "score:",
-                _ => "picked:",
-            };
-            format!("`{form}:` does not read a {actual} question; use `{use_form}`")
-        }
-    })
+/// Adds `problem` of `block` at `span` to `out` (with the block id only when `out` keeps it:
+/// see [`Sink::keeps`]).
+fn report(out: &mut dyn Sink, problem: &CheckProblem<'_>, span: Span, block: &crate::contract::Block) {
+    let block = out.keeps(problem.severity()).then(|| block.id.clone());
+    out.push(problem.at(span, block));
 }

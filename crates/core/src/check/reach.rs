@@ -10,9 +10,9 @@
 
 use std::collections::HashMap;
 
+use super::problem::CheckProblem;
 use crate::contract::{Block, Question};
-use crate::diag::codes;
-use crate::diag::{Diagnostic, Layer, Severity, Sink};
+use crate::diag::{Diagnostic, Severity, Sink};
 use crate::policy::{Comparison, CompiledPolicy, CompiledRule, Predicate, QuestionIndex, ThresholdForm};
 
 /// The actions that stop a decision for a person or a fallback path: a rule that carries one
@@ -117,40 +117,20 @@ pub(super) fn dead_rules(block: &Block, policy: &CompiledPolicy, out: &mut dyn S
             None => first_shadow(rules, index),
         };
         if let Some(earlier) = shadow {
-            let (code, severity, consequence) = match gate {
-                true => (codes::DEAD_GATE, Severity::Error, format!(", so this `{}` gate never fires", rule.action)),
-                false => (codes::L_SHADOWED_RULE, Severity::Warning, String::new()),
+            let problem = CheckProblem::Shadowed {
+                rule: &rule.reason(),
+                earlier: &earlier.reason(),
+                earlier_line: earlier.span.line,
+                gate: gate.then_some(rule.action.as_str()),
             };
-            out.push(Diagnostic {
-                code,
-                severity,
-                layer: Layer::Policy,
-                message: format!(
-                    "rule `{}` can never fire: the earlier rule `{}` on line {} matches every answer it matches{consequence}",
-                    rule.reason(),
-                    earlier.reason(),
-                    earlier.span.line
-                ),
-                span: rule.span,
-                block: out.keeps(severity).then(|| block.id.clone()),
-                help: Some("first match wins: write `>=` tiers from the highest threshold down (and `<` tiers from the lowest up)".into()),
-            });
+            super::report(out, &problem, rule.span, block);
             continue;
         }
         let question = || rule.predicate.question().and_then(|q| questions.get(q));
         if gate && let Some((low, high, what)) = threshold_unreachable(question(), rule) {
-            out.push(Diagnostic {
-                code: codes::GATE_UNREACHABLE,
-                severity: Severity::Error,
-                layer: Layer::Policy,
-                message: format!(
-                    "no answer reaches the threshold of `{}`: it is outside [{low}, {high}] ({what}), so this `{}` gate never fires",
-                    rule.text, rule.action
-                ),
-                span: rule.span,
-                block: out.keeps(Severity::Error).then(|| block.id.clone()),
-                help: Some(format!("use a threshold inside [{low}, {high}]")),
-            });
+            let problem =
+                CheckProblem::GateUnreachable { predicate: &rule.text, action: &rule.action, low, high, what };
+            super::report(out, &problem, rule.span, block);
         }
     }
 }
