@@ -449,7 +449,7 @@ pub fn compile_frame(
         // only what goes into the frame is copied.
         let projection = field.projection.as_deref().and_then(|name| projections.get(name));
         let raw: Option<Cow<'_, Value>> = match projection {
-            Some(p) => (p.body)(state).map(Cow::Owned),
+            Some(p) => p.value(state),
             None if field.projection.is_some() => None,
             None => cell.map(Cow::Borrowed),
         };

@@ -31,6 +31,35 @@ pub struct Projection {
     pub reads: String,
     /// The function itself.
     pub body: ProjectionFn,
+    /// Set when the projection only picks a cell (`state[cell] ?? default`, as the standard
+    /// `…Maybe` ones do): [`Projection::value`] then reads the cell in place instead of
+    /// calling `body`, which copies it whole, so that a list the frame cuts to its bound is
+    /// copied only up to it (a run's `readFiles` grows by a file a step).
+    pub picks: Option<Pick>,
+}
+
+/// What a picking projection gives: `state[cell] ?? default` (JavaScript's `??`: null counts
+/// as missing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pick {
+    /// The cell picked.
+    pub cell: &'static str,
+    /// The value when the cell is missing or null.
+    pub default: Value,
+}
+
+impl Projection {
+    /// The projection's value for `state`, borrowed from it where the projection only picks a
+    /// cell; `None` means "not applicable". Always equal to what `body` returns.
+    pub fn value<'a>(&'a self, state: &'a HostState) -> Option<Cow<'a, Value>> {
+        match &self.picks {
+            Some(pick) => Some(match state.get(pick.cell) {
+                None | Some(Value::Null) => Cow::Borrowed(&pick.default),
+                Some(value) => Cow::Borrowed(value),
+            }),
+            None => (self.body)(state).map(Cow::Owned),
+        }
+    }
 }
 
 /// Why [`Projections::register`] refused a host projection.
@@ -79,9 +108,10 @@ impl Projections {
         for decl in declarations {
             match standard_body(decl.name, tools) {
                 Some(body) => {
+                    let picks = standard_pick(decl.name);
                     p.by_name.insert(
                         decl.name.to_owned(),
-                        Projection { name: decl.name.to_owned(), reads: decl.reads.to_owned(), body },
+                        Projection { name: decl.name.to_owned(), reads: decl.reads.to_owned(), body, picks },
                     );
                 }
                 None => p.without_body.push(decl.name.to_owned()),
@@ -111,7 +141,7 @@ impl Projections {
         }
         self.by_name.insert(
             name.to_owned(),
-            Projection { name: name.to_owned(), reads: reads.to_owned(), body: Arc::new(body) },
+            Projection { name: name.to_owned(), reads: reads.to_owned(), body: Arc::new(body), picks: None },
         );
         Ok(())
     }
@@ -158,6 +188,23 @@ fn standard_body(name: &str, tools: &BTreeMap<String, u64>) -> Option<Projection
         _ => return None,
     };
     Some(body)
+}
+
+/// The cell and default of a standard projection that only picks a cell; `None` for the
+/// others. The same pairs as the bodies' [`or`] calls, which a test holds.
+fn standard_pick(name: &str) -> Option<Pick> {
+    let (cell, default) = match name {
+        "earlierMaybe" => ("earlier", Value::from("")),
+        "filesMaybe" => ("files", Value::Array(Vec::new())),
+        "readMaybe" => ("readFiles", Value::Array(Vec::new())),
+        "resultMaybe" => ("lastResult", Value::from("")),
+        "draftMaybe" => ("draft", Value::from("")),
+        "toolOrEmpty" => ("lastTool", Value::from("")),
+        "lastOrNone" => ("lastResult", Value::from(NO_ACTION_YET)),
+        "toolOrUnknown" => ("lastTool", Value::from("unknown")),
+        _ => return None,
+    };
+    Some(Pick { cell, default })
 }
 
 /// `state[cell] ?? default` (JavaScript's `??`: null counts as missing).
@@ -455,5 +502,49 @@ mod tests {
         assert!(p.register("host:upper", "task", |s| s.get("task").cloned()).is_ok());
         assert_eq!(p.register("host:upper", "task", |_| None), Err(ProjectionError::Duplicate("host:upper".into())));
         assert_eq!(p.get("host:upper").unwrap().reads, "task");
+    }
+}
+
+#[cfg(test)]
+mod picks {
+    use super::*;
+    use serde_json::json;
+
+    /// A picking projection's in-place value is its body's, whatever the state holds; and
+    /// exactly the `…Maybe`-style projections pick.
+    #[test]
+    fn a_picked_value_is_the_bodys_value() {
+        let projections = Projections::standard();
+        let states = [
+            json!({}),
+            json!({"earlier": null, "files": null, "readFiles": null, "lastResult": null, "draft": null, "lastTool": null}),
+            json!({"earlier": "e", "files": ["a", "b"], "readFiles": ["a"], "lastResult": "r", "draft": "d", "lastTool": "read_file"}),
+            json!({"earlier": 3, "files": "x", "readFiles": {"a": 1}, "lastResult": [1], "draft": false, "lastTool": 0}),
+        ];
+        let mut picking = Vec::new();
+        for name in projections.names() {
+            let projection = projections.get(name).unwrap();
+            if projection.picks.is_some() {
+                picking.push(name);
+            }
+            for state in &states {
+                let state = state.as_object().unwrap();
+                let value = projection.value(state).map(Cow::into_owned);
+                assert_eq!(value, (projection.body)(state), "{name} on {state:?}");
+            }
+        }
+        assert_eq!(
+            picking,
+            [
+                "draftMaybe",
+                "earlierMaybe",
+                "filesMaybe",
+                "lastOrNone",
+                "readMaybe",
+                "resultMaybe",
+                "toolOrEmpty",
+                "toolOrUnknown"
+            ]
+        );
     }
 }
