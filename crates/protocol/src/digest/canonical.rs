@@ -202,12 +202,8 @@ impl<'a> Scanner<'a> {
         if self.byte() != Some(b'"') {
             return Err(self.error(ScanErrorKind::UnexpectedByte));
         }
-        self.string(key)?;
-        // Drop the quotes: callers compare the content.
-        key.pop();
-        if !key.is_empty() {
-            key.remove(0);
-        }
+        // The content alone, without its quotes: callers compare it.
+        self.string_content(key)?;
         self.eat(b':')
     }
 
@@ -457,8 +453,15 @@ impl<'a> Scanner<'a> {
     /// Reads a string at the cursor (which is on its opening quote) and appends its
     /// canonical quoted form.
     fn string(&mut self, out: &mut Vec<u8>) -> Result<(), ScanError> {
-        self.pos += 1;
         out.push(b'"');
+        self.string_content(out)?;
+        out.push(b'"');
+        Ok(())
+    }
+
+    /// [`Scanner::string`] without the quotes: appends the string's canonical content.
+    fn string_content(&mut self, out: &mut Vec<u8>) -> Result<(), ScanError> {
+        self.pos += 1;
         loop {
             // Copy the run of bytes that need no attention in one go: find the next quote or
             // backslash with SIMD, then check the run for control characters in a loop the
@@ -475,7 +478,6 @@ impl<'a> Scanner<'a> {
                 None => return Err(self.error(ScanErrorKind::UnexpectedEnd)),
                 Some(b'"') => {
                     self.pos += 1;
-                    out.push(b'"');
                     return Ok(());
                 }
                 Some(b'\\') => self.escape(out)?,
@@ -685,6 +687,30 @@ mod tests {
         assert_eq!(out, br#"{"1":"x","b":true}"#);
         let parts: Vec<_> = members.iter().map(|m| (&out[m.key.clone()], &out[m.value.clone()])).collect();
         assert_eq!(parts, [(&b"\"1\""[..], &b"\"x\""[..]), (&b"\"b\""[..], &b"true"[..])]);
+    }
+
+    #[test]
+    fn a_member_key_is_its_canonical_text_without_the_quotes() {
+        let mut scanner = Scanner::new(br#"{"plain":1, "a\"b\u0041":2,"":3,"\ud83d":4}"#).unwrap();
+        assert!(scanner.begin_object().unwrap());
+        let mut key = b"left over".to_vec();
+        let mut keys = Vec::new();
+        loop {
+            scanner.member_key(&mut key).unwrap();
+            keys.push(String::from_utf8_lossy(&key).into_owned());
+            scanner.skip_value().unwrap();
+            if !scanner.next_member().unwrap() {
+                break;
+            }
+        }
+        // Canonical text: a quote stays escaped, `\u0041` becomes `A`, a lone surrogate stays escaped.
+        assert_eq!(keys, ["plain", "a\\\"bA", "", "\\ud83d"]);
+        // A key that never ends, or that is not a string, is an error.
+        for text in [&br#"{"open"#[..], &br#"{1:2}"#[..]] {
+            let mut scanner = Scanner::new(text).unwrap();
+            scanner.begin_object().unwrap();
+            assert!(scanner.member_key(&mut key).is_err(), "{}", String::from_utf8_lossy(text));
+        }
     }
 
     #[test]
