@@ -21,8 +21,7 @@ impl Sink<'_, '_> {
     /// Reports `problem` at `span`, in the block being checked (its id left out when the
     /// diagnostic is only counted: see [`diag::Sink::keeps`]).
     fn push(&mut self, problem: CheckProblem<'_>, span: Span) {
-        let block = self.block.filter(|_| self.out.keeps(problem.severity())).map(str::to_string);
-        self.out.push(problem.at(span, block));
+        self.out.report(&problem, span, self.block);
     }
 }
 

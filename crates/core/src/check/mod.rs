@@ -16,7 +16,7 @@ pub use reach::{GATE_ACTIONS, is_gate_action};
 pub use summary::Summary;
 
 use crate::contract::{Contract, Kind};
-use crate::diag::{Diagnostic, Layer, Omitted, Severity, Sink, Span};
+use crate::diag::{Diagnostic, Layer, Omitted, Problem, Severity, Sink, Span};
 use crate::policy::{CompiledPolicy, compile_block};
 use crate::syntax;
 use crate::vocab::SCHEMA_VERSIONS;
@@ -162,6 +162,5 @@ fn policies_into(contract: &Contract, diagnostics: &mut dyn Sink) -> Vec<Compile
 /// Adds `problem` of `block` at `span` to `out` (with the block id only when `out` keeps it:
 /// see [`Sink::keeps`]).
 fn report(out: &mut dyn Sink, problem: &CheckProblem<'_>, span: Span, block: &crate::contract::Block) {
-    let block = out.keeps(problem.severity()).then(|| block.id.clone());
-    out.push(problem.at(span, block));
+    out.report(problem, span, Some(&block.id));
 }

@@ -4,7 +4,7 @@
 //! in one place (the parse layer's are in [`crate::syntax::problem`]).
 
 use super::super::contract::Question;
-use crate::diag::{Diagnostic, Layer, Severity, Span, codes};
+use crate::diag::{Layer, Problem, codes};
 use crate::policy::{CompileError, THRESHOLD_FORMS};
 use crate::suggest::did_you_mean;
 use crate::vocab::{ANY_POSITION_ACTION, SCHEMA_V1, SCHEMA_VERSIONS};
@@ -241,9 +241,8 @@ pub enum CheckProblem<'a> {
     },
 }
 
-impl CheckProblem<'_> {
-    /// The stable code.
-    pub fn code(&self) -> &'static str {
+impl Problem for CheckProblem<'_> {
+    fn code(&self) -> &'static str {
         use CheckProblem as C;
         match self {
             C::SchemaMissing => codes::SCHEMA_MISSING,
@@ -279,16 +278,7 @@ impl CheckProblem<'_> {
         }
     }
 
-    /// A lint (`DC05xx`) is a warning; every other problem stops the contract from being run.
-    pub fn severity(&self) -> Severity {
-        match self.code().starts_with("DC05") {
-            true => Severity::Warning,
-            false => Severity::Error,
-        }
-    }
-
-    /// The layer that reports it.
-    pub fn layer(&self) -> Layer {
+    fn layer(&self) -> Layer {
         use CheckProblem as C;
         match self {
             C::SchemaMissing | C::SchemaUnsupported { .. } => Layer::Schema,
@@ -307,8 +297,7 @@ impl CheckProblem<'_> {
         }
     }
 
-    /// The one-sentence explanation.
-    pub fn message(&self) -> String {
+    fn message(&self) -> String {
         use CheckProblem as C;
         match self {
             C::SchemaMissing => {
@@ -396,8 +385,7 @@ impl CheckProblem<'_> {
         }
     }
 
-    /// The suggested fix.
-    pub fn help(&self) -> String {
+    fn help(&self) -> String {
         use CheckProblem as C;
         match self {
             C::SchemaMissing => format!("write `schema: {SCHEMA_V1}` before the first `##` block"),
@@ -448,19 +436,6 @@ impl CheckProblem<'_> {
             C::QuestionIds { .. } => "name the questions as the host reads them (`### id`)".into(),
         }
     }
-
-    /// The diagnostic, at `span`, of `block` (the block id, when the problem is in one).
-    pub fn at(&self, span: Span, block: Option<String>) -> Diagnostic {
-        Diagnostic {
-            code: self.code(),
-            severity: self.severity(),
-            layer: self.layer(),
-            message: self.message(),
-            span,
-            block,
-            help: Some(self.help()),
-        }
-    }
 }
 
 /// A name the host does not register: the closest one it does, or the ones it does.
@@ -505,6 +480,7 @@ fn compile_help(error: &CompileError, questions: &[Question]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diag::Severity;
 
     #[test]
     fn code_severity_and_layer_agree() {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{Diagnostic, Severity};
+use super::{Diagnostic, Problem, Severity, Span};
 
 /// How many diagnostics of one file are kept: the first this many in report order (parse,
 /// schema, policy, adapter layer; within a layer, as found). A file with more is almost
@@ -33,6 +33,13 @@ pub trait Sink {
     fn keeps(&self, severity: Severity) -> bool {
         let _ = severity;
         true
+    }
+
+    /// Adds `problem` at `span`, in `block` (the block id copied only when the diagnostic is
+    /// kept: see [`Sink::keeps`]).
+    fn report(&mut self, problem: &dyn Problem, span: Span, block: Option<&str>) {
+        let block = block.filter(|_| self.keeps(problem.severity())).map(str::to_owned);
+        self.push(problem.at(span, block));
     }
 }
 

@@ -86,6 +86,41 @@ pub struct Diagnostic {
     pub help: Option<String>,
 }
 
+/// A problem a layer finds, typed: each kind of problem is a variant holding the names and
+/// values that matter, and renders its own code, message and help
+/// ([`crate::syntax::problem::ParseProblem`], [`crate::check::problem::CheckProblem`]).
+pub trait Problem {
+    /// The stable code.
+    fn code(&self) -> &'static str;
+    /// The layer that reports it.
+    fn layer(&self) -> Layer;
+    /// The one-sentence explanation.
+    fn message(&self) -> String;
+    /// The suggested fix.
+    fn help(&self) -> String;
+
+    /// A lint (`DC05xx`) is a warning; every other problem stops the contract from being run.
+    fn severity(&self) -> Severity {
+        match self.code().starts_with("DC05") {
+            true => Severity::Warning,
+            false => Severity::Error,
+        }
+    }
+
+    /// The diagnostic, at `span`, of `block` (the block id, when the problem is in one).
+    fn at(&self, span: Span, block: Option<String>) -> Diagnostic {
+        Diagnostic {
+            code: self.code(),
+            severity: self.severity(),
+            layer: self.layer(),
+            message: self.message(),
+            span,
+            block,
+            help: Some(self.help()),
+        }
+    }
+}
+
 impl Diagnostic {
     /// Whether the severity is [`Severity::Error`].
     pub fn is_error(&self) -> bool {

@@ -91,14 +91,22 @@ pub(crate) fn split_when(value: &str) -> When<'_> {
 
 /// What can be wrong with a `dynamic:` value (all are collected).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum DynamicProblem {
+pub enum DynamicProblem {
+    /// No `—— reason`.
     NoWhy,
+    /// No `→ output`.
     NoArrow,
+    /// More than one arrow.
     MultiArrow(usize),
+    /// An output other than `candidates`.
     Output(String),
+    /// The provider is not written `name(ctx: cell, …)`.
     Call(String),
+    /// No cells named.
     NoCells,
+    /// A cell name that is not an identifier.
     BadCell(String),
+    /// Cell names repeated.
     DupCells(Vec<String>),
 }
 

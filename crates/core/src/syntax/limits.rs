@@ -6,7 +6,7 @@
 
 use super::Line;
 use super::problem::ParseProblem;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Problem};
 
 /// At most this many decision blocks are read (generator sections do not count).
 pub const MAX_BLOCKS: usize = 10_000;

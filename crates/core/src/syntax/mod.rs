@@ -13,7 +13,7 @@ pub mod text;
 use std::collections::HashMap;
 
 use crate::contract::{Contract, Located};
-use crate::diag::{Diagnostic, Diagnostics, Omitted, Sink, Span};
+use crate::diag::{Diagnostic, Diagnostics, Omitted, Problem, Sink, Span};
 use crate::vocab::GENERATOR_HEADINGS;
 use text::{is_js_whitespace, join_lines_trimmed, js_trim, js_trim_end};
 

@@ -3,8 +3,9 @@
 //! Each one's code, severity, message and help are written here, in one place; the reader
 //! only says what it found and where.
 
+pub use super::clauses::DynamicProblem;
 use super::text::js_trim;
-use crate::diag::{Diagnostic, Layer, Severity, Span, codes};
+use crate::diag::{Layer, Problem, codes};
 use crate::vocab::{ACTIONS, POSITIONS};
 
 /// The help for `--` written where the reason separator `——` belongs, as `->` gets one for `→`.
@@ -25,30 +26,6 @@ pub enum HeadingLike {
     FourHashes,
     /// `  ## x`, indented.
     IndentedBlock,
-}
-
-/// A `dynamic:` clause's mistake (`P-DYN-*`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DynamicMistake<'a> {
-    /// No `—— reason`; `ascii_dashes` when `--` was written for it.
-    NoWhy {
-        /// `--` was written where `——` belongs.
-        ascii_dashes: bool,
-    },
-    /// No `→ output`.
-    NoArrow,
-    /// More than one arrow.
-    MultiArrow(usize),
-    /// An output other than `candidates`.
-    Output(&'a str),
-    /// The provider is not written `name(ctx: cell, …)`.
-    Call(&'a str),
-    /// No cells named.
-    NoCells,
-    /// A cell name that is not an identifier.
-    BadCell(&'a str),
-    /// Cell names repeated.
-    DupCells(&'a [String]),
 }
 
 /// A problem the parse layer finds in one block or line of a contract.
@@ -114,7 +91,12 @@ pub enum ParseProblem<'a> {
         handled: &'a [&'a str],
     },
     /// A `dynamic:` clause's mistake.
-    Dynamic(DynamicMistake<'a>),
+    Dynamic {
+        /// What is wrong with it.
+        problem: &'a DynamicProblem,
+        /// `--` is written in it (where `——` belongs, when the reason is missing).
+        ascii_dashes: bool,
+    },
     /// A frame line without `—— reason`.
     FrameNoWhy {
         /// The line's first 40 UTF-16 units.
@@ -286,9 +268,8 @@ pub enum ParseProblem<'a> {
     NotAHeading(HeadingLike),
 }
 
-impl ParseProblem<'_> {
-    /// The stable code.
-    pub fn code(&self) -> &'static str {
+impl Problem for ParseProblem<'_> {
+    fn code(&self) -> &'static str {
         use ParseProblem as P;
         match self {
             P::InvalidUtf8 { .. } => codes::INVALID_UTF8,
@@ -300,15 +281,15 @@ impl ParseProblem<'_> {
             P::WhenLeftover { .. } => codes::WHEN_LEFTOVER,
             P::WhenUnknown { .. } => codes::WHEN_UNKNOWN,
             P::ActionNotAtPosition { .. } => codes::ACTION_NOT_AT_POSITION,
-            P::Dynamic(mistake) => match mistake {
-                DynamicMistake::NoWhy { .. } => codes::DYN_NO_WHY,
-                DynamicMistake::NoArrow => codes::DYN_NO_ARROW,
-                DynamicMistake::MultiArrow(_) => codes::DYN_MULTI_ARROW,
-                DynamicMistake::Output(_) => codes::DYN_OUTPUT,
-                DynamicMistake::Call(_) => codes::DYN_CALL,
-                DynamicMistake::NoCells => codes::DYN_NO_CELLS,
-                DynamicMistake::BadCell(_) => codes::DYN_BAD_CELL,
-                DynamicMistake::DupCells(_) => codes::DYN_DUP_CELLS,
+            P::Dynamic { problem, .. } => match problem {
+                DynamicProblem::NoWhy => codes::DYN_NO_WHY,
+                DynamicProblem::NoArrow => codes::DYN_NO_ARROW,
+                DynamicProblem::MultiArrow(_) => codes::DYN_MULTI_ARROW,
+                DynamicProblem::Output(_) => codes::DYN_OUTPUT,
+                DynamicProblem::Call(_) => codes::DYN_CALL,
+                DynamicProblem::NoCells => codes::DYN_NO_CELLS,
+                DynamicProblem::BadCell(_) => codes::DYN_BAD_CELL,
+                DynamicProblem::DupCells(_) => codes::DYN_DUP_CELLS,
             },
             P::FrameNoWhy { .. } => codes::FRAME_NO_WHY,
             P::FrameEmpty { .. } => codes::FRAME_EMPTY,
@@ -341,27 +322,11 @@ impl ParseProblem<'_> {
         }
     }
 
-    /// A lint (what the reference silently accepts) is a warning; every other problem stops
-    /// the contract from being run.
-    pub fn severity(&self) -> Severity {
-        use ParseProblem as P;
-        match self {
-            P::DuplicateKind { .. }
-            | P::DuplicateWhen { .. }
-            | P::DuplicateDynamic { .. }
-            | P::DuplicateAsk { .. }
-            | P::SecondFrame { .. }
-            | P::DuplicateOption { .. }
-            | P::FrameRegionEnded
-            | P::FrameLineOutside
-            | P::PolicyValue
-            | P::NotAHeading(_) => Severity::Warning,
-            _ => Severity::Error,
-        }
+    fn layer(&self) -> Layer {
+        Layer::Parse
     }
 
-    /// The one-sentence explanation.
-    pub fn message(&self) -> String {
+    fn message(&self) -> String {
         use ParseProblem as P;
         match self {
             P::InvalidUtf8 { byte } => format!("invalid UTF-8 (byte 0x{byte:02X})"),
@@ -385,19 +350,17 @@ impl ParseProblem<'_> {
                 "position `{position}` does not handle action `{action}` (it handles {} / escalate)",
                 handled.join(" / ")
             ),
-            P::Dynamic(mistake) => match mistake {
-                DynamicMistake::NoWhy { .. } => {
-                    "`dynamic:` gives no reason why the candidates are rebuilt every step".into()
-                }
-                DynamicMistake::NoArrow => "`dynamic:` lacks `→ <output>`".into(),
-                DynamicMistake::MultiArrow(n) => format!("`dynamic:` has {n} arrows; only one is allowed"),
-                DynamicMistake::Output(output) => format!("unknown dynamic output `{output}`"),
-                DynamicMistake::Call(call) => {
+            P::Dynamic { problem, .. } => match problem {
+                DynamicProblem::NoWhy => "`dynamic:` gives no reason why the candidates are rebuilt every step".into(),
+                DynamicProblem::NoArrow => "`dynamic:` lacks `→ <output>`".into(),
+                DynamicProblem::MultiArrow(n) => format!("`dynamic:` has {n} arrows; only one is allowed"),
+                DynamicProblem::Output(output) => format!("unknown dynamic output `{output}`"),
+                DynamicProblem::Call(call) => {
                     format!("dynamic provider `{call}` is not written `<name>(ctx: <cell>, …)`")
                 }
-                DynamicMistake::NoCells => "`dynamic:` does not say which cells the provider reads".into(),
-                DynamicMistake::BadCell(cell) => format!("dynamic cell name `{cell}` is not an identifier"),
-                DynamicMistake::DupCells(cells) => format!("dynamic cell names repeated: {}", cells.join(", ")),
+                DynamicProblem::NoCells => "`dynamic:` does not say which cells the provider reads".into(),
+                DynamicProblem::BadCell(cell) => format!("dynamic cell name `{cell}` is not an identifier"),
+                DynamicProblem::DupCells(cells) => format!("dynamic cell names repeated: {}", cells.join(", ")),
             },
             P::FrameNoWhy { line, field, .. } => {
                 let what = match field {
@@ -465,8 +428,7 @@ impl ParseProblem<'_> {
         }
     }
 
-    /// The suggested fix.
-    pub fn help(&self) -> String {
+    fn help(&self) -> String {
         use ParseProblem as P;
         let did_you_mean = |suggestion: &Option<&str>, otherwise: String| match suggestion {
             Some(s) => format!("did you mean `{s}`?"),
@@ -499,20 +461,20 @@ impl ParseProblem<'_> {
             P::ActionNotAtPosition { .. } => {
                 "use an action this position handles, or move the block to a position that handles it".into()
             }
-            P::Dynamic(mistake) => match mistake {
-                DynamicMistake::NoWhy { ascii_dashes: true } => DASHES_HELP.into(),
-                DynamicMistake::NoWhy { ascii_dashes: false } => "add `—— reason` at the end".into(),
-                DynamicMistake::NoArrow | DynamicMistake::MultiArrow(_) => DYNAMIC_SHAPE.into(),
-                DynamicMistake::Output(_) => "the only output is `candidates`".into(),
-                DynamicMistake::Call(_) => {
+            P::Dynamic { problem, ascii_dashes } => match problem {
+                DynamicProblem::NoWhy if *ascii_dashes => DASHES_HELP.into(),
+                DynamicProblem::NoWhy => "add `—— reason` at the end".into(),
+                DynamicProblem::NoArrow | DynamicProblem::MultiArrow(_) => DYNAMIC_SHAPE.into(),
+                DynamicProblem::Output(_) => "the only output is `candidates`".into(),
+                DynamicProblem::Call(_) => {
                     "name the provider and the cells it reads: `toolsFor(ctx: history, files)`".into()
                 }
-                DynamicMistake::NoCells => {
+                DynamicProblem::NoCells => {
                     "list the cells: `name(ctx: cell, …)` — a cell left out silently removes a class of candidates"
                         .into()
                 }
-                DynamicMistake::BadCell(_) => "cell names are ASCII identifiers".into(),
-                DynamicMistake::DupCells(_) => "name each cell once".into(),
+                DynamicProblem::BadCell(_) => "cell names are ASCII identifiers".into(),
+                DynamicProblem::DupCells(_) => "name each cell once".into(),
             },
             P::FrameNoWhy { ascii_dashes: true, .. } => DASHES_HELP.into(),
             P::FrameNoWhy { ascii_dashes: false, .. } => "add `—— reason` at the end of the line".into(),
@@ -578,19 +540,6 @@ impl ParseProblem<'_> {
             P::NotAHeading(_) => "write `## id` for a block or `### id` for a question at the start of the line".into(),
         }
     }
-
-    /// The diagnostic, at `span`, of `block` (the block id, when the problem is in one).
-    pub fn at(&self, span: Span, block: Option<String>) -> Diagnostic {
-        Diagnostic {
-            code: self.code(),
-            severity: self.severity(),
-            layer: Layer::Parse,
-            message: self.message(),
-            span,
-            block,
-            help: Some(self.help()),
-        }
-    }
 }
 
 /// The help for a noul written with one option: add the other.
@@ -608,11 +557,11 @@ fn position_names() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diag::{Severity, Span};
 
     /// One of every variant (and of every branch of a help).
     fn samples() -> Vec<ParseProblem<'static>> {
         use ParseProblem as P;
-        const CELLS: &[String] = &[];
         let mut all = vec![
             P::InvalidUtf8 { byte: 0xFF },
             P::TooManyBlocks { max: 3 },
@@ -668,21 +617,19 @@ mod tests {
             P::NotAHeading(HeadingLike::FourHashes),
             P::NotAHeading(HeadingLike::IndentedBlock),
         ];
-        all.extend(
-            [
-                DynamicMistake::NoWhy { ascii_dashes: true },
-                DynamicMistake::NoWhy { ascii_dashes: false },
-                DynamicMistake::NoArrow,
-                DynamicMistake::MultiArrow(2),
-                DynamicMistake::Output("x"),
-                DynamicMistake::Call("x"),
-                DynamicMistake::NoCells,
-                DynamicMistake::BadCell("1x"),
-                DynamicMistake::DupCells(CELLS),
-            ]
-            .into_iter()
-            .map(P::Dynamic),
-        );
+        // Leaked: a sample borrows its problem for the whole test.
+        let dynamic: &'static [DynamicProblem] = Box::leak(Box::new([
+            DynamicProblem::NoWhy,
+            DynamicProblem::NoArrow,
+            DynamicProblem::MultiArrow(2),
+            DynamicProblem::Output("x".into()),
+            DynamicProblem::Call("x".into()),
+            DynamicProblem::NoCells,
+            DynamicProblem::BadCell("1x".into()),
+            DynamicProblem::DupCells(Vec::new()),
+        ]));
+        all.extend(dynamic.iter().map(|problem| P::Dynamic { problem, ascii_dashes: false }));
+        all.extend(dynamic.first().map(|problem| P::Dynamic { problem, ascii_dashes: true }));
         all
     }
 

@@ -159,15 +159,10 @@ impl Projections {
 
 /// The body of a standard projection, or `None` for a name this runtime does not implement.
 fn standard_body(name: &str, tools: &BTreeMap<String, u64>) -> Option<ProjectionFn> {
+    if let Some(Pick { cell, default }) = standard_pick(name) {
+        return Some(Arc::new(move |s: &HostState| Some(or(s, cell, default.clone()))));
+    }
     let body: ProjectionFn = match name {
-        "earlierMaybe" => Arc::new(|s: &HostState| Some(or(s, "earlier", Value::from("")))),
-        "filesMaybe" => Arc::new(|s: &HostState| Some(or(s, "files", Value::Array(Vec::new())))),
-        "readMaybe" => Arc::new(|s: &HostState| Some(or(s, "readFiles", Value::Array(Vec::new())))),
-        "resultMaybe" => Arc::new(|s: &HostState| Some(or(s, "lastResult", Value::from("")))),
-        "draftMaybe" => Arc::new(|s: &HostState| Some(or(s, "draft", Value::from("")))),
-        "toolOrEmpty" => Arc::new(|s: &HostState| Some(or(s, "lastTool", Value::from("")))),
-        "lastOrNone" => Arc::new(|s: &HostState| Some(or(s, "lastResult", Value::from(NO_ACTION_YET)))),
-        "toolOrUnknown" => Arc::new(|s: &HostState| Some(or(s, "lastTool", Value::from("unknown")))),
         "describeDone" => Arc::new(|s: &HostState| Some(Value::from(describe_done(history(s))))),
         "lastInput" => Arc::new(|s: &HostState| {
             Some(history(s).last().map_or_else(|| Value::from(""), |h| Value::from(js_string(h.get("input")))))
@@ -191,7 +186,7 @@ fn standard_body(name: &str, tools: &BTreeMap<String, u64>) -> Option<Projection
 }
 
 /// The cell and default of a standard projection that only picks a cell; `None` for the
-/// others. The same pairs as the bodies' [`or`] calls, which a test holds.
+/// others. [`standard_body`] makes their bodies from these pairs.
 fn standard_pick(name: &str) -> Option<Pick> {
     let (cell, default) = match name {
         "earlierMaybe" => ("earlier", Value::from("")),

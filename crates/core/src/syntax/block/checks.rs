@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use super::super::clauses::{DynamicProblem, parse_dynamic, split_when};
-use super::super::problem::{DynamicMistake, ParseProblem};
+use super::super::clauses::{parse_dynamic, split_when};
+use super::super::problem::ParseProblem;
 use super::super::text::{join_lines_trimmed, js_trim};
 use super::{BlockReader, Draft};
 use crate::contract::{Block, Dynamic, Kind, Primitive, Question};
@@ -99,18 +99,9 @@ impl<'a> BlockReader<'a> {
             return None;
         }
         let parts = parse_dynamic(value);
+        let ascii_dashes = value.contains("--");
         for problem in &parts.problems {
-            let mistake = match problem {
-                DynamicProblem::NoWhy => DynamicMistake::NoWhy { ascii_dashes: value.contains("--") },
-                DynamicProblem::NoArrow => DynamicMistake::NoArrow,
-                DynamicProblem::MultiArrow(n) => DynamicMistake::MultiArrow(*n),
-                DynamicProblem::Output(output) => DynamicMistake::Output(output),
-                DynamicProblem::Call(call) => DynamicMistake::Call(call),
-                DynamicProblem::NoCells => DynamicMistake::NoCells,
-                DynamicProblem::BadCell(cell) => DynamicMistake::BadCell(cell),
-                DynamicProblem::DupCells(cells) => DynamicMistake::DupCells(cells),
-            };
-            self.report(ParseProblem::Dynamic(mistake), span);
+            self.report(ParseProblem::Dynamic { problem, ascii_dashes }, span);
         }
         Some(Dynamic { provider: parts.provider, reads: parts.reads, output: parts.output, why: parts.why, span })
     }

@@ -10,7 +10,7 @@ use super::Line;
 use super::problem::{HeadingLike, ParseProblem};
 use super::text::{is_js_whitespace, js_trim};
 use crate::contract::{Frame, Kind, QuestionOption, Rule};
-use crate::diag::{Diagnostic, Diagnostics, Sink, Span};
+use crate::diag::{Diagnostic, Diagnostics, Problem, Sink, Span};
 
 /// The initial room in a frame's lists of fields and of exclusions.
 const FRAME_ROOM: usize = 8;
@@ -123,7 +123,6 @@ impl<'a> BlockReader<'a> {
     /// Reports `problem` at `span`, in this block (its id left out when the diagnostic is
     /// only counted: see [`Sink::keeps`]).
     fn report(&mut self, problem: ParseProblem<'_>, span: Span) {
-        let block = self.diagnostics.keeps(problem.severity()).then(|| self.id.to_string());
-        self.diagnostics.push(problem.at(span, block));
+        self.diagnostics.report(&problem, span, Some(self.id));
     }
 }
