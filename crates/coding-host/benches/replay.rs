@@ -70,7 +70,7 @@ struct Reference {
 
 /// The reference contract's seven frames, or `None` (after a printed skip line).
 fn reference() -> Option<Reference> {
-    let contract = decision_core::syntax::parse(reference::text("fixtures/jevloop/DECISION.md")?.as_bytes()).contract;
+    let contract = decision_core::parse(reference::text("fixtures/jevloop/DECISION.md")?.as_bytes()).contract;
     let cells = HostCells::reference();
     let projections = Projections::standard();
     let specs = contract

@@ -83,7 +83,7 @@ fn what_if_log(c: &mut Criterion) {
         }
     }
     let decisions = (runs * per_run) as u64;
-    let contract = decision_core::syntax::parse(CODING_CONTRACT.as_bytes()).contract;
+    let contract = decision_core::parse(CODING_CONTRACT.as_bytes()).contract;
     let what_if = WhatIf::new(&contract, &parse_gates("grade_risk.needs_auth=0.1").unwrap()).unwrap();
     // For profilers (callgrind): the log re-evaluated `BENCH_PROFILE_WHAT_IF` times, no
     // criterion; the difference between 1 and 0 is one pass over 30,000 decisions.

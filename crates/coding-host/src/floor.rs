@@ -99,7 +99,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn gate_policy() -> CompiledPolicy {
-        let contract = decision_core::syntax::parse(crate::CODING_CONTRACT.as_bytes()).contract;
+        let contract = decision_core::parse(crate::CODING_CONTRACT.as_bytes()).contract;
         let block = contract.blocks.iter().find(|b| b.id == "grade_risk").unwrap();
         compile_block(block).0
     }

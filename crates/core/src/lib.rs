@@ -1,7 +1,8 @@
 //! `decision-core`: the portable core of `DECISION.md` decision contracts.
 //!
-//! Text flows one way: [`syntax::parse`] turns source text into a typed [`Contract`] together with
-//! every [`Diagnostic`] found; [`check`] runs the schema, policy and adapter layers and the
+//! Text flows one way: [`parse`] turns source text into a typed [`Contract`] together with
+//! every parse-layer [`Diagnostic`] found (the [`syntax`] scanner reads the lines; the block
+//! rules judge each whole block and build it); [`check`] runs the schema, policy and adapter layers and the
 //! lints; [`policy`] compiles and evaluates rules. What a host sends and records — digests,
 //! frames, questions, answers, records — is the `decision-protocol` crate, built on this one.
 //!
@@ -20,6 +21,7 @@ pub mod suggest;
 pub mod syntax;
 pub mod vocab;
 
+pub use check::{Parsed, parse, parse_str};
 pub use contract::{
     Block, Contract, Dynamic, Exclusion, Frame, FrameField, Kind, Located, Primitive, Question, QuestionOption, Rule,
 };

@@ -408,6 +408,37 @@ fn crate_sources(dir: &str) -> Vec<(ModulePath, String)> {
         .collect()
 }
 
+/// The parse problems the block rules report (`ParseProblem::Name` in `rules`), and every
+/// scanner module (`syntax`, but not the file that defines the problems) that reports one of
+/// them too: the scanner reads lines, and what only a whole block shows is the rules' to judge.
+fn whole_block_problems_in_the_scanner(rules: &str, scanner: &[(ModulePath, String)]) -> Vec<String> {
+    let reported = |source: &str| -> BTreeSet<String> {
+        source
+            .split("ParseProblem::")
+            .skip(1)
+            .map(|rest| rest.chars().take_while(|c| c.is_ascii_alphanumeric()).collect::<String>())
+            .filter(|name| name.starts_with(|c: char| c.is_ascii_uppercase()))
+            .collect()
+    };
+    let judged = reported(rules);
+    let mut found = Vec::new();
+    for (module, source) in scanner {
+        if module.first().map(String::as_str) != Some("syntax") || module.last().map(String::as_str) == Some("problem")
+        {
+            continue;
+        }
+        for name in reported(source).intersection(&judged) {
+            found.push(format!("{}: {name}", module.join("::")));
+        }
+    }
+    found
+}
+
+/// Whether `source` writes a `Block { … }` literal (not a `ScannedBlock { … }`).
+fn builds_a_block(source: &str) -> bool {
+    source.match_indices("Block {").any(|(at, _)| !source[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+}
+
 /// The layer crates the facade re-exports from: (Rust name, directory).
 const LAYER_CRATE_DIRS: &[(&str, &str)] = &[
     ("decision_core", "crates/core"),
@@ -589,6 +620,25 @@ fn no_modules_import_each_other_in_a_circle() {
         let circles = module_circles(&sources);
         assert!(circles.is_empty(), "{dir} has modules that import each other:\n{}", circles.join("\n"));
     }
+}
+
+/// The scanner only scans: what only a whole block shows (a missing kind, a question without
+/// options, a kind its questions do not make) is judged by the block rules in the checker,
+/// which build the block; no scanner module reports one of their problems or builds a block.
+#[test]
+fn the_scanner_judges_no_whole_block() {
+    let sources = crate_sources("crates/core");
+    let rules = sources.iter().find(|(module, _)| module == &["check", "blocks"]).map(|(_, text)| text.as_str());
+    let rules = rules.expect("the block rules are in check::blocks");
+    assert!(rules.contains("ParseProblem::KindMissing") && rules.contains("ParseProblem::QuestionNoOptions"));
+    let found = whole_block_problems_in_the_scanner(rules, &sources);
+    assert!(found.is_empty(), "the scanner judges whole blocks:\n{}", found.join("\n"));
+    let builds: Vec<&ModulePath> = sources
+        .iter()
+        .filter(|(module, text)| module.first().map(String::as_str) == Some("syntax") && builds_a_block(text))
+        .map(|(module, _)| module)
+        .collect();
+    assert!(builds.is_empty(), "a scanner module builds the contract's Block: {builds:?}");
 }
 
 /// The facade names what it exports: no layer module is re-exported whole, so its page is
@@ -802,4 +852,25 @@ pub mod log {
     // A function named like a private module of its parent (`digest`'s `stringify`) is an item.
     let curated = "pub use decision_core::check::{check, Report};\npub use decision_runtime::log::approval::verify_log;\npub use decision_protocol::digest::stringify;";
     assert_eq!(whole_module_exports(curated, |path| names_a_layer_module(&root, path)), Vec::<String>::new());
+}
+
+#[test]
+fn a_scanner_module_that_reports_a_block_rule_problem_is_reported() {
+    let source = |module: &[&str], text: &str| (module.iter().map(|m| m.to_string()).collect(), text.to_string());
+    let rules = "self.report(ParseProblem::KindMissing { block: id }, heading); ParseProblem::ChoiceFew { .. }";
+    let scanner = [
+        source(&["syntax", "block", "lines"], "self.report(ParseProblem::DuplicateAsk { .. }, span);"),
+        source(
+            &["syntax", "block"],
+            "if !self.saw_kind { self.report(ParseProblem::KindMissing { block: self.id }, h) }",
+        ),
+        // Where the problems are defined, and the checker itself, are not the scanner.
+        source(&["syntax", "problem"], "ParseProblem::KindMissing { .. } => \"DC0101\","),
+        source(&["check", "lints"], "ParseProblem::ChoiceFew"),
+    ];
+    assert_eq!(whole_block_problems_in_the_scanner(rules, &scanner), ["syntax::block: KindMissing"]);
+    let clean = [source(&["syntax", "block", "lines"], "self.report(ParseProblem::DuplicateAsk { .. }, span);")];
+    assert_eq!(whole_block_problems_in_the_scanner(rules, &clean), Vec::<String>::new());
+    assert!(builds_a_block("let block = Block { id, span };"));
+    assert!(!builds_a_block("let scanned = ScannedBlock { id, heading };"));
 }

@@ -109,7 +109,7 @@ fn the_reference_contract_still_checks_clean() {
 
 /// The parse-layer diagnostics of `source`, as (code, help).
 fn helps(source: &str) -> Vec<(&'static str, String)> {
-    decision_core::syntax::parse(source.as_bytes())
+    decision_core::parse(source.as_bytes())
         .diagnostics
         .into_iter()
         .map(|d| (d.code, d.help.unwrap_or_default()))

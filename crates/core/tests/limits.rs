@@ -6,7 +6,8 @@
 
 use decision_core::check::{self, CheckOptions, Report};
 use decision_core::diag::{MAX_DIAGNOSTICS, Severity};
-use decision_core::syntax::{MAX_BLOCKS, MAX_ITEMS, parse};
+use decision_core::parse;
+use decision_core::syntax::{MAX_BLOCKS, MAX_ITEMS};
 
 const SCHEMA: &str = "schema: decision-contract/v1\n\n";
 

@@ -9,8 +9,8 @@ mod common;
 use decision_core::check::{self, Capabilities, CheckOptions};
 use decision_core::diag::codes;
 use decision_core::diag::{Diagnostic, Layer, Severity};
-use decision_core::syntax::{Parsed, parse};
 use decision_core::{Kind, Primitive};
+use decision_core::{Parsed, parse};
 
 use common::dump;
 

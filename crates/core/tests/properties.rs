@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use decision_core::check::{self, Capabilities, CheckOptions};
 use decision_core::diag::Diagnostic;
-use decision_core::syntax::{MAX_BLOCKS, Parsed, parse};
+use decision_core::syntax::MAX_BLOCKS;
+use decision_core::{Parsed, parse};
 use proptest::prelude::*;
 
 #[path = "reference/mod.rs"]

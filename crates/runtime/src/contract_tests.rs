@@ -416,7 +416,7 @@ mod tests {
     const CONTRACT: &str = "# t\n\nschema: decision-contract/v1\n\n## step_ok\n\nkind: noul\nwhen: after-call\n\nask: Did it work?\n\n- true — yes\n- false — no\n\npolicy:\n  - prob:step_ok >= 0.6 → continue\n  - prob:step_ok < 0.3 → stop\n  - else → escalate\n";
 
     fn run(cases: Value) -> TestReport {
-        let contract = decision_core::syntax::parse(CONTRACT.as_bytes()).contract;
+        let contract = decision_core::parse(CONTRACT.as_bytes()).contract;
         let tests: TestFile = serde_json::from_value(serde_json::json!({ "tests": cases })).unwrap();
         let mut runner = TestRunner::new(&contract);
         runner.run_file("t.json", &tests);

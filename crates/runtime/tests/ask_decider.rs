@@ -25,7 +25,7 @@ const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/codin
 
 fn contract() -> Contract {
     let source = std::fs::read(FIXTURE).unwrap();
-    let parsed = decision_core::syntax::parse(&source);
+    let parsed = decision_core::parse(&source);
     assert!(parsed.diagnostics.iter().all(|d| !d.is_error()), "{:?}", parsed.diagnostics);
     parsed.contract
 }

@@ -24,7 +24,7 @@ impl Reference {
     /// The reference contract, or `None` (after a printed skip line) without the reference files.
     fn load() -> Option<Self> {
         let source = reference::text("fixtures/jevloop/DECISION.md")?;
-        let parsed = decision_core::syntax::parse(source.as_bytes());
+        let parsed = decision_core::parse(source.as_bytes());
         Some(Reference {
             contract: parsed.contract,
             cells: HostCells::reference(),

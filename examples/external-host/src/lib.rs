@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use decision_core::check::{Capabilities, CheckOptions, adapter, check, schema};
 use decision_core::contract::{Block, Contract, Primitive};
+use decision_core::parse;
 use decision_core::policy::{Answer, Answers, compile_block, evaluate};
-use decision_core::syntax::parse;
 use decision_core::vocab::{ACTIONS, POSITIONS, PROJECTIONS, REFERENCE_CELLS, REFERENCE_PROVIDERS, SCHEMA_V1};
 use serde_json::{Value, json};
 

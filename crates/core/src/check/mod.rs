@@ -3,22 +3,24 @@
 //! [`MAX_DIAGNOSTICS`](crate::diag::MAX_DIAGNOSTICS) are kept, so memory stays bounded whatever the file.
 
 mod adapter;
+pub(crate) mod blocks;
 mod capabilities;
 
 mod lints;
+mod parsing;
 pub mod problem;
 mod reach;
 mod summary;
 
 pub use adapter::adapter;
 pub use capabilities::{Capabilities, CapabilitiesError};
+pub use parsing::{Parsed, parse, parse_str};
 pub use reach::{GATE_ACTIONS, is_gate_action};
 pub use summary::Summary;
 
 use crate::contract::{Contract, Kind};
 use crate::diag::{Diagnostic, Layer, Omitted, Problem, Severity, Sink, Span};
 use crate::policy::{CompiledPolicy, compile_block};
-use crate::syntax;
 use crate::vocab::SCHEMA_VERSIONS;
 use problem::CheckProblem;
 
@@ -82,10 +84,10 @@ impl Report {
 }
 
 /// Parse and run every layer. Memory stays bounded by the input's size times a small
-/// constant: the parser reads at most [`syntax::MAX_BLOCKS`] blocks and [`syntax::MAX_ITEMS`]
+/// constant: the parser reads at most [`crate::syntax::MAX_BLOCKS`] blocks and [`crate::syntax::MAX_ITEMS`]
 /// items, and the report keeps at most [`MAX_DIAGNOSTICS`](crate::diag::MAX_DIAGNOSTICS) diagnostics.
 pub fn check(source: &[u8], options: CheckOptions<'_>) -> Report {
-    let (contract, mut diagnostics) = syntax::parse_collecting(source);
+    let (contract, mut diagnostics) = parsing::collecting(source);
     // Each layer adds its diagnostics after the one before, so the first ones kept are the
     // first in report order.
     for d in missing_frames(&contract) {

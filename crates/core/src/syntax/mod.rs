@@ -1,10 +1,14 @@
-//! The line scanner: the only place that knows the text. Turns source bytes into a
-//! [`Contract`] and the parse-layer diagnostics (errors, and the lints the reference
-//! silently accepts, as warnings), never stopping at the first problem and never panicking.
-//! Time is linear in the input.
+//! The line scanner: the only place that knows the text. Reads source bytes line by line into
+//! the contract's preamble and one `ScannedBlock` per block, with the diagnostics of what a
+//! line gets wrong (errors, and the lints the reference silently accepts, as warnings), never
+//! stopping at the first problem and never panicking. Time is linear in the input.
+//!
+//! It judges nothing of a whole block: it hands each block, as it finishes reading it, to the
+//! block rules it is given (`check::blocks`, through [`crate::parse`]), which build the
+//! [`crate::contract::Block`].
 
 mod block;
-mod clauses;
+pub(crate) mod clauses;
 mod limits;
 pub mod problem;
 #[doc(hidden)]
@@ -12,8 +16,8 @@ pub mod text;
 
 use std::collections::HashMap;
 
-use crate::contract::{Contract, Located};
-use crate::diag::{Diagnostic, Diagnostics, Omitted, Problem, Sink, Span};
+use crate::contract::{Block, Contract, Located};
+use crate::diag::{Diagnostic, Diagnostics, Problem, Sink, Span};
 use crate::vocab::GENERATOR_HEADINGS;
 use text::{is_js_whitespace, join_lines_trimmed, js_trim, js_trim_end};
 
@@ -21,18 +25,11 @@ use clauses::split_key_line;
 pub use limits::{MAX_BLOCKS, MAX_ITEMS};
 use problem::ParseProblem;
 
-/// The result of parsing: the contract and the parse-layer diagnostics.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Parsed {
-    /// The contract as far as it could be read; always present, even for an empty or
-    /// malformed input.
-    pub contract: Contract,
-    /// The first [`crate::diag::MAX_DIAGNOSTICS`], in the order found; when there are more
-    /// and one is an error, at least one of these is an error.
-    pub diagnostics: Vec<Diagnostic>,
-    /// The count of those left out of `diagnostics`.
-    pub omitted: Omitted,
-}
+pub(crate) use block::{ScannedBlock, ScannedQuestion};
+
+/// What turns a block, as its lines were read, into the contract's [`Block`]: it adds what
+/// it finds wrong with the whole block to the block's diagnostics (after its lines' own).
+pub(crate) type BlockRules = fn(ScannedBlock<'_>, &mut Diagnostics) -> Block;
 
 /// One line of the source (split on `\n` only; a CRLF line keeps its `\r`).
 #[derive(Debug, Clone, Copy)]
@@ -78,27 +75,13 @@ impl<'a> Line<'a> {
     }
 }
 
-/// Parse a `DECISION.md` from bytes. Invalid UTF-8 is reported at its location; each
-/// invalid byte is then read as U+001A (SUBSTITUTE), one byte for one byte, so that every
-/// span still points at the right bytes of the original input.
-pub fn parse(source: &[u8]) -> Parsed {
-    parsed(parse_collecting(source))
-}
-
-/// Parse a `DECISION.md` from text.
-pub fn parse_str(source: &str) -> Parsed {
-    parsed(scan(source, Diagnostics::new()))
-}
-
-fn parsed((contract, diagnostics): (Contract, Diagnostics)) -> Parsed {
-    let (diagnostics, omitted) = diagnostics.finish();
-    Parsed { contract, diagnostics, omitted }
-}
-
-/// [`parse`], with the diagnostics still collecting: the checker adds the other layers'.
-pub(crate) fn parse_collecting(source: &[u8]) -> (Contract, Diagnostics) {
+/// Reads a `DECISION.md` from bytes, each block through `rules`, adding every diagnostic to
+/// a new collector. Invalid UTF-8 is reported at its location; each invalid byte is then read
+/// as U+001A (SUBSTITUTE), one byte for one byte, so that every span still points at the
+/// right bytes of the original input.
+pub(crate) fn scan_bytes(source: &[u8], rules: BlockRules) -> (Contract, Diagnostics) {
     match simdutf8::basic::from_utf8(source) {
-        Ok(text) => scan(text, Diagnostics::new()),
+        Ok(text) => scan(text, Diagnostics::new(), rules),
         Err(_) => {
             let (problems, repaired) = invalid_utf8(source);
             let text = String::from_utf8(repaired).unwrap_or_default();
@@ -106,19 +89,20 @@ pub(crate) fn parse_collecting(source: &[u8]) -> (Contract, Diagnostics) {
             for problem in problems {
                 diagnostics.push(problem);
             }
-            scan(&text, diagnostics)
+            scan(&text, diagnostics, rules)
         }
     }
 }
 
-/// Scan `source`, adding its diagnostics after those in `diagnostics`.
-fn scan(source: &str, diagnostics: Diagnostics) -> (Contract, Diagnostics) {
+/// Reads `source`, each block through `rules`, adding its diagnostics after those in
+/// `diagnostics`.
+pub(crate) fn scan(source: &str, diagnostics: Diagnostics, rules: BlockRules) -> (Contract, Diagnostics) {
     // A byte-order mark at the start is harmless: JavaScript's trim strips U+FEFF.
     let (body, offset) = match source.strip_prefix('\u{FEFF}') {
         Some(rest) => (rest, '\u{FEFF}'.len_utf8()),
         None => (source, 0),
     };
-    Scanner { diagnostics, ..Scanner::default() }.run(body, offset)
+    Scanner::new(diagnostics, rules).run(body, offset)
 }
 
 /// Every invalid UTF-8 sequence (at most 100 reported), and the input with each invalid byte
@@ -194,8 +178,9 @@ enum Section<'a> {
 }
 
 /// Pass 1: split the text into the preamble (title, schema, intro) and sections.
-#[derive(Default)]
 struct Scanner<'a> {
+    /// What judges each block once it is read, and builds it.
+    rules: BlockRules,
     contract: Contract,
     diagnostics: Diagnostics,
     /// The intro's and the generator sections' lines, joined and trimmed at the end: copied
@@ -238,6 +223,20 @@ fn title(raw: &str) -> Option<&str> {
 }
 
 impl<'a> Scanner<'a> {
+    fn new(diagnostics: Diagnostics, rules: BlockRules) -> Scanner<'a> {
+        Scanner {
+            rules,
+            contract: Contract::default(),
+            diagnostics,
+            intro: Vec::new(),
+            generator: Vec::new(),
+            saw_generator: false,
+            duplicates: Diagnostics::new(),
+            rationale: Vec::new(),
+            items: 0,
+        }
+    }
+
     fn run(mut self, source: &'a str, offset: usize) -> (Contract, Diagnostics) {
         let mut lines = lines(source, offset).peekable();
         // The preamble, before the first section.
@@ -306,8 +305,10 @@ impl<'a> Scanner<'a> {
         let Section::Block(reader) = section else { return };
         let id = reader.id();
         self.items += reader.items();
-        let (block, rationale) = reader.finish(&mut self.diagnostics);
+        let (scanned, mut diagnostics, rationale) = reader.into_scanned();
         self.rationale = rationale;
+        let block = (self.rules)(scanned, &mut diagnostics);
+        self.diagnostics.append(diagnostics);
         if let Some(first) = seen_blocks.get(id) {
             let problem = ParseProblem::DuplicateBlock { id: &block.id, first_line: first };
             self.duplicates.push(problem.at(block.span, Some(block.id.clone())));

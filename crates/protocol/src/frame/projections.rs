@@ -456,7 +456,7 @@ mod tests {
 
         let spec = |projection: &str| {
             let source = format!("## b\nkind: rule\nwhen: after-tool —— p\nframe:\n  + x 10 {projection} —— r\n");
-            let parsed = decision_core::syntax::parse(source.as_bytes());
+            let parsed = decision_core::parse(source.as_bytes());
             FrameSpec::from_block("b", &parsed.contract.blocks[0], &HostCells::reference(), &p).map(|s| s.fields.len())
         };
         let refused = spec("newThing").unwrap_err();

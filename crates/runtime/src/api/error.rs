@@ -279,7 +279,7 @@ impl From<&ApprovalError> for Error {
 /// Parses a contract for a command that needs it whole: any error diagnostic refuses it
 /// ([`Error::unparsed`]). `path` names it in messages; it is never opened.
 pub fn parse_contract(path: &str, source: &[u8]) -> Result<Contract, Error> {
-    let parsed = decision_core::syntax::parse(source);
+    let parsed = decision_core::parse(source);
     let errors: Vec<&Diagnostic> = parsed.diagnostics.iter().filter(|d| d.is_error()).collect();
     if errors.is_empty() { Ok(parsed.contract) } else { Err(Error::unparsed(path, &errors)) }
 }

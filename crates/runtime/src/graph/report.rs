@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use decision_core::check::{Capabilities, adapter, schema};
 use decision_core::diag::Severity;
-use decision_core::syntax::parse;
+use decision_core::parse;
 use decision_core::vocab::{self, SCHEMA_V1};
 use serde_json::{Map, Value, json};
 

@@ -779,7 +779,7 @@ mod tests {
     const CONTRACT: &str = "# t\n\nschema: decision-contract/v1\n\n## grade_risk\n\nkind: mixed\nwhen: before-call\n\n### risk\n\nask: How risky?\n\n- read-only\n- reversible write\n- irreversible\n\n### needs_auth\n\nask: Authorise?\n\n- true — yes\n- false — no\n\npolicy:\n  - score:risk >= 2 → ask_human\n  - prob:needs_auth >= 0.5 → ask_human\n  - score:risk >= 1 → auto_audit\n  - else → auto\n";
 
     fn contract(text: &str) -> Contract {
-        decision_core::syntax::parse(text.as_bytes()).contract
+        decision_core::parse(text.as_bytes()).contract
     }
 
     fn recorded(score: f64, auth: f64, action: &str) -> RecordedDecision {

@@ -1,13 +1,13 @@
 //! A block's lines, one at a time (format.md §1.3–§1.10): the `kind:`, `when:` and `dynamic:`
 //! keys, question headings and options, frame fields and exclusions, policy rules, and prose.
 //! What a single line gets wrong is reported here; what only the whole block shows waits for
-//! [`super::BlockReader::finish`].
+//! the block rules (`check::blocks`).
 
 use super::super::Line;
 use super::super::clauses::{list_item, split_key_line, split_option};
 use super::super::problem::ParseProblem;
 use super::super::text::{is_js_whitespace, js_trim, js_words, split_once_str, utf16_prefix};
-use super::{BlockReader, Draft, FRAME_ROOM, heading_like_lint};
+use super::{BlockReader, FRAME_ROOM, ScannedQuestion, heading_like_lint};
 use crate::contract::{Exclusion, Frame, FrameField, Kind, QuestionOption, Rule};
 use crate::diag::{Severity, Sink, Span};
 use crate::suggest::did_you_mean;
@@ -31,7 +31,7 @@ impl<'a> BlockReader<'a> {
         {
             self.items += 1;
             let id = js_trim(rest);
-            let next = Draft::new(id, line.span_of(id));
+            let next = ScannedQuestion::new(id, line.span_of(id));
             let done = std::mem::replace(&mut self.current, next);
             if done.keep() {
                 self.drafts.push(done);

@@ -1,34 +1,40 @@
-//! Pass 2: interpreting one decision block. The reader ([`BlockReader`]) is fed the block's
-//! lines one at a time ([`lines`]: what each line says, and what a single line gets wrong),
-//! then runs the block-level checks in the reference's order ([`checks`]). Lints for what the
-//! reference silently accepts are emitted as warnings on the way.
+//! Pass 2: reading one decision block. The reader ([`BlockReader`]) is fed the block's lines
+//! one at a time ([`lines`]: what each line says, and what a single line gets wrong), then
+//! hands what it read over as a [`ScannedBlock`]. What only the whole block shows (a missing
+//! kind, a question without options, a kind its questions do not make) is judged by the
+//! block rules in `check::blocks`, which build the [`crate::contract::Block`]. Lints for what
+//! a single line gets wrong and the reference silently accepts are emitted as warnings here.
 
-mod checks;
 mod lines;
 
 use super::Line;
 use super::problem::{HeadingLike, ParseProblem};
-use super::text::{is_js_whitespace, js_trim};
+use super::text::{is_js_whitespace, join_lines_trimmed, js_trim};
 use crate::contract::{Frame, Kind, QuestionOption, Rule};
 use crate::diag::{Diagnostic, Diagnostics, Problem, Sink, Span};
 
 /// The initial room in a frame's lists of fields and of exclusions.
 const FRAME_ROOM: usize = 8;
 
-/// A question being read.
-struct Draft<'a> {
-    id: &'a str,
-    span: Span,
-    ask: String,
+/// A question as its lines were read: nothing yet judged of the whole (see `check::blocks`).
+#[derive(Debug)]
+pub(crate) struct ScannedQuestion<'a> {
+    /// Its heading text.
+    pub(crate) id: &'a str,
+    /// Its heading, or its first option's line once it has one.
+    pub(crate) span: Span,
+    /// The `ask:` text (empty when there is none).
+    pub(crate) ask: String,
     ask_span: Option<Span>,
-    options: Vec<QuestionOption>,
+    /// The options, in order.
+    pub(crate) options: Vec<QuestionOption>,
     /// Whether the span was replaced by the first option's line.
     has_option_line: bool,
 }
 
-impl<'a> Draft<'a> {
-    fn new(id: &'a str, span: Span) -> Draft<'a> {
-        Draft { id, span, ask: String::new(), ask_span: None, options: Vec::new(), has_option_line: false }
+impl<'a> ScannedQuestion<'a> {
+    fn new(id: &'a str, span: Span) -> ScannedQuestion<'a> {
+        ScannedQuestion { id, span, ask: String::new(), ask_span: None, options: Vec::new(), has_option_line: false }
     }
 
     fn keep(&self) -> bool {
@@ -51,8 +57,8 @@ pub(super) struct BlockReader<'a> {
     frame: Option<Frame>,
     in_frame: bool,
     in_policy: bool,
-    drafts: Vec<Draft<'a>>,
-    current: Draft<'a>,
+    drafts: Vec<ScannedQuestion<'a>>,
+    current: ScannedQuestion<'a>,
     rules: Vec<Rule>,
     /// Prose lines, trimmed (blank lines as empty ones): joined with `\n` at the end.
     rationale: Vec<&'a str>,
@@ -77,7 +83,7 @@ impl<'a> BlockReader<'a> {
             in_frame: false,
             in_policy: false,
             drafts: Vec::new(),
-            current: Draft::new(heading, heading_span),
+            current: ScannedQuestion::new(heading, heading_span),
             rules: Vec::new(),
             rationale,
         }
@@ -96,6 +102,56 @@ impl<'a> BlockReader<'a> {
     fn prose(&mut self, text: &'a str) {
         self.rationale.push(text);
     }
+
+    /// What the block's lines said, with the diagnostics of its lines, and the list of prose
+    /// lines, emptied, for the next block.
+    pub(in crate::syntax) fn into_scanned(mut self) -> (ScannedBlock<'a>, Diagnostics, Vec<&'a str>) {
+        let last = std::mem::replace(&mut self.current, ScannedQuestion::new("", Span::default()));
+        if last.keep() {
+            self.drafts.push(last);
+        }
+        let rationale = join_lines_trimmed(&self.rationale);
+        self.rationale.clear();
+        let scanned = ScannedBlock {
+            id: self.id,
+            heading: self.heading,
+            kind: self.kind,
+            saw_kind: self.saw_kind,
+            when: self.when,
+            dynamic: self.dynamic,
+            frame: self.frame,
+            questions: self.drafts,
+            rules: self.rules,
+            rationale,
+        };
+        (scanned, self.diagnostics, self.rationale)
+    }
+}
+
+/// One block as its lines were read, before the block rules judge the whole of it and build
+/// the [`crate::contract::Block`].
+#[derive(Debug)]
+pub(crate) struct ScannedBlock<'a> {
+    /// The heading text: the block id.
+    pub(crate) id: &'a str,
+    /// The heading's span.
+    pub(crate) heading: Span,
+    /// The `kind:` read, when one was read and known.
+    pub(crate) kind: Option<Kind>,
+    /// Whether a `kind:` line was read at all (known or not).
+    pub(crate) saw_kind: bool,
+    /// The `when:` value and its line's span.
+    pub(crate) when: Option<(&'a str, Span)>,
+    /// The `dynamic:` value and its line's span.
+    pub(crate) dynamic: Option<(&'a str, Span)>,
+    /// The frame, when one was read.
+    pub(crate) frame: Option<Frame>,
+    /// The questions, in order (a heading with neither `ask:` nor options left out).
+    pub(crate) questions: Vec<ScannedQuestion<'a>>,
+    /// The policy rules, in order.
+    pub(crate) rules: Vec<Rule>,
+    /// The prose lines, joined and trimmed.
+    pub(crate) rationale: String,
 }
 
 /// A line that looks like a heading but is read as prose (`###`, `#### x`, `  ## x`).

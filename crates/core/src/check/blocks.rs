@@ -1,60 +1,72 @@
-//! The block-level checks, run once the block's last line is read, in the reference's order:
-//! the missing kind, the position and purpose of `when:`, the `dynamic:` clause, the questions
-//! (ids, options, duplicates) and what the block's kind requires of them.
+//! The block rules: what only a whole block shows, judged once the scanner has read its last
+//! line, in the reference's order — the missing kind, the position and purpose of `when:`,
+//! the `dynamic:` clause, the questions (ids, options, duplicates) and what the block's kind
+//! requires of them. They build the [`Block`] from the [`ScannedBlock`]; a question without
+//! options is reported and left out of it.
+//!
+//! Their problems are parse-layer problems ([`ParseProblem`], `DC01xx`), reported right after
+//! the block's own lines' (the reference reports them at the block's end), so the scanner
+//! hands each block over as it finishes it (see [`super::parse`]).
 
 use std::collections::HashMap;
 
-use super::super::clauses::{parse_dynamic, split_when};
-use super::super::problem::ParseProblem;
-use super::super::text::{join_lines_trimmed, js_trim};
-use super::{BlockReader, Draft};
 use crate::contract::{Block, Dynamic, Kind, Primitive, Question};
-use crate::diag::{Diagnostics, Span};
+use crate::diag::{Diagnostics, Sink, Span};
 use crate::names::NameSet;
 use crate::suggest::did_you_mean;
+use crate::syntax::clauses::{parse_dynamic, split_when};
+use crate::syntax::problem::ParseProblem;
+use crate::syntax::text::js_trim;
+use crate::syntax::{ScannedBlock, ScannedQuestion};
 use crate::vocab::{self, ANY_POSITION_ACTION, POSITIONS};
 
-impl<'a> BlockReader<'a> {
-    /// Finish the block: run the block-level checks and move its diagnostics to `out`.
-    /// Returns the block and the list of prose lines, emptied, for the next block.
-    pub(in crate::syntax) fn finish(mut self, out: &mut Diagnostics) -> (Block, Vec<&'a str>) {
-        let last = std::mem::replace(&mut self.current, Draft::new("", Span::default()));
-        if last.keep() {
-            self.drafts.push(last);
-        }
-        // Missing kind.
-        if !self.saw_kind {
-            self.report(ParseProblem::KindMissing { block: self.id }, self.heading);
-        }
-        let (position, purpose, when_span) = self.when_checks();
-        let dynamic = self.dynamic_checks();
-        let questions = self.questions();
-        let kind = self.kind.unwrap_or(Kind::Rule);
-        if self.kind.is_some() {
-            self.kind_checks(kind, &questions, dynamic.is_some());
-        }
-        let rationale = join_lines_trimmed(&self.rationale);
-        self.rationale.clear();
-        out.append(std::mem::take(&mut self.diagnostics));
-        let block = Block {
-            id: self.id.to_string(),
-            span: self.heading,
-            kind,
-            kind_declared: self.kind.is_some(),
-            position,
-            purpose,
-            when_span,
-            dynamic,
-            frame: self.frame,
-            questions,
-            policy: self.rules,
-            rationale,
-        };
-        (block, self.rationale)
+/// Judges `scanned` as a whole, adds what it gets wrong to `diagnostics` (the block's, after
+/// its lines' own), and builds the block.
+pub(crate) fn build(scanned: ScannedBlock<'_>, diagnostics: &mut Diagnostics) -> Block {
+    let ScannedBlock { id, heading, kind, saw_kind, when, dynamic, frame, questions, rules, rationale } = scanned;
+    let mut judge = Judge { id, heading, rules: &rules, diagnostics };
+    if !saw_kind {
+        judge.report(ParseProblem::KindMissing { block: id }, heading);
+    }
+    let (position, purpose, when_span) = judge.when_checks(when);
+    let dynamic = judge.dynamic_checks(dynamic);
+    let questions = judge.questions(questions);
+    if let Some(kind) = kind {
+        judge.kind_checks(kind, &questions, dynamic.is_some());
+    }
+    Block {
+        id: id.to_string(),
+        span: heading,
+        kind: kind.unwrap_or(Kind::Rule),
+        kind_declared: kind.is_some(),
+        position,
+        purpose,
+        when_span,
+        dynamic,
+        frame,
+        questions,
+        policy: rules,
+        rationale,
+    }
+}
+
+/// The block being judged, and where its problems go.
+struct Judge<'s, 'a> {
+    id: &'a str,
+    heading: Span,
+    rules: &'s [crate::contract::Rule],
+    diagnostics: &'s mut Diagnostics,
+}
+
+impl Judge<'_, '_> {
+    /// Reports `problem` at `span`, in this block (its id left out when the diagnostic is
+    /// only counted: see [`Sink::keeps`]).
+    fn report(&mut self, problem: ParseProblem<'_>, span: Span) {
+        self.diagnostics.report(&problem, span, Some(self.id));
     }
 
-    fn when_checks(&mut self) -> (String, String, Span) {
-        let (value, span) = self.when.unwrap_or(("", self.heading));
+    fn when_checks(&mut self, when: Option<(&str, Span)>) -> (String, String, Span) {
+        let (value, span) = when.unwrap_or(("", self.heading));
         let when = split_when(js_trim(value));
         let position = when.position.to_string();
         if position.is_empty() {
@@ -93,8 +105,8 @@ impl<'a> BlockReader<'a> {
         (position, when.purpose.to_string(), span)
     }
 
-    fn dynamic_checks(&mut self) -> Option<Dynamic> {
-        let (value, span) = self.dynamic?;
+    fn dynamic_checks(&mut self, dynamic: Option<(&str, Span)>) -> Option<Dynamic> {
+        let (value, span) = dynamic?;
         if js_trim(value).is_empty() {
             return None;
         }
@@ -106,8 +118,7 @@ impl<'a> BlockReader<'a> {
         Some(Dynamic { provider: parts.provider, reads: parts.reads, output: parts.output, why: parts.why, span })
     }
 
-    fn questions(&mut self) -> Vec<Question> {
-        let drafts = std::mem::take(&mut self.drafts);
+    fn questions(&mut self, drafts: Vec<ScannedQuestion<'_>>) -> Vec<Question> {
         let mut questions = Vec::with_capacity(drafts.len());
         // The first span of each id, kept only when some id repeats (rare).
         let mut ids = NameSet::new();
@@ -166,7 +177,7 @@ impl<'a> BlockReader<'a> {
         questions
     }
 
-    fn option_lints(&mut self, draft: &Draft<'_>) {
+    fn option_lints(&mut self, draft: &ScannedQuestion<'_>) {
         let mut seen = NameSet::new();
         for option in draft.options.iter().filter(|o| o.named) {
             if !seen.insert(&option.name) {
