@@ -256,3 +256,26 @@ pub fn object_from_py(object: &Bound<'_, PyAny>, what: &str) -> PyResult<Map<Str
         Err(_) => Err(crate::errors::usage_error(object.py(), &format!("{what} must be a dict"), Some(what))),
     }
 }
+
+/// A command's request (its options, as [`decision::api::request`] reads them) from the
+/// keywords a method was given: `None` is "not given"
+/// (the option keeps its default). A keyword the command does not take, or a value of the
+/// wrong type, is the one `UsageError` every entrance gives, naming the command.
+pub fn request_from_py<T: serde::de::DeserializeOwned + Default>(
+    py: Python<'_>,
+    command: &str,
+    keywords: Option<&Bound<'_, PyDict>>,
+) -> PyResult<T> {
+    let Some(keywords) = keywords else { return Ok(T::default()) };
+    let mut given = Vec::with_capacity(keywords.len());
+    for (key, value) in keywords.iter() {
+        if value.is_none() {
+            continue;
+        }
+        let key = key.cast_into::<PyString>().map_err(|_| PyTypeError::new_err("keyword names must be str"))?;
+        given.push((read::text_of(&key)?, from_py(&value)?));
+    }
+    // Read as a map of names to JSON values, as `api::request` reads the JavaScript options.
+    let options = serde::de::value::MapDeserializer::<_, serde_json::Error>::new(given.into_iter());
+    T::deserialize(options).map_err(|e| crate::errors::usage_error(py, &format!("{command} options: {e}"), None))
+}

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use decision::api;
 use decision::api::eval::Gated;
-use decision::api::frame::{CellSource, PreparedFrame};
+use decision::api::frame::{CellSource, FrameRequest, PreparedFrame};
 use decision::ask::Questions;
 use decision::check::Capabilities;
 use decision::contract::Contract as ParsedContract;
@@ -30,7 +30,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use serde_json::{Map, Value};
 
-use convert::{from_py, object_from_py, to_py};
+use convert::{from_py, object_from_py, request_from_py, to_py};
 use errors::{at_argument, to_py_err, usage_error};
 use prepared::Prepared;
 use template::Template;
@@ -322,31 +322,22 @@ impl Contract {
         to_py(py, &api::explain::document(&self.path, &self.source))
     }
 
-    /// `decision frame --format json` for one block.
-    #[pyo3(signature = (block, state, *, profile=None, capabilities=None, untrusted=None, marking="provenance"))]
-    #[allow(clippy::too_many_arguments)]
+    /// `decision frame --format json` for one block. The keywords are the options every
+    /// entrance takes (`profile`, `untrusted`, `marking`: `api::frame::FrameRequest`), and
+    /// `capabilities`, a host report to check the block against.
+    #[pyo3(signature = (block, state, *, capabilities=None, **options))]
     fn frame<'py>(
         &self,
         py: Python<'py>,
         block: &str,
         state: &Bound<'py, PyAny>,
-        profile: Option<&str>,
         capabilities: Option<&Bound<'py, PyAny>>,
-        untrusted: Option<Vec<String>>,
-        marking: &str,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let request: FrameRequest = request_from_py(py, "frame", options)?;
         let (index, found) = self.frame_block(py, block)?;
-        let mode = match marking {
-            "provenance" => Mode::Provenance,
-            "reference" => Mode::Reference,
-            other => {
-                return Err(usage_error(
-                    py,
-                    &format!("unknown marking `{other}`: expected provenance or reference"),
-                    None,
-                ));
-            }
-        };
+        let mode = request.marking.mode();
+        let profile = request.profile.map(|_| "reference");
         match (profile, capabilities) {
             (None | Some("reference"), None) => {}
             // The reference profile's own capabilities are not needed to frame for it.
@@ -362,8 +353,7 @@ impl Contract {
         if profile.is_some() {
             return self.prepared(py, (index, found), mode)?.document(py, &state);
         }
-        let untrusted = untrusted.unwrap_or_default();
-        let document = self.state_frame(py, (index, found), &state, &untrusted, mode)?.document(&state);
+        let document = self.state_frame(py, (index, found), &state, &request.untrusted, mode)?.document(&state);
         self.template(py, (index, mode == Mode::Reference), &document)?.to_py(py, &document)
     }
 

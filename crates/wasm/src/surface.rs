@@ -4,10 +4,9 @@
 //! network or the clock; a `path` only names the input in documents and messages.
 
 use decision::api;
-use decision::api::frame::FrameOptions;
+use decision::api::frame::FrameRequest;
 use decision::api::{Code, Error};
 use decision::digest::{frame_digest, request_digest, stringify};
-use decision::frame::Mode;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -73,40 +72,23 @@ pub fn explain(text: &[u8], options_json: &str) -> Result<Value, Error> {
     Ok(api::explain::document(path, text))
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
-struct FrameArgs {
-    path: Option<String>,
-    block: Option<String>,
-    state: Option<Value>,
-    profile: Option<String>,
-    untrusted: Vec<String>,
-    /// `"provenance"` (default) or `"reference"`.
-    marking: Option<String>,
-}
-
-/// `decision frame --format json`: the frame artifact, the questions and both digests.
+/// `decision frame --format json`: the frame artifact, the questions and both digests. The
+/// options are [`FrameRequest`]'s, with the inputs beside them: `path` (the contract's name)
+/// and `state` (an object, or its JSON text).
 pub fn frame(text: &[u8], options_json: &str) -> Result<Value, Error> {
-    let args: FrameArgs = options("frame", options_json)?;
-    let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACT_PATH);
-    let block_id = args.block.ok_or_else(|| Error::usage("frame: `block` is required"))?;
-    let state = object("state", args.state.ok_or_else(|| Error::usage("frame: `state` is required"))?)?;
-    let mode = match args.marking.as_deref() {
-        None | Some("provenance") => Mode::Provenance,
-        Some("reference") => Mode::Reference,
-        Some(other) => {
-            return Err(Error::usage(format!("unknown marking `{other}` (known: provenance, reference)")));
-        }
+    let mut options: Map<String, Value> = options("frame", options_json)?;
+    let path = match options.remove("path") {
+        Some(Value::String(path)) => path,
+        None | Some(Value::Null) => DEFAULT_CONTRACT_PATH.to_owned(),
+        Some(_) => return Err(Error::usage("frame options: `path` must be a string")),
     };
-    let reference = match args.profile.as_deref() {
-        None => false,
-        Some(profile) => api::host::profile(profile).map(|_| true)?,
-    };
-    let contract = api::parse_contract(path, text)?;
-    let block = api::find_block(path, &contract, &block_id)?;
-    let options = FrameOptions { reference_profile: reference, untrusted: args.untrusted, mode };
-    // A frame the host cannot compile is about this contract: name it.
-    api::frame::document(block, &state, &options).map_err(|e| if e.code == Code::Frame { e.at_path(path) } else { e })
+    let state = options.remove("state");
+    let request: FrameRequest = api::request("frame", Value::Object(options))?;
+    let block_id = request.block()?;
+    let state = object("state", state.ok_or_else(|| Error::usage("frame: `state` is required"))?)?;
+    let contract = api::parse_contract(&path, text)?;
+    let block = api::find_block(&path, &contract, block_id)?;
+    api::frame::respond(&path, block, &state, &request)
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -6,40 +6,21 @@ use std::process::ExitCode;
 
 use decision::api;
 use decision::api::Error;
-use decision::api::frame::FrameOptions;
-use decision::frame::Mode;
+use decision::api::frame::FrameRequest;
 use serde_json::Value;
 
-use super::contract_input::{Format, Profile, load_contract, read_text};
-
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Marking {
-    /// Wrap untrusted strings and also mark untrusted lists and counts (this implementation).
-    Provenance,
-    /// Exactly the reference's frames: untrusted lists travel unmarked.
-    Reference,
-}
+use super::contract_input::{Format, load_contract, read_text};
 
 #[derive(clap::Args)]
 pub struct Args {
     /// The DECISION.md file.
     contract: PathBuf,
-    /// The block to show.
-    #[arg(long, value_name = "ID")]
-    block: String,
     /// Host state as a JSON object: cell name → value.
     #[arg(long, value_name = "STATE.json")]
     state: PathBuf,
-    /// The host: `reference` uses the reference host's cells, projections and node ids.
-    /// Without it the cells are the keys of STATE.json (trusted unless `--untrusted`).
-    #[arg(long, value_enum)]
-    profile: Option<Profile>,
-    /// A cell that carries tool output (without `--profile`); repeatable.
-    #[arg(long, value_name = "CELL")]
-    untrusted: Vec<String>,
-    /// How untrusted values are marked.
-    #[arg(long, value_enum, default_value_t = Marking::Provenance)]
-    marking: Marking,
+    /// What to frame, and for which host: the options every entrance takes.
+    #[command(flatten)]
+    request: FrameRequest,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -58,17 +39,9 @@ pub fn run(args: Args) -> ExitCode {
 fn build(args: &Args) -> Result<Value, Error> {
     let path = args.contract.display().to_string();
     let contract = load_contract(&args.contract)?;
-    let block = api::find_block(&path, &contract, &args.block)?;
+    let block = api::find_block(&path, &contract, args.request.block()?)?;
     let state = api::frame::parse_state(&args.state.display().to_string(), &read_text(&args.state)?)?;
-    let options = FrameOptions {
-        reference_profile: args.profile == Some(Profile::Reference),
-        untrusted: args.untrusted.clone(),
-        mode: match args.marking {
-            Marking::Provenance => Mode::Provenance,
-            Marking::Reference => Mode::Reference,
-        },
-    };
-    api::frame::document(block, &state, &options)
+    api::frame::respond(&path, block, &state, &args.request)
 }
 
 fn print(args: &Args, doc: &Value) {

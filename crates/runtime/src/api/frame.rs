@@ -7,10 +7,93 @@ use decision_core::check::Capabilities;
 use decision_core::contract::{Block, Contract};
 use decision_core::vocab::CellType;
 use decision_protocol::digest::request_digest_of_text;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
+
+use super::host::Profile;
 
 use decision_protocol::ask::wire_question;
 use decision_protocol::frame::{Cell, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
+
+/// What `frame` is asked, by the names every entrance takes: the command line's options
+/// (`--block`, `--profile`, `--untrusted`, `--marking`), Python's keywords and the JavaScript
+/// options object. The inputs — the contract and the state — each entrance reads its own way.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct FrameRequest {
+    /// The block to frame.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ID", required = true))]
+    pub block: Option<String>,
+    /// The host: `reference` uses the reference host's cells, projections and node ids.
+    /// Without it the cells are the keys of the state (trusted unless named untrusted).
+    #[cfg_attr(feature = "cli", arg(long, value_enum))]
+    pub profile: Option<Profile>,
+    /// A cell that carries tool output (without a profile); may be given more than once.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "CELL"))]
+    pub untrusted: Vec<String>,
+    /// How untrusted values are marked.
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = Marking::Provenance))]
+    pub marking: Marking,
+}
+
+impl FrameRequest {
+    /// The block asked for; without one, a usage error.
+    pub fn block(&self) -> Result<&str, Error> {
+        self.block.as_deref().ok_or_else(|| Error::usage("frame: `block` is required"))
+    }
+
+    /// The host the frame is compiled for.
+    pub fn options(&self) -> FrameOptions {
+        FrameOptions {
+            reference_profile: self.profile == Some(Profile::Reference),
+            untrusted: self.untrusted.clone(),
+            mode: self.marking.mode(),
+        }
+    }
+}
+
+/// How untrusted values are marked, as a request names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(try_from = "String")]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Marking {
+    /// Wrap untrusted strings and also mark untrusted lists and counts (this implementation).
+    #[default]
+    Provenance,
+    /// Exactly the reference's frames: untrusted lists travel unmarked.
+    Reference,
+}
+
+impl Marking {
+    /// The frame compiler's mode.
+    pub fn mode(self) -> Mode {
+        match self {
+            Marking::Provenance => Mode::Provenance,
+            Marking::Reference => Mode::Reference,
+        }
+    }
+}
+
+impl TryFrom<String> for Marking {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Marking, String> {
+        match name.as_str() {
+            "provenance" => Ok(Marking::Provenance),
+            "reference" => Ok(Marking::Reference),
+            other => Err(format!("unknown marking `{other}` (known: provenance, reference)")),
+        }
+    }
+}
+
+/// The frame document of `block` (found by [`FrameRequest::block`] in the contract `path`
+/// names) over `state`, for the host `request` names: what `decision frame --format json`
+/// prints.
+pub fn respond(path: &str, block: &Block, state: &Map<String, Value>, request: &FrameRequest) -> Result<Value, Error> {
+    // A frame the host cannot compile is about this contract: name it.
+    document(block, state, &request.options()).map_err(|e| if e.code == Code::Frame { e.at_path(path) } else { e })
+}
 
 /// The host a frame is compiled for.
 #[derive(Debug, Clone, Default)]
@@ -266,5 +349,64 @@ impl PreparedFrame {
     /// The `dynamic` note of a `dynamic:` block.
     pub fn dynamic(&self) -> Option<&Value> {
         self.dynamic.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_request_reads_the_names_every_entrance_takes() {
+        let request: FrameRequest = super::super::request(
+            "frame",
+            json!({"block": "pick", "profile": "reference", "untrusted": ["output"], "marking": "reference"}),
+        )
+        .unwrap();
+        assert_eq!(request.block().unwrap(), "pick");
+        let options = request.options();
+        assert!(options.reference_profile);
+        assert_eq!((options.untrusted, options.mode), (vec!["output".to_owned()], Mode::Reference));
+        // Nothing given: every option at its default, and the block asked for.
+        let none: FrameRequest = super::super::request("frame", Value::Null).unwrap();
+        assert_eq!((none.profile, none.marking), (None, Marking::Provenance));
+        assert_eq!(none.block().unwrap_err().message, "frame: `block` is required");
+    }
+
+    #[test]
+    fn a_frame_request_refuses_an_unknown_name_or_value_as_a_usage_error() {
+        let refused = |options: Value| super::super::request::<FrameRequest>("frame", options).unwrap_err();
+        let marking = refused(json!({"marking": "loud"}));
+        assert_eq!(marking.code, Code::Usage);
+        assert!(marking.message.starts_with("frame options: unknown marking `loud` (known: provenance, reference)"));
+        let profile = refused(json!({"profile": "ours"}));
+        assert!(profile.message.starts_with("frame options: unknown profile `ours` (known: reference)"), "{profile:?}");
+        let unknown = refused(json!({"colour": "red"}));
+        assert!(unknown.message.contains("unknown field `colour`"), "{unknown:?}");
+        let typed = refused(json!({"untrusted": "output"}));
+        assert!(typed.message.contains("invalid type"), "{typed:?}");
+    }
+
+    /// The command line's options are the request's fields: a new field is a new option.
+    #[cfg(feature = "cli")]
+    #[test]
+    fn the_command_line_takes_the_same_request() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            request: FrameRequest,
+        }
+        let parsed =
+            Command::try_parse_from(["frame", "--block", "pick", "--untrusted", "a", "--untrusted", "b"]).unwrap();
+        assert_eq!(parsed.request.block().unwrap(), "pick");
+        assert_eq!(parsed.request.untrusted, ["a", "b"]);
+        assert_eq!(parsed.request.marking, Marking::Provenance);
+        let reference =
+            Command::try_parse_from(["frame", "--block", "p", "--profile", "reference", "--marking", "reference"]);
+        let reference = reference.unwrap().request;
+        assert_eq!((reference.profile, reference.marking), (Some(Profile::Reference), Marking::Reference));
+        assert!(Command::try_parse_from(["frame"]).is_err(), "--block is required on the command line");
+        assert!(Command::try_parse_from(["frame", "--block", "p", "--marking", "loud"]).is_err());
     }
 }

@@ -2,19 +2,58 @@
 //! front end: a built-in profile, or a host capability report.
 
 use decision_core::check::Capabilities;
+use serde::Deserialize;
 
 use super::error::Error;
 
 /// The built-in host profiles, by name.
 pub const PROFILES: [&str; 1] = ["reference"];
 
+/// A built-in host profile, as a request names it (`"reference"`); any other name is refused
+/// with the message [`profile`] gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Profile {
+    /// The reference host: 11 state cells, 14 projections, 2 providers, 6 positions,
+    /// 14 actions and its seven required blocks.
+    Reference,
+}
+
+impl Profile {
+    /// The profile called `name`, if there is one.
+    pub fn named(name: &str) -> Option<Profile> {
+        (name == "reference").then_some(Profile::Reference)
+    }
+
+    /// The profile's capabilities.
+    pub fn capabilities(self) -> Capabilities {
+        match self {
+            Profile::Reference => Capabilities::reference(),
+        }
+    }
+}
+
+impl TryFrom<String> for Profile {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Profile, String> {
+        Profile::named(&name).ok_or_else(|| unknown_profile(&name))
+    }
+}
+
 /// A built-in host profile by name (only `reference`); any other name is a usage error that
 /// lists the known ones.
 pub fn profile(name: &str) -> Result<Capabilities, Error> {
-    match name {
-        "reference" => Ok(Capabilities::reference()),
-        other => Err(Error::usage(format!("unknown profile `{other}` (known: {})", PROFILES.join(", ")))),
+    match Profile::named(name) {
+        Some(known) => Ok(known.capabilities()),
+        None => Err(Error::usage(unknown_profile(name))),
     }
+}
+
+/// Why `name` is no profile: it lists the known ones.
+fn unknown_profile(name: &str) -> String {
+    format!("unknown profile `{name}` (known: {})", PROFILES.join(", "))
 }
 
 /// A host capability report's JSON text, named `shown` in messages and as the error's `path`

@@ -22,7 +22,19 @@ pub mod what_if;
 
 pub use error::{Code, Error, Kind, find_block, parse_contract};
 
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+
+/// A command's request (its options, by the names every entrance takes) from a JSON object
+/// (`null`: every option at its default): how the Python and JavaScript bindings read the
+/// options they are given. A name the command does not take, or a value of the wrong type,
+/// is a usage error that names the command.
+pub fn request<T: DeserializeOwned + Default>(command: &str, options: Value) -> Result<T, Error> {
+    if options.is_null() {
+        return Ok(T::default());
+    }
+    serde_json::from_value(options).map_err(|e| Error::usage(format!("{command} options: {e}")))
+}
 
 /// The engine's version (the `decision-runtime` crate's), for hosts that detect version skew.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
