@@ -48,7 +48,7 @@ class Contract:
         block: str,
         answers: Mapping[str, JSON],
         *,
-        gates: Optional[Mapping[str, Union[float, str]]] = None,
+        gates: Union[Mapping[str, Union[float, str]], Sequence[str], None] = None,
         candidates: Optional[Mapping[str, Union[Mapping[str, str], Sequence[str]]]] = None,
     ) -> Document: ...
     def decide_and_record(

@@ -20,7 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use decision::api;
-use decision::api::eval::Gated;
+use decision::api::check::CheckRequest;
+use decision::api::eval::{EvalRequest, Gated};
 use decision::api::frame::{CellSource, FrameRequest, PreparedFrame};
 use decision::ask::Questions;
 use decision::check::Capabilities;
@@ -61,14 +62,16 @@ fn capabilities_of(
     profile: Option<&str>,
     capabilities: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Option<Capabilities>> {
-    let text = match capabilities {
-        Some(given) => Some(match given.cast::<PyString>() {
-            Ok(text) => text.to_cow()?.into_owned(),
-            Err(_) => from_py(given)?.to_string(),
-        }),
-        None => None,
-    };
+    let text = capabilities.map(report_text).transpose()?;
     api::host::named(profile, text.as_deref().map(|text| ("capabilities", text))).map_err(to_py_err(py))
+}
+
+/// A host capability report given as its JSON text or as a dict, as text.
+fn report_text(given: &Bound<'_, PyAny>) -> PyResult<String> {
+    match given.cast::<PyString>() {
+        Ok(text) => Ok(text.to_cow()?.into_owned()),
+        Err(_) => Ok(from_py(given)?.to_string()),
+    }
 }
 
 /// `cells="reference" | "state"` or `capabilities`, with `untrusted`, as `decision ask`'s
@@ -100,22 +103,23 @@ fn cell_source(
     }
 }
 
-/// `check(text, *, path=None, profile=None, capabilities=None, deny_warnings=False)`: one
-/// file's object of `decision check --format json`.
+/// `check(text, *, path=None, capabilities=None, **options)`: one file's object of `decision
+/// check --format json`. The keywords are the options every entrance takes (`profile`,
+/// `deny_warnings`: `api::check::CheckRequest`), and `capabilities`, a host report.
 #[pyfunction]
-#[pyo3(signature = (text, *, path=None, profile=None, capabilities=None, deny_warnings=false))]
+#[pyo3(signature = (text, *, path=None, capabilities=None, **options))]
 fn check<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
     path: Option<&str>,
-    profile: Option<&str>,
     capabilities: Option<&Bound<'py, PyAny>>,
-    deny_warnings: bool,
+    options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let request: CheckRequest = request_from_py(py, "check", options)?;
     let source = source_bytes(text)?;
-    let capabilities = capabilities_of(py, profile, capabilities)?;
-    let report = api::check::check_source(&source, capabilities.as_ref(), deny_warnings);
-    to_py(py, &api::check::file_json(path, &report))
+    let report = capabilities.map(report_text).transpose()?;
+    let host = request.host(report.as_deref().map(|text| ("capabilities", text))).map_err(to_py_err(py))?;
+    to_py(py, &api::check::file_json(path, &request.check(&source, host.as_ref())))
 }
 
 /// A parsed contract: its blocks, and everything a host does with one.
@@ -358,17 +362,20 @@ impl Contract {
     }
 
     /// `decision eval --format json`: validate `answers` and evaluate the block's policy.
-    #[pyo3(signature = (block, answers, *, gates=None, candidates=None))]
+    /// The keywords are the options every entrance takes (`gates`: `api::eval::EvalRequest`),
+    /// and `candidates`, what a `dynamic:` block offered.
+    #[pyo3(signature = (block, answers, *, candidates=None, **options))]
     fn evaluate<'py>(
         &self,
         py: Python<'py>,
         block: &str,
         answers: &Bound<'py, PyAny>,
-        gates: Option<&Bound<'py, PyDict>>,
         candidates: Option<&Bound<'py, PyAny>>,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let request: EvalRequest = request_from_py(py, "evaluate", options)?;
         let found = self.block(py, block)?;
-        let built = self.policy_and_questions(py, found, &gate_args(gates)?, &candidates_of(py, candidates)?)?;
+        let built = self.policy_and_questions(py, found, &request.gates, &candidates_of(py, candidates)?)?;
         let answers = object_from_py(answers, "answers")?;
         let (policy, questions) = &*built;
         to_py(py, &api::eval::evaluate(found, policy, questions, &answers).to_json())

@@ -4,6 +4,8 @@
 //! network or the clock; a `path` only names the input in documents and messages.
 
 use decision::api;
+use decision::api::check::CheckRequest;
+use decision::api::eval::EvalRequest;
 use decision::api::frame::FrameRequest;
 use decision::api::{Code, Error};
 use decision::digest::{frame_digest, request_digest, stringify};
@@ -21,6 +23,51 @@ fn options<T: DeserializeOwned + Default>(what: &str, text: &str) -> Result<T, E
     serde_json::from_str(text).map_err(|e| Error::usage(format!("{what} options: {e}")))
 }
 
+/// A command's request from its options object, and the inputs beside it (`inputs`: the
+/// names this entrance reads itself, such as `path` and `state`), taken out first. Options
+/// are named in JavaScript's camelCase (`denyWarnings`); the request's fields are the
+/// snake_case names every entrance shares (`deny_warnings`).
+fn request_and_inputs<T: DeserializeOwned + Default>(
+    command: &str,
+    options_json: &str,
+    inputs: &[&str],
+) -> Result<(T, Map<String, Value>), Error> {
+    let options: Map<String, Value> = options(command, options_json)?;
+    let mut taken = Map::new();
+    let mut rest = Map::new();
+    for (name, value) in options {
+        if inputs.contains(&name.as_str()) {
+            taken.insert(name, value);
+        } else {
+            rest.insert(snake_case(&name), value);
+        }
+    }
+    Ok((api::request(command, Value::Object(rest))?, taken))
+}
+
+/// `denyWarnings` → `deny_warnings`.
+fn snake_case(name: &str) -> String {
+    let mut snake = String::with_capacity(name.len() + 4);
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            snake.push('_');
+            snake.push(c.to_ascii_lowercase());
+        } else {
+            snake.push(c);
+        }
+    }
+    snake
+}
+
+/// The contract's name among the inputs (`path`), if one was given.
+fn path_input(command: &str, inputs: &mut Map<String, Value>) -> Result<Option<String>, Error> {
+    match inputs.remove("path") {
+        Some(Value::String(path)) => Ok(Some(path)),
+        None | Some(Value::Null) => Ok(None),
+        Some(_) => Err(Error::usage(format!("{command} options: `path` must be a string"))),
+    }
+}
+
 /// A JSON object given as an object, or as its text (whose key order is then kept exactly).
 fn object(what: &str, value: Value) -> Result<Map<String, Value>, Error> {
     let value = match value {
@@ -35,28 +82,20 @@ fn object(what: &str, value: Value) -> Result<Map<String, Value>, Error> {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
-struct CheckArgs {
-    path: Option<String>,
-    /// `"reference"`: the reference host profile.
-    profile: Option<String>,
-    /// A capability report, as an object or its JSON text.
-    capabilities: Option<Value>,
-    deny_warnings: bool,
-}
-
-/// `decision check --format json`'s object for one file (`path` is `null` when unnamed).
+/// `decision check --format json`'s object for one file (`path` is `null` when unnamed). The
+/// options are [`CheckRequest`]'s, with the inputs beside them: `path` and `capabilities` (a
+/// host report, as an object or its JSON text).
 pub fn check(text: &[u8], options_json: &str) -> Result<Value, Error> {
-    let args: CheckArgs = options("check", options_json)?;
-    let report_text = args.capabilities.map(|report| match report {
+    let (request, mut inputs): (CheckRequest, _) =
+        request_and_inputs("check", options_json, &["path", "capabilities"])?;
+    let path = path_input("check", &mut inputs)?;
+    let report_text = inputs.remove("capabilities").filter(|report| !report.is_null()).map(|report| match report {
         Value::String(text) => text,
         other => other.to_string(),
     });
-    let capabilities =
-        api::host::named(args.profile.as_deref(), report_text.as_deref().map(|text| ("capabilities", text)))?;
-    let report = api::check::check_source(text, capabilities.as_ref(), args.deny_warnings);
-    Ok(api::check::file_json(args.path.as_deref(), &report))
+    let capabilities = request.host(report_text.as_deref().map(|text| ("capabilities", text)))?;
+    let report = request.check(text, capabilities.as_ref());
+    Ok(api::check::file_json(path.as_deref(), &report))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -76,14 +115,9 @@ pub fn explain(text: &[u8], options_json: &str) -> Result<Value, Error> {
 /// options are [`FrameRequest`]'s, with the inputs beside them: `path` (the contract's name)
 /// and `state` (an object, or its JSON text).
 pub fn frame(text: &[u8], options_json: &str) -> Result<Value, Error> {
-    let mut options: Map<String, Value> = options("frame", options_json)?;
-    let path = match options.remove("path") {
-        Some(Value::String(path)) => path,
-        None | Some(Value::Null) => DEFAULT_CONTRACT_PATH.to_owned(),
-        Some(_) => return Err(Error::usage("frame options: `path` must be a string")),
-    };
-    let state = options.remove("state");
-    let request: FrameRequest = api::request("frame", Value::Object(options))?;
+    let (request, mut inputs): (FrameRequest, _) = request_and_inputs("frame", options_json, &["path", "state"])?;
+    let path = path_input("frame", &mut inputs)?.unwrap_or_else(|| DEFAULT_CONTRACT_PATH.to_owned());
+    let state = inputs.remove("state").filter(|state| !state.is_null());
     let block_id = request.block()?;
     let state = object("state", state.ok_or_else(|| Error::usage("frame: `state` is required"))?)?;
     let contract = api::parse_contract(&path, text)?;
@@ -91,28 +125,20 @@ pub fn frame(text: &[u8], options_json: &str) -> Result<Value, Error> {
     api::frame::respond(&path, block, &state, &request)
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
-struct EvaluateArgs {
-    path: Option<String>,
-    block: Option<String>,
-    answers: Option<Value>,
-    /// Threshold overrides `block.question=value`, all or nothing.
-    gates: Vec<String>,
-    /// The candidates a `dynamic:` block offered.
-    candidates: Option<Value>,
-}
-
-/// `decision eval --format json`: validate answers and evaluate the block's policy.
+/// `decision eval --format json`: the answers validated and the block's policy evaluated. The
+/// options are [`EvalRequest`]'s, with the inputs beside them: `path`, `answers` and
+/// `candidates` (each an object, or its JSON text).
 pub fn evaluate(text: &[u8], options_json: &str) -> Result<Value, Error> {
-    let args: EvaluateArgs = options("evaluate", options_json)?;
-    let path = args.path.as_deref().unwrap_or(DEFAULT_CONTRACT_PATH);
-    let block_id = args.block.ok_or_else(|| Error::usage("evaluate: `block` is required"))?;
-    let answers = object("answers", args.answers.ok_or_else(|| Error::usage("evaluate: `answers` is required"))?)?;
-    let contract = api::parse_contract(path, text)?;
-    let block = api::find_block(path, &contract, &block_id)?;
-    let policy = api::eval::gated_policy(&contract, block, &args.gates)?;
-    let candidates = match args.candidates {
+    let inputs = ["path", "answers", "candidates"];
+    let (request, mut inputs): (EvalRequest, _) = request_and_inputs("evaluate", options_json, &inputs)?;
+    let path = path_input("evaluate", &mut inputs)?.unwrap_or_else(|| DEFAULT_CONTRACT_PATH.to_owned());
+    let block_id = request.block()?;
+    let answers = inputs.remove("answers").filter(|answers| !answers.is_null());
+    let answers = object("answers", answers.ok_or_else(|| Error::usage("evaluate: `answers` is required"))?)?;
+    let contract = api::parse_contract(&path, text)?;
+    let block = api::find_block(&path, &contract, block_id)?;
+    let policy = api::eval::gated_policy(&contract, block, &request.gates)?;
+    let candidates = match inputs.remove("candidates").filter(|candidates| !candidates.is_null()) {
         None => api::eval::Candidates::new(),
         Some(value) => api::eval::candidates_from_value("candidates", Value::Object(object("candidates", value)?))?,
     };

@@ -4,8 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use decision::api;
+use decision::api::Error;
+use decision::api::check::CheckRequest;
+use decision::check::Capabilities;
 
-use super::contract_input::{Format, HostArgs, read_source};
+use super::contract_input::{Format, read_source, read_text};
 use crate::render;
 
 #[derive(clap::Args)]
@@ -13,22 +16,29 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// A host capability report (JSON) to run the adapter layer against.
+    #[arg(long, value_name = "FILE.json")]
+    capabilities: Option<PathBuf>,
+    /// The host and the strictness: the options every entrance takes.
     #[command(flatten)]
-    host: HostArgs,
-    /// `--deny warnings` turns every warning into an error.
-    #[arg(long, value_name = "warnings", value_parser = ["warnings"])]
-    deny: Option<String>,
+    request: CheckRequest,
     /// DECISION.md files to check.
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
 
+/// The host to check against: the profile or the report the arguments name.
+fn host(args: &Args) -> Result<Option<Capabilities>, Error> {
+    let Some(path) = &args.capabilities else { return args.request.host(None) };
+    let shown = path.display().to_string();
+    args.request.host(Some((&shown, &read_text(path)?)))
+}
+
 pub fn run(args: Args) -> ExitCode {
-    let capabilities = match args.host.capabilities() {
+    let capabilities = match host(&args) {
         Ok(c) => c,
         Err(error) => return super::fail(&error),
     };
-    let deny_warnings = args.deny.is_some();
     let mut any_error = false;
     let mut io_error = false;
     let mut files = Vec::new();
@@ -49,7 +59,7 @@ pub fn run(args: Args) -> ExitCode {
         };
         // Past the cap the report keeps only the count of the rest: memory and output stay
         // bounded whatever the input.
-        let report = api::check::check_source(&source, capabilities.as_ref(), deny_warnings);
+        let report = args.request.check(&source, capabilities.as_ref());
         let ok = !report.has_errors();
         any_error |= !ok;
         match args.format {

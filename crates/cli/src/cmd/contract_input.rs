@@ -1,7 +1,6 @@
-//! Shared inputs of the commands that read a contract: the file and the host to check it
-//! against.
+//! Shared inputs of the commands that read a contract: the file, and a host capability report.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use decision::api::{self, Error};
 use decision::check::Capabilities;
@@ -11,34 +10,6 @@ use decision::contract::Contract;
 pub enum Format {
     Human,
     Json,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Profile {
-    /// The reference host: 11 state cells, 14 projections, 2 providers, 6 positions,
-    /// 14 actions and its seven required blocks.
-    Reference,
-}
-
-/// `--capabilities FILE.json | --profile reference`
-#[derive(clap::Args)]
-pub struct HostArgs {
-    /// A host capability report (JSON) to run the adapter layer against.
-    #[arg(long, value_name = "FILE.json", conflicts_with = "profile")]
-    capabilities: Option<PathBuf>,
-    /// A built-in host profile to run the adapter layer against.
-    #[arg(long, value_enum)]
-    profile: Option<Profile>,
-}
-
-impl HostArgs {
-    /// The capabilities to check against; `None` skips the adapter layer.
-    pub fn capabilities(&self) -> Result<Option<Capabilities>, Error> {
-        if let Some(Profile::Reference) = self.profile {
-            return api::host::named(Some("reference"), None);
-        }
-        self.capabilities.as_deref().map(read_capabilities).transpose()
-    }
 }
 
 /// Read a host capability report: a file that cannot be read is `E_IO`, a report that does

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision::api::eval::Evaluation;
+use decision::api::eval::{EvalRequest, Evaluation};
 use decision::api::{self, Error};
 use decision::ask::Questions;
 use decision::contract::Block;
@@ -17,15 +17,12 @@ use super::contract_input::{Format, load_contract, read_text};
 pub struct Args {
     /// The DECISION.md contract.
     contract: PathBuf,
-    /// The block whose policy to evaluate.
-    #[arg(long, value_name = "ID")]
-    block: String,
+    /// The block and the gates: the options every entrance takes.
+    #[command(flatten)]
+    request: EvalRequest,
     /// The answers: a JSON object mapping question ids to answers.
     #[arg(long, value_name = "ANSWERS.json")]
     answers: PathBuf,
-    /// Threshold override `block.question=value` (or `block.question[i]=value`); repeatable.
-    #[arg(long, value_name = "block.question=value")]
-    gate: Vec<String>,
     /// The candidates a `dynamic:` block offered: `{"question": {"id": "criterion", …}}` or
     /// `{"question": ["id", …]}`. Without it the file's listed options are the offered set.
     #[arg(long, value_name = "CANDIDATES.json")]
@@ -50,8 +47,8 @@ pub fn run(args: Args) -> ExitCode {
 
 fn evaluate(args: &Args) -> Result<Evaluation, Error> {
     let contract = load_contract(&args.contract)?;
-    let block = api::find_block(&args.contract.display().to_string(), &contract, &args.block)?;
-    let gated = api::eval::gated_policy(&contract, block, &args.gate)?;
+    let block = api::find_block(&args.contract.display().to_string(), &contract, args.request.block()?)?;
+    let gated = api::eval::gated_policy(&contract, block, &args.request.gates)?;
     let text = read_text(&args.answers)?;
     let answers = api::eval::parse_answers(&args.answers.display().to_string(), &text)?;
     let questions = block_questions(block, args.candidates.as_deref())?;

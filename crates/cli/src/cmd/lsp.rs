@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use decision_lsp::{Ending, Settings};
 
-use super::contract_input::Profile;
+use decision::api::host::Profile;
 
 #[derive(clap::Args)]
 pub struct Args {

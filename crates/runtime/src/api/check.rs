@@ -2,7 +2,57 @@
 
 use decision_core::Diagnostic;
 use decision_core::check::{self, Capabilities, CheckOptions, Report};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
+
+use super::error::Error;
+use super::host::Profile;
+
+/// What `check` is asked, by the names every entrance takes (the command line's
+/// `--profile` and `--deny warnings`, Python's keywords, the JavaScript options). The inputs —
+/// the contract and a host capability report — each entrance reads its own way.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct CheckRequest {
+    /// A built-in host profile to run the adapter layer against.
+    #[cfg_attr(feature = "cli", arg(long, value_enum))]
+    pub profile: Option<Profile>,
+    /// Every warning becomes an error: `--deny warnings` on the command line,
+    /// `deny_warnings=True` in Python, `denyWarnings: true` in JavaScript.
+    #[cfg_attr(feature = "cli", arg(
+        long = "deny",
+        value_name = "warnings",
+        value_parser = deny_warnings,
+        action = clap::ArgAction::Set,
+        default_value = "",
+        hide_default_value = true,
+    ))]
+    pub deny_warnings: bool,
+}
+
+impl CheckRequest {
+    /// The host to check against: the request's profile or the capability `report`
+    /// (`(shown, text)`); neither is `None`, both a usage error.
+    pub fn host(&self, report: Option<(&str, &str)>) -> Result<Option<Capabilities>, Error> {
+        super::host::named(self.profile.map(|_| "reference"), report)
+    }
+
+    /// Checks a contract's bytes against `capabilities`, as asked.
+    pub fn check(&self, source: &[u8], capabilities: Option<&Capabilities>) -> Report {
+        check_source(source, capabilities, self.deny_warnings)
+    }
+}
+
+/// `--deny warnings` on the command line: the one thing that can be denied.
+#[cfg(feature = "cli")]
+fn deny_warnings(value: &str) -> Result<bool, String> {
+    match value {
+        "warnings" => Ok(true),
+        "" => Ok(false),
+        other => Err(format!("`{other}` cannot be denied (only `warnings`)")),
+    }
+}
 
 /// Checks a contract's bytes against `capabilities` (none: the adapter layer is skipped);
 /// with `deny_warnings` every warning becomes an error.
@@ -58,4 +108,41 @@ pub fn diagnostic_json(d: &Diagnostic) -> Value {
         "block": d.block,
         "help": d.help,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_check_request_reads_the_names_every_entrance_takes() {
+        let request: CheckRequest =
+            super::super::request("check", json!({"profile": "reference", "deny_warnings": true})).unwrap();
+        assert_eq!((request.profile, request.deny_warnings), (Some(Profile::Reference), true));
+        assert!(request.host(None).unwrap().is_some());
+        let both = request.host(Some(("caps.json", "{}"))).unwrap_err();
+        assert!(both.message.contains("not both"), "{both:?}");
+        let none: CheckRequest = super::super::request("check", Value::Null).unwrap();
+        assert_eq!((none.profile, none.deny_warnings), (None, false));
+        assert!(none.host(None).unwrap().is_none());
+        let refused = super::super::request::<CheckRequest>("check", json!({"deny": "warnings"})).unwrap_err();
+        assert!(refused.message.starts_with("check options: unknown field `deny`"), "{refused:?}");
+    }
+
+    #[cfg(feature = "cli")]
+    #[test]
+    fn the_command_line_denies_warnings_by_name() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            request: CheckRequest,
+        }
+        assert!(!Command::try_parse_from(["check"]).unwrap().request.deny_warnings);
+        assert!(Command::try_parse_from(["check", "--deny", "warnings"]).unwrap().request.deny_warnings);
+        assert!(Command::try_parse_from(["check", "--deny", "errors"]).is_err());
+        assert!(Command::try_parse_from(["check", "--deny"]).is_err());
+        let reference = Command::try_parse_from(["check", "--profile", "reference"]).unwrap().request;
+        assert_eq!(reference.profile, Some(Profile::Reference));
+    }
 }

@@ -6,9 +6,60 @@ use std::collections::BTreeMap;
 
 use decision_core::contract::{Block, Contract, Primitive};
 use decision_core::policy::{CompiledPolicy, Decision, Margin, apply_gates, compile_block, gate_note, parse_gates};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
 
 use super::error::{Code, Error};
+
+/// What `eval` is asked, by the names every entrance takes (the command line's `--block` and
+/// `--gate`, Python's keywords, the JavaScript options). The inputs — the contract, the
+/// answers and the candidates a `dynamic:` block offered — each entrance reads its own way.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct EvalRequest {
+    /// The block whose policy to evaluate.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ID", required = true))]
+    pub block: Option<String>,
+    /// Threshold overrides, all or nothing: `block.question=value` (or
+    /// `block.question[i]=value`), each given to `--gate` on the command line, or as a list
+    /// of those or an object of `block.question` → value in Python and JavaScript.
+    #[cfg_attr(feature = "cli", arg(long = "gate", value_name = "block.question=value"))]
+    #[serde(deserialize_with = "gate_list")]
+    pub gates: Vec<String>,
+}
+
+impl EvalRequest {
+    /// The block asked for; without one, a usage error.
+    pub fn block(&self) -> Result<&str, Error> {
+        self.block.as_deref().ok_or_else(|| Error::usage("evaluate: `block` is required"))
+    }
+}
+
+/// Gates as a list of `block.question=value`, or as an object of `block.question` → value (a
+/// number, or its text).
+fn gate_list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Given {
+        List(Vec<String>),
+        Object(Map<String, Value>),
+    }
+    let object = match Given::deserialize(deserializer)? {
+        Given::List(list) => return Ok(list),
+        Given::Object(object) => object,
+    };
+    let mut gates = Vec::with_capacity(object.len());
+    for (key, value) in object {
+        let value = match value {
+            Value::String(text) => text,
+            Value::Number(n) => n.to_string(),
+            _ => return Err(serde::de::Error::custom(format!("gate `{key}`: the threshold must be a number"))),
+        };
+        gates.push(format!("{key}={value}"));
+    }
+    Ok(gates)
+}
 use decision_protocol::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
 
 /// A block's policy evaluated on given answers (what `decision eval` reports), invalid
@@ -199,4 +250,41 @@ fn candidates_of(shown: &str, value: Value) -> Result<Candidates, String> {
         out.insert(id, criteria);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod request_tests {
+    use super::*;
+
+    #[test]
+    fn gates_are_a_list_or_an_object_and_nothing_else() {
+        let list: EvalRequest =
+            super::super::request("evaluate", json!({"block": "b", "gates": ["b.q=0.5", "b.r[1]=0.2"]})).unwrap();
+        assert_eq!(list.block().unwrap(), "b");
+        assert_eq!(list.gates, ["b.q=0.5", "b.r[1]=0.2"]);
+        let object: EvalRequest =
+            super::super::request("evaluate", json!({"gates": {"b.q": 0.5, "b.r": "0.25"}})).unwrap();
+        assert_eq!(object.gates, ["b.q=0.5", "b.r=0.25"]);
+        let bad = super::super::request::<EvalRequest>("evaluate", json!({"gates": {"b.q": true}})).unwrap_err();
+        assert!(bad.message.contains("gate `b.q`: the threshold must be a number"), "{bad:?}");
+        assert!(super::super::request::<EvalRequest>("evaluate", json!({"gates": 3})).is_err());
+        let none: EvalRequest = super::super::request("evaluate", Value::Null).unwrap();
+        assert!(none.gates.is_empty());
+        assert_eq!(none.block().unwrap_err().message, "evaluate: `block` is required");
+    }
+
+    #[cfg(feature = "cli")]
+    #[test]
+    fn the_command_line_gives_each_gate_to_its_own_option() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            request: EvalRequest,
+        }
+        let parsed =
+            Command::try_parse_from(["eval", "--block", "b", "--gate", "b.q=0.5", "--gate", "b.r=0.1"]).unwrap();
+        assert_eq!(parsed.request.gates, ["b.q=0.5", "b.r=0.1"]);
+        assert!(Command::try_parse_from(["eval", "--gate", "b.q=0.5"]).is_err(), "--block is required");
+    }
 }
