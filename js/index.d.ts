@@ -189,8 +189,9 @@ export interface EvaluateOptions {
   /** Question id → answer (the `answers` object of a System One response). */
   answers: JsonObject | string;
   path?: string;
-  /** Threshold overrides `block.question=value` (or `block.question[i]=value`), all or nothing. */
-  gates?: string[];
+  /** Threshold overrides, all or nothing: `block.question=value` (or `block.question[i]=value`)
+   * strings, or an object of `block.question` → value. */
+  gates?: string[] | Record<string, number | string>;
   /** What a `dynamic:` block offered: `{question: {id: criterion}}` or `{question: [id, …]}`. */
   candidates?: JsonObject | string;
 }
@@ -246,6 +247,8 @@ export interface VerifyLogOptions {
   verbose?: boolean;
   /** Lines longer than this many bytes are skipped and reported. */
   maxLine?: number;
+  /** Accepted, as every entrance takes it; the log is verified on one thread. */
+  jobs?: number;
 }
 
 export interface RecordResult {

@@ -10,15 +10,14 @@ use decision::log::approval::{
     ApprovalError, Pending, PendingCall, Verdict, append_bound_answer, append_pending, append_used, pending_document,
     read_approvals, read_ledger, record_answer,
 };
-use decision::log::{
-    DecisionEvent, FsyncPolicy, LogError, LogHeader, ReplayOptions, SealKey, SessionLog as Writer, next_run, now_ms,
-};
+use decision::log::{DecisionEvent, FsyncPolicy, LogError, LogHeader, SealKey, SessionLog as Writer, next_run, now_ms};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Map;
 
-use crate::convert::{from_py, object_from_py, to_py};
+use crate::convert::{from_py, object_from_py, request_from_py, to_py};
 use crate::errors::{file_error, raise, usage_error};
+use decision::api::replay::ReplayRequest;
 use decision::api::{Code, Error};
 
 /// `approvals(path)`: the calls a run halted for (`awaiting_approval`) that still wait for an
@@ -50,19 +49,18 @@ fn approve(
     record_answer(&path, id, denial.as_deref(), input.as_deref()).map_err(|e| approval_error(py, &e))
 }
 
-/// `verify_log(path, *, jobs=1, verbose=False, max_line=…)`: the document `decision replay
-/// --format json PATH` prints. The log is read and verified without holding the GIL.
+/// `verify_log(path, **options)`: the document `decision replay --format json PATH` prints.
+/// The keywords are the options every entrance takes (`jobs`, `verbose`, `max_line`:
+/// `api::replay::ReplayRequest`). The log is read and verified without holding the GIL.
 #[pyfunction]
-#[pyo3(signature = (path, *, jobs=1, verbose=false, max_line=decision::lines::DEFAULT_MAX_LINE))]
+#[pyo3(signature = (path, **options))]
 fn verify_log<'py>(
     py: Python<'py>,
     path: PathBuf,
-    jobs: usize,
-    verbose: bool,
-    max_line: usize,
+    options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let threads = if jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { jobs };
-    let options = ReplayOptions { max_line, threads, ..ReplayOptions::default() };
+    let request: ReplayRequest = request_from_py(py, "verify_log", options)?;
+    let (options, verbose) = (request.options(), request.verbose);
     let display = path.display().to_string();
     let outcome = py.detach(|| {
         std::fs::File::open(&path).and_then(|file| api::replay::verify_reader(&display, file, &options, verbose))

@@ -137,7 +137,8 @@ fn record_line(seq_run: u64, tamper: bool) -> String {
 fn replay_of_text_matches_the_streamed_layout_and_finds_a_tampered_record() {
     let header = json!({"kind": "header", "v": 1, "id": "s", "createdAt": 1}).to_string();
     let log = format!("{header}\n{}\n{}\n", record_line(0, false), record_line(0, true));
-    let (doc, summary) = api::replay::verify_text("mem.jsonl", log.as_bytes(), false, 1 << 20);
+    let request = api::replay::ReplayRequest { max_line: 1 << 20, ..Default::default() };
+    let (doc, summary) = api::replay::verify_text("mem.jsonl", log.as_bytes(), &request);
     assert!(summary.failed());
     assert_eq!(doc["records"], json!(2));
     assert_eq!(doc["mismatch"], json!(1));
@@ -149,12 +150,8 @@ fn replay_of_text_matches_the_streamed_layout_and_finds_a_tampered_record() {
     let results = doc["results"].as_array().unwrap().iter().map(Value::to_string).collect::<Vec<_>>().join(",");
     let streamed = format!("{},\"results\":[{results}],{}", &head[..head.len() - 1], &tail[1..]);
     assert_eq!(doc.to_string(), streamed);
-    let (doc, summary) = api::replay::verify_text(
-        "mem.jsonl",
-        format!("{header}\n{}\n", record_line(0, false)).as_bytes(),
-        false,
-        1 << 20,
-    );
+    let (doc, summary) =
+        api::replay::verify_text("mem.jsonl", format!("{header}\n{}\n", record_line(0, false)).as_bytes(), &request);
     assert!(!summary.failed());
     assert_eq!(doc["verified"], json!(1));
 }

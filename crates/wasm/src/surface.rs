@@ -7,6 +7,7 @@ use decision::api;
 use decision::api::check::CheckRequest;
 use decision::api::eval::EvalRequest;
 use decision::api::frame::FrameRequest;
+use decision::api::replay::ReplayRequest;
 use decision::api::{Code, Error};
 use decision::digest::{frame_digest, request_digest, stringify};
 use serde::Deserialize;
@@ -151,23 +152,16 @@ pub fn verify_record(event: &[u8]) -> Result<Value, Error> {
     api::replay::verify_record(event).map_err(Error::from)
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
-struct LogArgs {
-    path: Option<String>,
-    verbose: bool,
-    max_line: Option<usize>,
-}
-
 /// What the log is called in the document when the caller gives it no name.
 pub const DEFAULT_LOG_PATH: &str = "session.jsonl";
 
-/// `decision replay --format json` for one log given as text.
+/// `decision replay --format json` for one log given as text. The options are
+/// [`ReplayRequest`]'s (`verbose`, `maxLine`; `jobs` is accepted, and the log is verified on
+/// one thread), with the log's name, `path`, beside them.
 pub fn verify_log(text: &[u8], options_json: &str) -> Result<Value, Error> {
-    let args: LogArgs = options("verifyLog", options_json)?;
-    let path = args.path.as_deref().unwrap_or(DEFAULT_LOG_PATH);
-    let max_line = args.max_line.unwrap_or(decision::lines::DEFAULT_MAX_LINE);
-    Ok(api::replay::verify_text(path, text, args.verbose, max_line).0)
+    let (request, mut inputs): (ReplayRequest, _) = request_and_inputs("verifyLog", options_json, &["path"])?;
+    let path = path_input("verifyLog", &mut inputs)?;
+    Ok(api::replay::verify_text(path.as_deref().unwrap_or(DEFAULT_LOG_PATH), text, &request).0)
 }
 
 #[derive(Debug, Default, Deserialize)]

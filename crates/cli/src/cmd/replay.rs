@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use decision::api::replay::{Requirements, log_problems};
+use decision::api::replay::{ReplayRequest, Requirements, log_problems};
 use decision::api::{self, Code, Error};
 use decision::log::approval::replay_with_ledger;
 use decision::log::policy::PolicyBook;
@@ -38,15 +38,9 @@ pub struct Args {
     /// `--verbose`).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
-    /// List every record with its checks.
-    #[arg(long)]
-    verbose: bool,
-    /// Worker threads (0: one per core).
-    #[arg(long, default_value_t = 0)]
-    jobs: usize,
-    /// Lines longer than this many bytes are skipped and reported.
-    #[arg(long, value_name = "BYTES", default_value_t = decision::lines::DEFAULT_MAX_LINE)]
-    max_line: usize,
+    /// What every entrance asks of a replay: `--verbose`, `--jobs`, `--max-line`.
+    #[command(flatten)]
+    request: ReplayRequest,
     /// A head printed at the end of a run (`SEQ:HASH`): the line with that `seq` must have
     /// that hash and every line after it must chain to it, so nothing up to it was changed,
     /// added or cut, its last byte included (a prefix check: a head printed before a later
@@ -89,7 +83,6 @@ pub fn run(mut args: Args) -> ExitCode {
         Ok(logs) => logs,
         Err(message) => return super::usage_error(&message),
     };
-    let threads = if args.jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { args.jobs };
     if args.head.is_some() && args.logs.len() != 1 {
         return super::usage_error("--head names the last line of one log: give exactly one LOG");
     }
@@ -114,14 +107,7 @@ pub fn run(mut args: Args) -> ExitCode {
         },
         None => None,
     };
-    let options = ReplayOptions {
-        max_line: args.max_line,
-        threads,
-        seal_key,
-        policies,
-        head: args.head,
-        ..ReplayOptions::default()
-    };
+    let options = ReplayOptions { seal_key, policies, head: args.head, ..args.request.options() };
     let heads = match args.heads.as_deref().map(Expected::read).transpose() {
         Ok(heads) => heads.map(|expected| Heads { expected, inputs }),
         Err(message) => return super::usage_error(&message),
@@ -231,10 +217,10 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements, heads: O
         let mut unverifiable: Vec<RecordResult> = Vec::new();
         let mut write_error: Option<io::Error> = None;
         let log_options = heads.map(|h| h.options_for(path, options));
-        let watched = crate::progress::Watched::open(path, "replaying", args.verbose);
+        let watched = crate::progress::Watched::open(path, "replaying", args.request.verbose);
         let report = watched.and_then(|file| {
             replay_with_ledger(file, log_options.as_ref().unwrap_or(options), &mut |result| {
-                if args.verbose {
+                if args.request.verbose {
                     if let Err(e) = write_result(&mut out, result, false) {
                         write_error.get_or_insert(e);
                     }
@@ -285,7 +271,7 @@ fn human(args: &Args, options: &ReplayOptions, required: &Requirements, heads: O
         for result in &mismatches {
             write_result(&mut out, result, true)?;
         }
-        if report.mismatch > mismatches.len() as u64 && !args.verbose {
+        if report.mismatch > mismatches.len() as u64 && !args.request.verbose {
             writeln!(out, "  … and {} more mismatches", report.mismatch - mismatches.len() as u64)?;
         }
         if unverifiable.len() <= UNVERIFIABLE_LISTED {
@@ -478,7 +464,7 @@ fn json_document(
         let watched = crate::progress::Watched::open(path, "replaying", false);
         let report = watched.and_then(|file| {
             replay_with_ledger(file, log_options.as_ref().unwrap_or(options), &mut |result| {
-                if api::replay::is_listed(result, args.verbose) {
+                if api::replay::is_listed(result, args.request.verbose) {
                     sink.push(&api::replay::result_json(&display, result));
                 }
             })

@@ -6,6 +6,7 @@
 
 use decision_protocol::digest::ScanError;
 use decision_protocol::record::{EventRead, REPLAY_NOTES, Rules, VerifyOutcome, read_event, verify_record_with};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::log::SEAL_KEY_VARIABLE;
@@ -266,12 +267,51 @@ impl LogSummary {
     }
 }
 
-/// Replays one log given as text on the calling thread: the document `decision replay
-/// --format json` prints for it, and the summary (for the exit status). `path` names the
-/// log in the document. Reading bytes from memory cannot fail, so a log is never unreadable.
-pub fn verify_text(path: &str, text: &[u8], verbose: bool, max_line: usize) -> (Value, LogSummary) {
-    let options = ReplayOptions { max_line, threads: 1, ..ReplayOptions::default() };
-    verify_reader(path, text, &options, verbose).unwrap_or_else(|e| {
+/// What `replay` is asked, by the names every entrance takes (the command line's
+/// `--verbose`, `--jobs` and `--max-line`, Python's keywords, the JavaScript options). The
+/// logs each entrance reads its own way; what only the command line checks (heads, the seal,
+/// the chain, a key, a contract) it asks beside these.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct ReplayRequest {
+    /// List every record with its checks (otherwise only those that did not verify).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub verbose: bool,
+    /// Worker threads (0: one per core; never more than the cores). The npm package verifies
+    /// on one thread whatever this asks.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
+    pub jobs: usize,
+    /// Lines longer than this many bytes are skipped and reported.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "BYTES", default_value_t = crate::lines::DEFAULT_MAX_LINE))]
+    pub max_line: usize,
+}
+
+impl Default for ReplayRequest {
+    fn default() -> ReplayRequest {
+        ReplayRequest { verbose: false, jobs: 0, max_line: crate::lines::DEFAULT_MAX_LINE }
+    }
+}
+
+impl ReplayRequest {
+    /// The worker threads asked for: `jobs`, or one per core for 0.
+    pub fn threads(&self) -> usize {
+        if self.jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { self.jobs }
+    }
+
+    /// The replay's options: the line limit and the threads; nothing else checked.
+    pub fn options(&self) -> ReplayOptions {
+        ReplayOptions { max_line: self.max_line, threads: self.threads(), ..ReplayOptions::default() }
+    }
+}
+
+/// Replays one log given as text on the calling thread, as `request` asks (its `jobs` aside):
+/// the document `decision replay --format json` prints for it, and the summary (for the exit
+/// status). `path` names the log in the document. Reading bytes from memory cannot fail, so
+/// a log is never unreadable.
+pub fn verify_text(path: &str, text: &[u8], request: &ReplayRequest) -> (Value, LogSummary) {
+    let options = ReplayOptions { max_line: request.max_line, threads: 1, ..ReplayOptions::default() };
+    verify_reader(path, text, &options, request.verbose).unwrap_or_else(|e| {
         let mut summary = LogSummary::default();
         summary.add_unreadable(path, &e.to_string());
         (summary.document(Vec::new()), summary)
