@@ -17,7 +17,9 @@ use serde_json::Map;
 
 use crate::convert::{from_py, object_from_py, request_from_py, to_py};
 use crate::errors::{file_error, raise, usage_error};
+use decision::api::approve::ApproveRequest;
 use decision::api::replay::ReplayRequest;
+use decision::api::what_if::WhatIfRequest;
 use decision::api::{Code, Error};
 
 /// `approvals(path)`: the calls a run halted for (`awaiting_approval`) that still wait for an
@@ -28,25 +30,17 @@ fn approvals<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyAny>>
     to_py(py, &pending_document(&all))
 }
 
-/// `approve(path, id, *, deny=False, reason=None, input=None)`: records a person's answer to
-/// approval `id` in the log, as `decision approve` does (approve; deny with a reason; approve
-/// with a modified input, validated again); returns what was recorded. `decision resume LOG`
+/// `approve(path, id, **options)`: records a person's answer to approval `id` in the log, as
+/// `decision approve` does (approve; deny with a reason; approve with a modified input,
+/// validated again); returns what was recorded. The keywords are the options every entrance
+/// takes (`deny`, `reason`, `input`: `api::approve::ApproveRequest`). `decision resume LOG`
 /// then continues the run.
 #[pyfunction]
-#[pyo3(signature = (path, id, *, deny=false, reason=None, input=None))]
-fn approve(
-    py: Python<'_>,
-    path: PathBuf,
-    id: &str,
-    deny: bool,
-    reason: Option<String>,
-    input: Option<String>,
-) -> PyResult<&'static str> {
-    if reason.is_some() && !deny {
-        return Err(usage_error(py, "`reason` is the reason of a denial: give it with deny=True", Some("reason")));
-    }
-    let denial = deny.then(|| reason.unwrap_or_else(|| "denied by a person".into()));
-    record_answer(&path, id, denial.as_deref(), input.as_deref()).map_err(|e| approval_error(py, &e))
+#[pyo3(signature = (path, id, **options))]
+fn approve(py: Python<'_>, path: PathBuf, id: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<&'static str> {
+    let request: ApproveRequest = request_from_py(py, "approve", options)?;
+    let answer = request.answer().map_err(|e| raise(py, &e))?;
+    record_answer(&path, id, answer.denial.as_deref(), answer.input.as_deref()).map_err(|e| approval_error(py, &e))
 }
 
 /// `verify_log(path, **options)`: the document `decision replay --format json PATH` prints.
@@ -71,21 +65,22 @@ fn verify_log<'py>(
     }
 }
 
-/// `what_if(logs, contract, *, gates=(), label="DECISION.md")`: the document `decision
+/// `what_if(logs, contract, *, label="DECISION.md", **options)`: the document `decision
 /// what-if --format json LOG... --contract NEW.md [--gate …]` prints, with `contract` the
-/// contract's text (named `label` in messages) and `gates` the threshold overrides
-/// (`block.question=value`). The logs are read without holding the GIL.
+/// contract's text (named `label` in messages). The keywords are the options every entrance
+/// takes (`gates`: `api::what_if::WhatIfRequest`). The logs are read without holding the GIL.
 #[pyfunction]
-#[pyo3(signature = (logs, contract, *, gates=Vec::new(), label="DECISION.md".to_owned()))]
+#[pyo3(signature = (logs, contract, *, label="DECISION.md".to_owned(), **options))]
 fn what_if<'py>(
     py: Python<'py>,
     logs: Vec<PathBuf>,
     contract: &str,
-    gates: Vec<String>,
     label: String,
+    options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let request: WhatIfRequest = request_from_py(py, "what_if", options)?;
     let contract = api::parse_contract(&label, contract.as_bytes()).map_err(|e| raise(py, &e))?;
-    let what_if = api::what_if::prepare(&contract, &label, &gates.join("\n")).map_err(|e| raise(py, &e))?;
+    let what_if = request.prepare(&contract, &label).map_err(|e| raise(py, &e))?;
     let report = py.detach(|| {
         let mut report = decision::log::what_if::WhatIfReport::default();
         for path in &logs {

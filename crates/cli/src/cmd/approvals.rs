@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use decision::api::approve::{Answer, ApproveRequest};
 use decision::api::{Code, Error};
 use decision::log::SealKey;
 use decision::log::approval::{Verdict, pending_document, read_approvals, record_answer, verdict_of, verdict_words};
@@ -31,16 +32,9 @@ pub struct ApproveArgs {
     log: PathBuf,
     /// The approval id (from `decision approvals`).
     id: String,
-    /// Deny the call instead of approving it.
-    #[arg(long)]
-    deny: bool,
-    /// Why it is denied (recorded, and shown to the run).
-    #[arg(long, value_name = "TEXT", requires = "deny")]
-    reason: Option<String>,
-    /// Approve a modified input instead (a JSON string); it is validated now and put through
-    /// the risk gate again when the run resumes.
-    #[arg(long, value_name = "JSON", conflicts_with = "deny")]
-    input: Option<String>,
+    /// The answer: the options every entrance takes (`--deny`, `--reason`, `--input`).
+    #[command(flatten)]
+    request: ApproveRequest,
     /// Output format (`json`: `{id, verdict, handedToGateway, inbox, next}`).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -94,7 +88,7 @@ fn human(args: &ApproveArgs, recorded: &Recorded) -> String {
         Some(file) => format!(
             "{id} {verdict}; the log is held by a running decision gateway, so the answer was handed to it ({}): it checks the answer, records it and {} the call",
             safe(&file.display().to_string()),
-            if args.deny { "refuses" } else { "runs" }
+            if args.request.deny { "refuses" } else { "runs" }
         ),
     }
 }
@@ -112,17 +106,7 @@ fn approve_json(args: &ApproveArgs, recorded: &Recorded) -> Value {
 }
 
 fn record(args: &ApproveArgs) -> Result<Recorded, Error> {
-    let input = match &args.input {
-        Some(text) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::String(input)) => Some(input),
-            _ => {
-                let message = format!("--input must be a JSON string (for example '\"notes.md\"'), got {}", safe(text));
-                return Err(Error::usage(message));
-            }
-        },
-        None => None,
-    };
-    let deny = args.deny.then(|| args.reason.clone().unwrap_or_else(|| "denied by a person".into()));
+    let Answer { denial: deny, input } = args.request.answer()?;
     match record_answer(&args.log, &args.id, deny.as_deref(), input.as_deref()).map_err(|e| Error::from(&e)) {
         Ok(verdict) => Ok(Recorded { verdict: verdict.to_owned(), handed: None }),
         // A live writer holds the log: a running gateway takes the answer through its inbox.

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use decision::api::what_if::{prepare, read_log};
+use decision::api::what_if::{WhatIfRequest, read_log};
 use decision::log::what_if::WhatIfReport;
 
 use super::contract_input::Format;
@@ -22,9 +22,9 @@ pub struct Args {
     /// The contract to evaluate them under.
     #[arg(long, value_name = "NEW.md")]
     contract: PathBuf,
-    /// Threshold override `block.question=value` (or `block.question[i]=value`); repeatable.
-    #[arg(long, value_name = "block.question=value")]
-    gate: Vec<String>,
+    /// The gates: the options every entrance takes.
+    #[command(flatten)]
+    request: WhatIfRequest,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -45,7 +45,7 @@ pub fn run(args: Args) -> ExitCode {
 
 fn report(args: &Args) -> Result<WhatIfReport, Error> {
     let contract = load_contract(&args.contract)?;
-    let what_if = prepare(&contract, &args.contract.display().to_string(), &args.gate.join("\n"))?;
+    let what_if = args.request.prepare(&contract, &args.contract.display().to_string())?;
     let mut report = WhatIfReport::default();
     for path in &args.logs {
         let shown = path.display().to_string();

@@ -37,8 +37,8 @@ impl EvalRequest {
 }
 
 /// Gates as a list of `block.question=value`, or as an object of `block.question` → value (a
-/// number, or its text).
-fn gate_list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+/// number, or its text): how every request that takes gates reads them.
+pub(super) fn gate_list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Given {

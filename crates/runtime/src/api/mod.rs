@@ -7,6 +7,7 @@
 //! Names given to these functions (`path`, `shown`) are only used in messages and in the
 //! documents; they are never opened.
 
+pub mod approve;
 pub mod ask;
 pub mod check;
 pub mod error;

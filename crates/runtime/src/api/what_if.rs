@@ -6,10 +6,32 @@
 use std::io::Read;
 
 use decision_core::Contract;
+use serde::Deserialize;
 
 use super::{Code, Error};
 use crate::log::what_if::{WhatIf, WhatIfError, WhatIfReport, what_if_reader};
 use decision_core::policy::parse_gates;
+
+/// What `what-if` is asked, by the names every entrance takes (the command line's `--gate`,
+/// Python's keywords). The logs and the contract each entrance reads its own way.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct WhatIfRequest {
+    /// Threshold overrides, all or nothing: `block.question=value` (or
+    /// `block.question[i]=value`), each given to `--gate` on the command line, or as a list
+    /// of those or an object of `block.question` → value in Python.
+    #[cfg_attr(feature = "cli", arg(long = "gate", value_name = "block.question=value"))]
+    #[serde(deserialize_with = "super::eval::gate_list")]
+    pub gates: Vec<String>,
+}
+
+impl WhatIfRequest {
+    /// The comparison asked for under `contract` (named `label` in messages): see [`prepare`].
+    pub fn prepare(&self, contract: &Contract, label: &str) -> Result<WhatIf, Error> {
+        prepare(contract, label, &self.gates.join("\n"))
+    }
+}
 
 /// The comparison to run: `contract` (named `label` in messages) with the threshold
 /// overrides `gates` (`block.question=value` lines, as `--gate` takes them; empty for none).
