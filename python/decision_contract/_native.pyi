@@ -71,7 +71,7 @@ class Contract:
         url: Optional[str] = None,
         model: Optional[str] = None,
         log: Union[StrPath, "SessionLog", None] = None,
-        gates: Optional[Mapping[str, Union[float, str]]] = None,
+        gates: Union[Mapping[str, Union[float, str]], Sequence[str], None] = None,
         candidates: Optional[Mapping[str, Union[Mapping[str, str], Sequence[str]]]] = None,
         timeout_ms: int = 30000,
         openai_api: str = "chat",

@@ -17,9 +17,9 @@ mod timing;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use decision::api;
+use decision::api::ask::AskRequest;
 use decision::api::check::CheckRequest;
 use decision::api::eval::{EvalRequest, Gated};
 use decision::api::frame::{CellSource, FrameRequest, PreparedFrame};
@@ -71,35 +71,6 @@ fn report_text(given: &Bound<'_, PyAny>) -> PyResult<String> {
     match given.cast::<PyString>() {
         Ok(text) => Ok(text.to_cow()?.into_owned()),
         Err(_) => Ok(from_py(given)?.to_string()),
-    }
-}
-
-/// `cells="reference" | "state"` or `capabilities`, with `untrusted`, as `decision ask`'s
-/// `--cells`, `--capabilities` and `--untrusted`.
-fn cell_source(
-    py: Python<'_>,
-    cells: &str,
-    capabilities: Option<&Bound<'_, PyAny>>,
-    untrusted: Vec<String>,
-) -> PyResult<CellSource> {
-    if let Some(capabilities) = capabilities {
-        if cells != "reference" {
-            return Err(usage_error(py, "give `cells` or `capabilities`, not both", Some("cells")));
-        }
-        let Some(capabilities) = capabilities_of(py, None, Some(capabilities))? else {
-            return Err(usage_error(py, "capabilities: no host report given", Some("capabilities")));
-        };
-        return Ok(CellSource::Capabilities { capabilities: Box::new(capabilities), untrusted });
-    }
-    match cells {
-        "reference" if !untrusted.is_empty() => Err(usage_error(
-            py,
-            "`untrusted` names cells of `state`: use it with `cells=\"state\"` or `capabilities=`",
-            Some("untrusted"),
-        )),
-        "reference" => Ok(CellSource::Reference),
-        "state" => Ok(CellSource::State { untrusted }),
-        other => Err(usage_error(py, &format!("unknown cells `{other}`: expected reference or state"), Some("cells"))),
     }
 }
 
@@ -255,23 +226,6 @@ impl Contract {
         }
         Ok(built)
     }
-}
-
-/// `gates` as `--gate` takes them: `{"block.question": threshold}` → `block.question=value`.
-fn gate_args(gates: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<String>> {
-    let mut out = Vec::new();
-    for (key, value) in gates.into_iter().flat_map(|d| d.iter()) {
-        let key: String = key.extract()?;
-        let value = match from_py(&value)? {
-            Value::String(text) => text,
-            Value::Number(n) => n.to_string(),
-            _ => {
-                return Err(usage_error(value.py(), &format!("gate `{key}`: the threshold must be a number"), None));
-            }
-        };
-        out.push(format!("{key}={value}"));
-    }
-    Ok(out)
 }
 
 fn candidates_of(py: Python<'_>, candidates: Option<&Bound<'_, PyAny>>) -> PyResult<api::eval::Candidates> {
@@ -455,41 +409,35 @@ impl Contract {
     /// `stateCells`, and a block that does not fit the host is refused) names another host;
     /// `untrusted` lists that host's cells that carry untrusted bytes. `step` is the step of
     /// the host's loop the decision belongs to, as the record keeps it.
-    #[pyo3(signature = (block, state, *, provider, url=None, model=None, log=None, gates=None, candidates=None, timeout_ms=30_000, openai_api="chat", cells="reference", capabilities=None, untrusted=None, step=0))]
+    #[pyo3(signature = (block, state, *, log=None, candidates=None, capabilities=None, step=0, **options))]
     #[allow(clippy::too_many_arguments)]
     fn ask<'py>(
         &self,
         py: Python<'py>,
         block: &str,
         state: &Bound<'py, PyAny>,
-        provider: &str,
-        url: Option<String>,
-        model: Option<String>,
         log: Option<&Bound<'py, PyAny>>,
-        gates: Option<&Bound<'py, PyDict>>,
         candidates: Option<&Bound<'py, PyAny>>,
-        timeout_ms: u64,
-        openai_api: &str,
-        cells: &str,
         capabilities: Option<&Bound<'py, PyAny>>,
-        untrusted: Option<Vec<String>>,
         step: u64,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let request: AskRequest = request_from_py(py, "ask", options)?;
         let found = self.block(py, block)?;
-        let source = cell_source(py, cells, capabilities, untrusted.unwrap_or_default())?;
+        let capabilities = capabilities_of(py, None, capabilities)?;
+        let source = request.cell_source(capabilities).map_err(to_py_err(py))?;
         if let CellSource::Capabilities { capabilities, .. } = &source {
             self.refuse_adapter_errors(py, found, capabilities)?;
         }
-        let gates = gate_args(gates)?;
-        let built = self.policy_and_questions(py, found, &gates, &candidates_of(py, candidates)?)?;
+        let built = self.policy_and_questions(py, found, &request.gates, &candidates_of(py, candidates)?)?;
         let state = object_from_py(state, "state")?;
-        let provider = provider::build(py, provider, url.as_deref(), model.as_deref(), openai_api)?;
+        let provider = request.provider().map_err(to_py_err(py))?;
         let (policy, questions) = &*built;
-        let request =
-            api::ask::Request { block: found, policy, questions: questions.clone(), state, source: &source, model };
+        let model = request.model.clone();
+        let ask = api::ask::Ask { block: found, policy, questions: questions.clone(), state, source: &source, model };
         // A frame that reads a cell the host does not have names the host and the argument
         // that chooses another one.
-        let prepared = api::ask::prepare(request, |source| {
+        let prepared = api::ask::prepare(ask, |source| {
             match source {
                 CellSource::Reference => {
                     "the cells asked against are the reference coding host's, the default; a host with its own \
@@ -504,7 +452,7 @@ impl Contract {
         })
         .map_err(to_py_err(py))?;
         // The provider may wait on the network: other Python threads run meanwhile.
-        let timeout = Duration::from_millis(timeout_ms);
+        let timeout = request.timeout();
         let decision = py.detach(|| prepared.decide(provider, timeout)).map_err(to_py_err(py))?;
         if let Some(log) = log {
             let mut event = prepared.event(&decision);

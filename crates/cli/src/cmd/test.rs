@@ -22,8 +22,8 @@ pub struct Args {
     tests: Vec<PathBuf>,
     /// Whose state cells a case's `state` holds: the reference coding host's 11 cells, or
     /// the keys of each case's state (trusted unless named by `--untrusted`).
-    #[arg(long, value_enum, default_value_t = super::ask::CellSource::Reference)]
-    cells: super::ask::CellSource,
+    #[arg(long, value_enum, default_value_t = decision::api::ask::Cells::Reference)]
+    cells: decision::api::ask::Cells,
     /// A host capability report (JSON): its `stateCells` are the cells a case's `state`
     /// holds, and a case on a block that does not fit the host fails.
     #[arg(long, value_name = "FILE.json", conflicts_with = "cells")]
@@ -45,7 +45,7 @@ pub fn run(args: Args) -> ExitCode {
         Format::Json => println!("{}", serde_json::to_value(&report).unwrap_or_default()),
         Format::Human => print!(
             "{}",
-            to_text(&report, args.cells == super::ask::CellSource::Reference && args.capabilities.is_none())
+            to_text(&report, args.cells == decision::api::ask::Cells::Reference && args.capabilities.is_none())
         ),
     }
     if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) }
@@ -66,7 +66,8 @@ fn report(args: &Args) -> Result<TestReport, Error> {
     } else {
         args.tests.clone()
     };
-    let cells = super::ask::cell_source(args.cells, args.capabilities.as_deref(), &args.untrusted)?;
+    let capabilities = args.capabilities.as_deref().map(super::contract_input::read_capabilities).transpose()?;
+    let cells = decision::api::ask::cell_source(args.cells, &args.untrusted, capabilities)?;
     let mut runner = TestRunner::new(&contract).with_cells(cells);
     for file in &files {
         let tests = load_tests(file).map_err(|e| match e {

@@ -6,8 +6,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use decision_core::check::Capabilities;
 use decision_core::contract::Block;
 use decision_protocol::ask::Questions;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::error::{Code, Error};
@@ -41,8 +43,178 @@ pub fn compile(
     Ok(Some(compile_frame(&spec, cells, &host_cells, &projections, Mode::Provenance)))
 }
 
+/// What `ask` is asked, by the names every entrance takes (the command line's options,
+/// Python's keywords). The inputs — the contract, the state, the candidates a `dynamic:`
+/// block offers, a host capability report, the log — each entrance reads its own way.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct AskRequest {
+    /// The block to ask.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ID", required = true))]
+    pub block: Option<String>,
+    /// Whose state cells the frame reads: the reference host's 11 cells (with their trust),
+    /// or the keys of the state (trusted unless named untrusted).
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = Cells::Reference))]
+    pub cells: Cells,
+    /// With cells `state` or a host capability report: a cell that carries untrusted bytes;
+    /// may be given more than once.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "CELL"))]
+    pub untrusted: Vec<String>,
+    /// `mock`, `script:FILE`, `replay:LOG`, `systemone` (key in TYPESAFE_API_KEY) or `openai`
+    /// (key, if any, in OPENAI_API_KEY).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PROVIDER", required = true))]
+    pub provider: Option<String>,
+    /// The provider's base URL (System One: without `/v1/systemone`; OpenAI: the API root,
+    /// e.g. `…/v1`).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub url: Option<String>,
+    /// The model to name in the request.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub model: Option<String>,
+    /// Which OpenAI-compatible endpoint to use.
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = OpenAiApi::Chat))]
+    pub openai_api: OpenAiApi,
+    /// The whole call's time limit in milliseconds, every attempt and retry included.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 30_000))]
+    pub timeout_ms: u64,
+    /// Threshold overrides, all or nothing: `block.question=value`, each given to `--gate` on
+    /// the command line, or as a list of those or an object of `block.question` → value.
+    #[cfg_attr(feature = "cli", arg(long = "gate", value_name = "block.question=value"))]
+    #[serde(deserialize_with = "super::eval::gate_list")]
+    pub gates: Vec<String>,
+}
+
+impl Default for AskRequest {
+    fn default() -> AskRequest {
+        AskRequest {
+            block: None,
+            cells: Cells::Reference,
+            untrusted: Vec::new(),
+            provider: None,
+            url: None,
+            model: None,
+            openai_api: OpenAiApi::Chat,
+            timeout_ms: 30_000,
+            gates: Vec::new(),
+        }
+    }
+}
+
+impl AskRequest {
+    /// The block asked for; without one, a usage error.
+    pub fn block(&self) -> Result<&str, Error> {
+        self.block.as_deref().ok_or_else(|| Error::usage("ask: `block` is required"))
+    }
+
+    /// Whose cells the frame reads: see [`cell_source`].
+    pub fn cell_source(&self, capabilities: Option<Capabilities>) -> Result<CellSource, Error> {
+        cell_source(self.cells, &self.untrusted, capabilities)
+    }
+
+    /// The whole call's time limit.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+
+    /// The provider asked for, built by the one provider switch (`ask` has no host, so the
+    /// heuristic is not among them); without one, or a name it refuses, a usage error.
+    #[cfg(feature = "http")]
+    pub fn provider(&self) -> Result<Arc<dyn DecisionProvider>, Error> {
+        let name = self.provider.as_deref().ok_or_else(|| Error::usage("ask: `provider` is required"))?;
+        let spec = super::provider::parse_without_host(name).map_err(|e| e.at_path("provider"))?;
+        let endpoint = super::provider::Endpoint {
+            url: self.url.as_deref(),
+            model: self.model.as_deref(),
+            openai_mode: self.openai_api.mode(),
+        };
+        Ok(spec.build(&endpoint).map_err(|message| Error::usage(message).at_path("provider"))?.provider)
+    }
+}
+
+/// Whose state cells a frame reads, as a request names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Cells {
+    /// The reference coding host's cells; node ids are the reference's (`loop.isDone`, …).
+    Reference,
+    /// The keys of the state; the node id is the block id.
+    State,
+}
+
+impl TryFrom<String> for Cells {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Cells, String> {
+        match name.as_str() {
+            "reference" => Ok(Cells::Reference),
+            "state" => Ok(Cells::State),
+            other => Err(format!("unknown cells `{other}`: expected reference or state")),
+        }
+    }
+}
+
+/// Which OpenAI-compatible endpoint a request names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum OpenAiApi {
+    /// `/chat/completions`.
+    Chat,
+    /// `/completions`.
+    Completions,
+}
+
+impl OpenAiApi {
+    /// The provider's mode.
+    #[cfg(feature = "http")]
+    pub fn mode(self) -> crate::provider::OpenAiMode {
+        match self {
+            OpenAiApi::Chat => crate::provider::OpenAiMode::Chat,
+            OpenAiApi::Completions => crate::provider::OpenAiMode::Completions,
+        }
+    }
+}
+
+impl TryFrom<String> for OpenAiApi {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<OpenAiApi, String> {
+        match name.as_str() {
+            "chat" => Ok(OpenAiApi::Chat),
+            "completions" => Ok(OpenAiApi::Completions),
+            other => Err(format!("unknown openai_api `{other}`: expected chat or completions")),
+        }
+    }
+}
+
+/// Whose cells a frame reads: a host capability report's (with `untrusted`), or as `cells`
+/// says; `untrusted` names cells of the state, so it needs cells `state` or a report, and a
+/// report with cells `state` is a usage error (`ask` and `test` alike).
+pub fn cell_source(
+    cells: Cells,
+    untrusted: &[String],
+    capabilities: Option<Capabilities>,
+) -> Result<CellSource, Error> {
+    let untrusted = untrusted.to_vec();
+    match (capabilities, cells) {
+        (Some(_), Cells::State) => Err(Error::usage("give `cells` or `capabilities`, not both").at_path("cells")),
+        (Some(capabilities), Cells::Reference) => {
+            Ok(CellSource::Capabilities { capabilities: Box::new(capabilities), untrusted })
+        }
+        (None, Cells::Reference) if !untrusted.is_empty() => {
+            let message = "`untrusted` names cells of the state: give it with cells `state` (`--cells state`, \
+                           `cells=\"state\"`) or with a host capability report (`--capabilities`, `capabilities=`)";
+            Err(Error::usage(message).at_path("untrusted"))
+        }
+        (None, Cells::Reference) => Ok(CellSource::Reference),
+        (None, Cells::State) => Ok(CellSource::State { untrusted }),
+    }
+}
+
 /// One ask, as a front end gathered it.
-pub struct Request<'a> {
+pub struct Ask<'a> {
     /// The block asked.
     pub block: &'a Block,
     /// Its policy with the request's gate overrides ([`super::eval::gated_policy`]).
@@ -68,8 +240,8 @@ pub struct Prepared<'a> {
 /// names. A frame that reads what that host does not have is [`Code::Frame`], its message
 /// followed by `names_source`'s words for where the cells came from — each front end names
 /// its own flag or argument (`--cells state`, `cells="state"`).
-pub fn prepare<'a>(request: Request<'a>, names_source: impl Fn(&CellSource) -> String) -> Result<Prepared<'a>, Error> {
-    let Request { block, policy, questions, state, source, model } = request;
+pub fn prepare<'a>(ask: Ask<'a>, names_source: impl Fn(&CellSource) -> String) -> Result<Prepared<'a>, Error> {
+    let Ask { block, policy, questions, state, source, model } = ask;
     check_history(&state)?;
     let artifact = compile(block, &state, source.host_cells(&state)).map_err(|mut error| {
         error.message = format!("{} ({})", error.message, names_source(source));
@@ -153,4 +325,93 @@ pub fn text(d: &NodeDecision) -> String {
         out.push_str(&format!("  warning: {warning}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod request_tests {
+    use super::*;
+
+    fn read(options: Value) -> Result<AskRequest, Error> {
+        super::super::request("ask", options)
+    }
+
+    #[test]
+    fn an_ask_request_reads_the_names_every_entrance_takes_with_the_command_s_defaults() {
+        let none = read(Value::Null).unwrap();
+        assert_eq!((none.cells, none.openai_api, none.timeout_ms), (Cells::Reference, OpenAiApi::Chat, 30_000));
+        assert_eq!(none.block().unwrap_err().message, "ask: `block` is required");
+        let given = read(json!({
+            "block": "b", "cells": "state", "untrusted": ["body"], "provider": "mock", "model": "m",
+            "openai_api": "completions", "timeout_ms": 500, "gates": {"b.q": 0.5},
+        }))
+        .unwrap();
+        assert_eq!(
+            (given.cells, given.openai_api, given.timeout()),
+            (Cells::State, OpenAiApi::Completions, Duration::from_millis(500))
+        );
+        assert_eq!(
+            (given.provider.as_deref(), given.model.as_deref(), given.gates.as_slice()),
+            (Some("mock"), Some("m"), ["b.q=0.5".to_owned()].as_slice())
+        );
+        assert!(
+            read(json!({"cells": "mine"}))
+                .unwrap_err()
+                .message
+                .contains("unknown cells `mine`: expected reference or state")
+        );
+        assert!(read(json!({"openai_api": "bogus"})).unwrap_err().message.contains("unknown openai_api `bogus`"));
+    }
+
+    #[test]
+    fn untrusted_cells_need_state_cells_or_a_report_and_a_report_refuses_state_cells() {
+        let untrusted = ["body".to_owned()];
+        assert!(matches!(cell_source(Cells::Reference, &[], None), Ok(CellSource::Reference)));
+        assert!(matches!(cell_source(Cells::State, &untrusted, None), Ok(CellSource::State { .. })));
+        let refused = cell_source(Cells::Reference, &untrusted, None).unwrap_err();
+        assert_eq!((refused.code, refused.path.as_deref()), (Code::Usage, Some("untrusted")));
+        let report = Capabilities::reference();
+        assert!(matches!(
+            cell_source(Cells::Reference, &untrusted, Some(report.clone())),
+            Ok(CellSource::Capabilities { .. })
+        ));
+        assert_eq!(cell_source(Cells::State, &[], Some(report)).unwrap_err().path.as_deref(), Some("cells"));
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn the_provider_is_required_and_built_by_the_one_switch() {
+        assert_eq!(
+            read(Value::Null).unwrap().provider().err().map(|e| e.message),
+            Some("ask: `provider` is required".to_owned())
+        );
+        assert!(read(json!({"provider": "mock"})).unwrap().provider().is_ok());
+        let heuristic = read(json!({"provider": "heuristic"})).unwrap().provider().err().unwrap();
+        assert_eq!((heuristic.code, heuristic.path.as_deref()), (Code::Usage, Some("provider")));
+    }
+
+    #[cfg(feature = "cli")]
+    #[test]
+    fn the_command_line_takes_the_same_request() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            request: AskRequest,
+        }
+        let parsed = Command::try_parse_from([
+            "ask",
+            "--block",
+            "b",
+            "--provider",
+            "mock",
+            "--cells",
+            "state",
+            "--gate",
+            "b.q=0.5",
+        ]);
+        let request = parsed.unwrap().request;
+        assert_eq!((request.cells, request.gates.as_slice()), (Cells::State, ["b.q=0.5".to_owned()].as_slice()));
+        assert_eq!((request.timeout_ms, request.openai_api), (30_000, OpenAiApi::Chat));
+        assert!(Command::try_parse_from(["ask", "--block", "b"]).is_err(), "--provider is required");
+    }
 }
