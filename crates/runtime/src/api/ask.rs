@@ -147,11 +147,7 @@ impl TryFrom<String> for Cells {
     type Error = String;
 
     fn try_from(name: String) -> Result<Cells, String> {
-        match name.as_str() {
-            "reference" => Ok(Cells::Reference),
-            "state" => Ok(Cells::State),
-            other => Err(format!("unknown cells `{other}`: expected reference or state")),
-        }
+        super::named_value("cells", &name, &[("reference", Cells::Reference), ("state", Cells::State)])
     }
 }
 
@@ -181,11 +177,7 @@ impl TryFrom<String> for OpenAiApi {
     type Error = String;
 
     fn try_from(name: String) -> Result<OpenAiApi, String> {
-        match name.as_str() {
-            "chat" => Ok(OpenAiApi::Chat),
-            "completions" => Ok(OpenAiApi::Completions),
-            other => Err(format!("unknown openai_api `{other}`: expected chat or completions")),
-        }
+        super::named_value("openai_api", &name, &[("chat", OpenAiApi::Chat), ("completions", OpenAiApi::Completions)])
     }
 }
 
@@ -357,7 +349,7 @@ mod request_tests {
             read(json!({"cells": "mine"}))
                 .unwrap_err()
                 .message
-                .contains("unknown cells `mine`: expected reference or state")
+                .contains("unknown cells `mine` (known: reference, state)")
         );
         assert!(read(json!({"openai_api": "bogus"})).unwrap_err().message.contains("unknown openai_api `bogus`"));
     }

@@ -79,11 +79,7 @@ impl TryFrom<String> for Marking {
     type Error = String;
 
     fn try_from(name: String) -> Result<Marking, String> {
-        match name.as_str() {
-            "provenance" => Ok(Marking::Provenance),
-            "reference" => Ok(Marking::Reference),
-            other => Err(format!("unknown marking `{other}` (known: provenance, reference)")),
-        }
+        super::named_value("marking", &name, &[("provenance", Marking::Provenance), ("reference", Marking::Reference)])
     }
 }
 

@@ -6,9 +6,6 @@ use serde::Deserialize;
 
 use super::error::Error;
 
-/// The built-in host profiles, by name.
-pub const PROFILES: [&str; 1] = ["reference"];
-
 /// A built-in host profile, as a request names it (`"reference"`); any other name is refused
 /// with the message [`profile`] gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -21,11 +18,6 @@ pub enum Profile {
 }
 
 impl Profile {
-    /// The profile called `name`, if there is one.
-    pub fn named(name: &str) -> Option<Profile> {
-        (name == "reference").then_some(Profile::Reference)
-    }
-
     /// The profile's capabilities.
     pub fn capabilities(self) -> Capabilities {
         match self {
@@ -38,22 +30,14 @@ impl TryFrom<String> for Profile {
     type Error = String;
 
     fn try_from(name: String) -> Result<Profile, String> {
-        Profile::named(&name).ok_or_else(|| unknown_profile(&name))
+        super::named_value("profile", &name, &[("reference", Profile::Reference)])
     }
 }
 
 /// A built-in host profile by name (only `reference`); any other name is a usage error that
 /// lists the known ones.
 pub fn profile(name: &str) -> Result<Capabilities, Error> {
-    match Profile::named(name) {
-        Some(known) => Ok(known.capabilities()),
-        None => Err(Error::usage(unknown_profile(name))),
-    }
-}
-
-/// Why `name` is no profile: it lists the known ones.
-fn unknown_profile(name: &str) -> String {
-    format!("unknown profile `{name}` (known: {})", PROFILES.join(", "))
+    Profile::try_from(name.to_owned()).map(Profile::capabilities).map_err(Error::usage)
 }
 
 /// A host capability report's JSON text, named `shown` in messages and as the error's `path`

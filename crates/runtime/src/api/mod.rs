@@ -26,6 +26,18 @@ pub use error::{Code, Error, Kind, find_block, parse_contract};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+/// The value called `name` among `known` (name, value); otherwise why not, as every request
+/// says it of a named value: "unknown {what} `{name}` (known: a, b)".
+pub(crate) fn named_value<T: Copy>(what: &str, name: &str, known: &[(&str, T)]) -> Result<T, String> {
+    match known.iter().find(|(known_name, _)| *known_name == name) {
+        Some((_, value)) => Ok(*value),
+        None => {
+            let names: Vec<&str> = known.iter().map(|(known_name, _)| *known_name).collect();
+            Err(format!("unknown {what} `{name}` (known: {})", names.join(", ")))
+        }
+    }
+}
+
 /// A command's request (its options, by the names every entrance takes) from a JSON object
 /// (`null`: every option at its default): how the Python and JavaScript bindings read the
 /// options they are given. A name the command does not take, or a value of the wrong type,
