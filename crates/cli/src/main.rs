@@ -95,7 +95,10 @@ fn main() -> ExitCode {
         }
         default_hook(info);
     }));
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return refuse_arguments(&error),
+    };
     match cli.command {
         Command::Check(args) => cmd::check::run(args),
         Command::Explain(args) => cmd::explain::run(args),
@@ -119,4 +122,27 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// Arguments clap refuses: help and the version are printed as clap prints them; anything
+/// else is a refusal like every other (docs/cli-conventions.md), its usage and hint first and
+/// then one last line `error[E_USAGE]: message`, exit 2.
+fn refuse_arguments(error: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        error.exit();
+    }
+    let text = error.render().to_string();
+    let (what, usage) = text.split_once("\n\n").unwrap_or((&text, ""));
+    let what = what.strip_prefix("error: ").unwrap_or(what);
+    let message: Vec<&str> = what.split_whitespace().collect();
+    eprint!("{usage}");
+    if !usage.is_empty() && !usage.ends_with('\n') {
+        eprintln!();
+    }
+    eprintln!("error[E_USAGE]: {}", decision::terminal::one_line(&message.join(" ")));
+    ExitCode::from(cmd::EXIT_USAGE)
 }
