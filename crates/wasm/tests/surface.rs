@@ -59,3 +59,29 @@ fn a_record_that_is_not_one_is_refused() {
     let result = parse(&verify_record(br#"{"type":"phase"}"#));
     assert_eq!(result["error"]["code"], "E_RECORD");
 }
+
+/// The options object is the command's typed request, its camelCase names standing for the
+/// shared snake_case ones, with the inputs (`path`, `state`, …) beside it.
+#[test]
+fn options_are_the_command_s_request_in_camel_case_with_the_inputs_beside_it() {
+    let denied = parse(&check(TRIAGE.as_bytes(), r#"{"path":"t.md","denyWarnings":true}"#));
+    assert_eq!(denied["value"]["path"], "t.md");
+    let snake = parse(&check(TRIAGE.as_bytes(), r#"{"deny_warnings":true}"#));
+    assert_eq!(snake["value"]["ok"], denied["value"]["ok"], "either spelling is the same field");
+    let unknown = parse(&check(TRIAGE.as_bytes(), r#"{"denyWarning":true}"#));
+    assert_eq!(unknown["error"]["code"], "E_USAGE");
+    assert!(unknown["error"]["message"].as_str().unwrap().contains("unknown field `deny_warning`"), "{unknown}");
+    let state = format!(r#""state":{}"#, include_str!("../../../examples/support-triage/state.json").trim());
+    let marked =
+        parse(&frame(TRIAGE.as_bytes(), &format!(r#"{{"block":"refund_risk",{state},"marking":"reference"}}"#)));
+    assert!(marked.get("error").is_none(), "{marked}");
+    let loud = parse(&frame(TRIAGE.as_bytes(), &format!(r#"{{"block":"refund_risk",{state},"marking":"loud"}}"#)));
+    assert!(
+        loud["error"]["message"].as_str().unwrap().contains("unknown marking `loud` (known: provenance, reference)")
+    );
+    let gates = parse(&evaluate(
+        TRIAGE.as_bytes(),
+        r#"{"block":"refund_risk","answers":{},"gates":{"refund_risk.refund_risk":"x"}}"#,
+    ));
+    assert_eq!(gates["error"]["code"], "E_USAGE", "{gates}");
+}
