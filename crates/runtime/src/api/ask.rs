@@ -9,8 +9,11 @@ use std::time::{Duration, Instant};
 use decision_core::check::Capabilities;
 use decision_core::contract::Block;
 use decision_protocol::ask::Questions;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::eval::MarginDocument;
+use decision_protocol::ask::QuestionProblem;
 
 use super::error::{Code, Error};
 use super::eval::Gated;
@@ -277,23 +280,61 @@ impl Prepared<'_> {
 /// `block`, `node`, `provider`, `model`, `valid`, `problems`, `answers` (as received),
 /// `action`, `reason`, `rule`, `margin`, `degraded`, `warnings`, `requestDigest`, `latencyMs`.
 pub fn document(block: &str, d: &NodeDecision) -> Value {
-    json!({
-        "block": block,
-        "node": d.id,
-        "provider": d.provider,
-        "model": d.model,
-        "valid": d.valid,
-        "problems": d.problems,
-        "answers": d.raw_answers,
-        "action": d.action,
-        "reason": d.reason,
-        "rule": d.rule,
-        "margin": super::eval::margin_json(d.margin.as_ref()),
-        "degraded": d.degraded,
-        "warnings": d.warnings,
-        "requestDigest": d.request_digest,
-        "latencyMs": d.latency_ms,
-    })
+    let document = AskDocument {
+        block,
+        node: &d.id,
+        provider: &d.provider,
+        model: d.model.as_deref(),
+        valid: d.valid,
+        problems: &d.problems,
+        answers: &d.raw_answers,
+        action: &d.action,
+        reason: &d.reason,
+        rule: d.rule,
+        margin: d.margin.as_ref().map(MarginDocument::of),
+        degraded: d.degraded,
+        warnings: &d.warnings,
+        request_digest: &d.request_digest,
+        latency_ms: d.latency_ms,
+    };
+    // Strings, numbers and JSON values only: serialising cannot fail.
+    serde_json::to_value(document).unwrap_or_default()
+}
+
+/// The document `decision ask --format json` prints, member by member in that order.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AskDocument<'a> {
+    /// The block asked.
+    pub block: &'a str,
+    /// The node id the request was made for.
+    pub node: &'a str,
+    /// The provider that answered.
+    pub provider: &'a str,
+    /// The model named in the request, if any.
+    pub model: Option<&'a str>,
+    /// Whether every answer was valid.
+    pub valid: bool,
+    /// Each answer's problem (empty when valid).
+    pub problems: &'a [QuestionProblem],
+    /// The answers as the provider gave them.
+    pub answers: &'a Map<String, Value>,
+    /// The policy's action.
+    pub action: &'a str,
+    /// Why.
+    pub reason: &'a str,
+    /// The index of the rule that fired, if one did.
+    pub rule: Option<usize>,
+    /// How far the deciding value was from its threshold (`null` without a threshold).
+    pub margin: Option<MarginDocument<'a>>,
+    /// Whether the provider answered in a degraded way (a fallback, a retry that changed it).
+    pub degraded: bool,
+    /// What the provider warned of.
+    pub warnings: &'a [String],
+    /// The request digest.
+    pub request_digest: &'a str,
+    /// How long the provider took, in milliseconds.
+    pub latency_ms: u64,
 }
 
 /// What `decision ask` prints without `--format json`.
@@ -322,6 +363,7 @@ pub fn text(d: &NodeDecision) -> String {
 #[cfg(test)]
 mod request_tests {
     use super::*;
+    use serde_json::json;
 
     fn read(options: Value) -> Result<AskRequest, Error> {
         super::super::request("ask", options)

@@ -1,9 +1,11 @@
 //! `decision check --format json`: one file's object and the whole document.
 
-use decision_core::Diagnostic;
-use decision_core::check::{self, Capabilities, CheckOptions, Report};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+use decision_core::check::{self, Capabilities, CheckOptions, Report, Summary};
+use decision_core::{Diagnostic, Layer, Severity};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 
 use super::error::Error;
 use super::host::Profile;
@@ -69,18 +71,83 @@ pub fn check_source(source: &[u8], capabilities: Option<&Capabilities>, deny_war
 /// [`decision_core::diag::MAX_DIAGNOSTICS`]), also `omitted`, how many, and
 /// `omitted_by_code`, how many of each code; an ordinary file's object has neither key.
 pub fn file_json(path: Option<&str>, report: &Report) -> Value {
-    let mut file = Map::new();
-    file.insert("path".into(), json!(path));
-    file.insert("ok".into(), json!(!report.has_errors()));
-    file.insert("schema".into(), json!(report.contract.schema.as_ref().map(|s| s.value.clone())));
-    file.insert("summary".into(), json!(report.summary()));
-    file.insert("diagnostics".into(), report.diagnostics.iter().map(diagnostic_json).collect());
-    if !report.omitted.is_empty() {
-        let by_code = report.omitted.by_code.iter().map(|(code, n)| ((*code).to_string(), json!(n))).collect();
-        file.insert("omitted".into(), json!(report.omitted.total()));
-        file.insert("omitted_by_code".into(), Value::Object(by_code));
+    let omitted = (!report.omitted.is_empty()).then_some(&report.omitted);
+    let document = CheckFileDocument {
+        path,
+        ok: !report.has_errors(),
+        schema: report.contract.schema.as_ref().map(|s| s.value.as_str()),
+        summary: report.summary(),
+        diagnostics: report.diagnostics.iter().map(DiagnosticDocument::of).collect(),
+        omitted: omitted.map(|o| o.total()),
+        omitted_by_code: omitted.map(|o| &o.by_code),
+    };
+    // Strings, numbers, booleans and maps of them only: serialising cannot fail.
+    serde_json::to_value(document).unwrap_or_default()
+}
+
+/// One file's object of the document `decision check --format json` prints, member by member
+/// in that order (see [`file_json`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckFileDocument<'a> {
+    /// The file's name (`null` when the text came from no file).
+    pub path: Option<&'a str>,
+    /// Whether the contract has no error.
+    pub ok: bool,
+    /// The `schema:` line's value, if any.
+    pub schema: Option<&'a str>,
+    /// The headline counts.
+    pub summary: Summary,
+    /// The diagnostics kept.
+    pub diagnostics: Vec<DiagnosticDocument<'a>>,
+    /// How many were left out, when some were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub omitted: Option<usize>,
+    /// How many of each code were left out, when some were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub omitted_by_code: Option<&'a BTreeMap<&'static str, usize>>,
+}
+
+/// One diagnostic as every document shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiagnosticDocument<'a> {
+    /// Its stable code.
+    pub code: &'static str,
+    /// `error` or `warning`.
+    pub severity: Severity,
+    /// `parse`, `schema`, `policy`, `adapter` or `lint`.
+    pub layer: Layer,
+    /// What is wrong.
+    pub message: &'a str,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, in characters.
+    pub column: u32,
+    /// Byte offset of the start.
+    pub start: usize,
+    /// Byte offset of the end.
+    pub end: usize,
+    /// The block it is in, if any.
+    pub block: Option<&'a str>,
+    /// How to fix it, if known.
+    pub help: Option<&'a str>,
+}
+
+impl DiagnosticDocument<'_> {
+    /// The document of `d`.
+    pub fn of(d: &Diagnostic) -> DiagnosticDocument<'_> {
+        DiagnosticDocument {
+            code: d.code,
+            severity: d.severity,
+            layer: d.layer,
+            message: &d.message,
+            line: d.span.line,
+            column: d.span.column,
+            start: d.span.start,
+            end: d.span.end,
+            block: d.block.as_deref(),
+            help: d.help.as_deref(),
+        }
     }
-    Value::Object(file)
 }
 
 /// The object of a file that could not be read: `path`, `ok` (false) and `error`, the reason
@@ -96,18 +163,8 @@ pub fn document(files: Vec<Value>) -> Value {
 
 /// One diagnostic: code, severity, layer, message, line, column, byte range, block, help.
 pub fn diagnostic_json(d: &Diagnostic) -> Value {
-    json!({
-        "code": d.code,
-        "severity": d.severity,
-        "layer": d.layer,
-        "message": d.message,
-        "line": d.span.line,
-        "column": d.span.column,
-        "start": d.span.start,
-        "end": d.span.end,
-        "block": d.block,
-        "help": d.help,
-    })
+    // Strings and numbers only: serialising cannot fail.
+    serde_json::to_value(DiagnosticDocument::of(d)).unwrap_or_default()
 }
 
 #[cfg(test)]

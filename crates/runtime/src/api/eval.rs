@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use decision_core::contract::{Block, Contract, Primitive};
 use decision_core::policy::{CompiledPolicy, Decision, Margin, apply_gates, compile_block, gate_note, parse_gates};
-use serde::{Deserialize, Deserializer};
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
 
 use super::error::{Code, Error};
 
@@ -77,17 +77,24 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
-    /// `block`, `valid`, `problems`, `action`, `reason`, `rule`, `margin`.
+    /// The document `decision eval --format json` prints.
+    pub fn document(&self) -> EvalDocument<'_> {
+        EvalDocument {
+            block: &self.block,
+            valid: self.problems.is_empty(),
+            problems: &self.problems,
+            action: &self.decision.action,
+            reason: &self.decision.reason,
+            rule: self.decision.rule,
+            margin: self.decision.margin.as_ref().map(MarginDocument::of),
+        }
+    }
+
+    /// [`Evaluation::document`] as JSON: `block`, `valid`, `problems`, `action`, `reason`,
+    /// `rule`, `margin`.
     pub fn to_json(&self) -> Value {
-        json!({
-            "block": self.block,
-            "valid": self.problems.is_empty(),
-            "problems": self.problems,
-            "action": self.decision.action,
-            "reason": self.decision.reason,
-            "rule": self.decision.rule,
-            "margin": margin_json(self.decision.margin.as_ref()),
-        })
+        // Strings, numbers and JSON values only: serialising cannot fail.
+        serde_json::to_value(self.document()).unwrap_or_default()
     }
 
     /// What `decision eval` prints without `--format json`.
@@ -108,9 +115,52 @@ impl Evaluation {
 
 /// `{"question", "threshold", "value", "margin"}`, or `null`.
 pub fn margin_json(margin: Option<&Margin>) -> Value {
-    margin
-        .map(|m| json!({"question": m.question, "threshold": m.threshold, "value": m.value, "margin": m.margin}))
-        .unwrap_or(Value::Null)
+    // Strings and numbers only: serialising cannot fail.
+    serde_json::to_value(margin.map(MarginDocument::of)).unwrap_or_default()
+}
+
+/// The document `decision eval --format json` prints, member by member in that order.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalDocument<'a> {
+    /// The block evaluated.
+    pub block: &'a str,
+    /// Whether every answer was valid.
+    pub valid: bool,
+    /// Each validation problem (empty when valid).
+    pub problems: &'a [Value],
+    /// The policy's action (`escalate` when an answer was invalid).
+    pub action: &'a str,
+    /// Why: the rule that fired, or why the answers were refused.
+    pub reason: &'a str,
+    /// The index of the rule that fired, if one did.
+    pub rule: Option<usize>,
+    /// How far the deciding value was from its threshold (`null` without a threshold).
+    pub margin: Option<MarginDocument<'a>>,
+}
+
+/// A decision's margin as documents show it: `{question, threshold, value, margin}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct MarginDocument<'a> {
+    /// The question whose value met a threshold.
+    pub question: &'a str,
+    /// The threshold.
+    pub threshold: f64,
+    /// The value.
+    pub value: f64,
+    /// Value less threshold, as the policy measures it.
+    pub margin: f64,
+}
+
+impl MarginDocument<'_> {
+    /// The document of `margin`.
+    pub fn of(margin: &Margin) -> MarginDocument<'_> {
+        MarginDocument {
+            question: &margin.question,
+            threshold: margin.threshold,
+            value: margin.value,
+            margin: margin.margin,
+        }
+    }
 }
 
 /// Validates `answers` (question id → answer) against the offered `questions` and evaluates
@@ -255,6 +305,7 @@ fn candidates_of(shown: &str, value: Value) -> Result<Candidates, String> {
 #[cfg(test)]
 mod request_tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn gates_are_a_list_or_an_object_and_nothing_else() {
