@@ -8,7 +8,7 @@ use decision_core::Diagnostic;
 use decision_core::contract::Contract;
 use serde_json::{Map, Value, json};
 
-use super::check::diagnostic_json;
+use super::diagnostic::diagnostic_json;
 use super::replay::RecordError;
 use crate::log::LogError;
 use crate::log::approval::ApprovalError;

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use decision_core::check::{self, CheckOptions, Summary};
 use decision_core::contract::{Block, Contract};
 use decision_core::policy::CompiledPolicy;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 /// What `decision explain` prints for a contract's bytes: the table, then, when the file
 /// has errors, the line pointing at `decision check` (`path` names the file in it).
@@ -29,56 +30,195 @@ pub fn document(path: &str, source: &[u8]) -> Value {
     let report = check::check(source, CheckOptions::default());
     let contract = &report.contract;
     let summary = Summary::of_checked(contract, &report.policies);
-    let blocks: Vec<Value> =
-        contract.blocks.iter().zip(&report.policies).map(|(block, policy)| block_json(block, policy)).collect();
-    json!({
-        "title": contract.title,
-        "schema": contract.schema.as_ref().map(|s| s.value.clone()),
-        "headline": summary.headline(),
-        "summary": summary,
-        "errors": report.errors(),
-        "blocks": blocks,
-        "generator_chars": contract.generator.as_ref().map(|g| g.chars().count()),
-        "text": cli_output(path, source),
-    })
+    let document = ExplainDocument {
+        title: contract.title.as_deref(),
+        schema: contract.schema.as_ref().map(|s| s.value.as_str()),
+        headline: summary.headline(),
+        summary,
+        errors: report.errors(),
+        blocks: contract
+            .blocks
+            .iter()
+            .zip(&report.policies)
+            .map(|(block, policy)| ExplainBlock::of(block, policy))
+            .collect(),
+        generator_chars: contract.generator.as_ref().map(|g| g.chars().count()),
+        text: cli_output(path, source),
+    };
+    // Strings, numbers, booleans and lists of them only: serialising cannot fail.
+    serde_json::to_value(document).unwrap_or_default()
 }
 
-fn block_json(block: &Block, policy: &CompiledPolicy) -> Value {
-    let questions: Vec<Value> = block
-        .questions
-        .iter()
-        .map(|q| {
-            json!({
-                "id": q.id,
-                "type": q.primitive.as_str(),
-                "ask": q.ask,
-                "options": q.options.iter().map(|o| json!({"name": o.name, "criterion": o.criterion})).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let frame = block.frame.as_ref().map(|frame| {
-        json!({
-            "fields": frame.fields.iter().map(|f| json!({
-                "key": f.key, "bound": f.bound, "projection": f.projection, "why": f.why,
-            })).collect::<Vec<_>>(),
-            "excluded": frame.excluded.iter().map(|e| json!({"field": e.field, "why": e.why})).collect::<Vec<_>>(),
-        })
-    });
-    json!({
-        "id": block.id,
-        "line": block.span.line,
-        "kind": block.kind.as_str(),
-        "decided_by": if block.kind == decision_core::Kind::Rule { "code" } else { "model" },
-        "gate": block.is_gate(),
-        "position": block.position,
-        "purpose": block.purpose,
-        "dynamic": block.dynamic.as_ref().map(|d| json!({
-            "provider": d.provider, "reads": d.reads, "output": d.output, "why": d.why,
-        })),
-        "questions": questions,
-        "policy": policy.rules.iter().map(|r| json!({"rule": r.text, "action": r.action})).collect::<Vec<_>>(),
-        "frame": frame,
-    })
+/// The explain table as data, member by member in the order the document prints them.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainDocument<'a> {
+    /// The contract's `#` title, if any.
+    pub title: Option<&'a str>,
+    /// The `schema:` line's value, if any.
+    pub schema: Option<&'a str>,
+    /// The one-line summary the table starts with.
+    pub headline: String,
+    /// The headline counts.
+    pub summary: Summary,
+    /// How many error diagnostics the file has.
+    pub errors: usize,
+    /// Each block, in order.
+    pub blocks: Vec<ExplainBlock<'a>>,
+    /// The length of the generator section, in characters, if there is one.
+    pub generator_chars: Option<usize>,
+    /// Exactly what `decision explain` prints.
+    pub text: String,
+}
+
+/// One block of the explain table.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainBlock<'a> {
+    /// The block id.
+    pub id: &'a str,
+    /// Its heading's line.
+    pub line: u32,
+    /// Its kind.
+    pub kind: &'static str,
+    /// `code` for a rule block, `model` for the others.
+    pub decided_by: &'static str,
+    /// Whether it authorises something (a gate).
+    pub gate: bool,
+    /// Its `when:` position.
+    pub position: &'a str,
+    /// Its `when:` purpose.
+    pub purpose: &'a str,
+    /// Its `dynamic:` clause, if any.
+    pub dynamic: Option<ExplainDynamic<'a>>,
+    /// Its questions.
+    pub questions: Vec<ExplainQuestion<'a>>,
+    /// Its policy rules.
+    pub policy: Vec<ExplainRule<'a>>,
+    /// Its frame, if any.
+    pub frame: Option<ExplainFrame<'a>>,
+}
+
+impl<'a> ExplainBlock<'a> {
+    fn of(block: &'a Block, policy: &'a CompiledPolicy) -> ExplainBlock<'a> {
+        ExplainBlock {
+            id: &block.id,
+            line: block.span.line,
+            kind: block.kind.as_str(),
+            decided_by: if block.kind == decision_core::Kind::Rule { "code" } else { "model" },
+            gate: block.is_gate(),
+            position: &block.position,
+            purpose: &block.purpose,
+            dynamic: block.dynamic.as_ref().map(|d| ExplainDynamic {
+                provider: &d.provider,
+                reads: &d.reads,
+                output: &d.output,
+                why: &d.why,
+            }),
+            questions: block
+                .questions
+                .iter()
+                .map(|q| ExplainQuestion {
+                    id: &q.id,
+                    kind: q.primitive.as_str(),
+                    ask: &q.ask,
+                    options: q
+                        .options
+                        .iter()
+                        .map(|o| ExplainOption { name: &o.name, criterion: &o.criterion })
+                        .collect(),
+                })
+                .collect(),
+            policy: policy.rules.iter().map(|r| ExplainRule { rule: &r.text, action: &r.action }).collect(),
+            frame: block.frame.as_ref().map(|frame| ExplainFrame {
+                fields: frame
+                    .fields
+                    .iter()
+                    .map(|f| ExplainField {
+                        key: &f.key,
+                        bound: f.bound,
+                        projection: f.projection.as_deref(),
+                        why: &f.why,
+                    })
+                    .collect(),
+                excluded: frame.excluded.iter().map(|e| ExplainExclusion { field: &e.field, why: &e.why }).collect(),
+            }),
+        }
+    }
+}
+
+/// A block's `dynamic:` clause.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainDynamic<'a> {
+    /// The provider that offers the candidates.
+    pub provider: &'a str,
+    /// What it reads.
+    pub reads: &'a [String],
+    /// What it offers.
+    pub output: &'a str,
+    /// Why.
+    pub why: &'a str,
+}
+
+/// A question and its options.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainQuestion<'a> {
+    /// Its id.
+    pub id: &'a str,
+    /// `choice`, `noul` or `score`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// What it asks.
+    pub ask: &'a str,
+    /// Its options.
+    pub options: Vec<ExplainOption<'a>>,
+}
+
+/// An option and its criterion.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainOption<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// When it is the answer.
+    pub criterion: &'a str,
+}
+
+/// A policy rule and its action.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainRule<'a> {
+    /// The rule as written.
+    pub rule: &'a str,
+    /// Its action.
+    pub action: &'a str,
+}
+
+/// A block's frame: the fields a model sees and the exclusions.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainFrame<'a> {
+    /// The fields, in order.
+    pub fields: Vec<ExplainField<'a>>,
+    /// The exclusions, in order.
+    pub excluded: Vec<ExplainExclusion<'a>>,
+}
+
+/// A frame field.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainField<'a> {
+    /// The key the model sees.
+    pub key: &'a str,
+    /// Its budget.
+    pub bound: u64,
+    /// The projection that fills it, if any.
+    pub projection: Option<&'a str>,
+    /// Why the model may see it.
+    pub why: &'a str,
+}
+
+/// A frame exclusion.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainExclusion<'a> {
+    /// The cell kept out.
+    pub field: &'a str,
+    /// Why.
+    pub why: &'a str,
 }
 
 /// Render the contract: headline, then per block its kind, position, questions and options,

@@ -10,6 +10,7 @@
 pub mod approve;
 pub mod ask;
 pub mod check;
+pub mod diagnostic;
 pub mod error;
 pub mod eval;
 pub mod explain;
