@@ -7,7 +7,7 @@ use decision_core::check::Capabilities;
 use decision_core::contract::{Block, Contract};
 use decision_core::vocab::CellType;
 use decision_protocol::digest::request_digest_of_text;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::host::Profile;
@@ -89,6 +89,40 @@ impl TryFrom<String> for Marking {
 pub fn respond(path: &str, block: &Block, state: &Map<String, Value>, request: &FrameRequest) -> Result<Value, Error> {
     // A frame the host cannot compile is about this contract: name it.
     document(block, state, &request.options()).map_err(|e| if e.code == Code::Frame { e.at_path(path) } else { e })
+}
+
+/// The document `decision frame --format json` prints, member by member in that order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FrameDocument {
+    /// The block framed.
+    pub block: String,
+    /// The frame artifact: node, state, digest and what was marked, cut, left unfilled or
+    /// excluded.
+    pub frame: Value,
+    /// The questions, as the request sends them.
+    pub questions: Value,
+    /// The request digest.
+    #[serde(rename = "requestDigest")]
+    pub request_digest: String,
+    /// For a `dynamic:` block, what offers its candidates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dynamic: Option<Value>,
+}
+
+impl FrameDocument {
+    /// The document as JSON, its members moved in rather than serialised again (the frame
+    /// artifact is already a JSON value): the same value as `serde_json::to_value`.
+    pub fn into_value(self) -> Value {
+        let mut document = Map::with_capacity(5);
+        document.insert("block".to_owned(), Value::String(self.block));
+        document.insert("frame".to_owned(), self.frame);
+        document.insert("questions".to_owned(), self.questions);
+        document.insert("requestDigest".to_owned(), Value::String(self.request_digest));
+        if let Some(dynamic) = self.dynamic {
+            document.insert("dynamic".to_owned(), dynamic);
+        }
+        Value::Object(document)
+    }
 }
 
 /// The host a frame is compiled for.
@@ -309,17 +343,19 @@ impl PreparedFrame {
     /// The frame document for one state (see [`document`]): [`PreparedFrame::compile`]'s
     /// parts with the block's own.
     pub fn document(&self, state: &Map<String, Value>) -> Value {
-        let (frame, request) = self.compile(state);
-        // Built member by member: `json!` would copy each member again through serde.
-        let mut doc = Map::with_capacity(5);
-        doc.insert("block".to_owned(), Value::String(self.block.clone()));
-        doc.insert("frame".to_owned(), frame);
-        doc.insert("questions".to_owned(), self.questions.clone());
-        doc.insert("requestDigest".to_owned(), Value::String(request));
-        if let Some(dynamic) = &self.dynamic {
-            doc.insert("dynamic".to_owned(), dynamic.clone());
+        self.frame_document(state).into_value()
+    }
+
+    /// The frame document for `state`, typed.
+    pub fn frame_document(&self, state: &Map<String, Value>) -> FrameDocument {
+        let (frame, request_digest) = self.compile(state);
+        FrameDocument {
+            block: self.block.clone(),
+            frame,
+            questions: self.questions.clone(),
+            request_digest,
+            dynamic: self.dynamic.clone(),
         }
-        Value::Object(doc)
     }
 
     /// What a document has that depends on the state: the frame artifact (`frame`) and the
@@ -381,6 +417,22 @@ mod tests {
         assert!(unknown.message.contains("unknown field `colour`"), "{unknown:?}");
         let typed = refused(json!({"untrusted": "output"}));
         assert!(typed.message.contains("invalid type"), "{typed:?}");
+    }
+
+    #[test]
+    fn a_frame_document_moved_into_json_is_the_one_serde_writes() {
+        let with_dynamic = FrameDocument {
+            block: "b".to_owned(),
+            frame: json!({"node": "b", "state": {"task": "t"}}),
+            questions: json!({"q": {"type": "noul"}}),
+            request_digest: "sha256:0".to_owned(),
+            dynamic: Some(json!({"provider": "toolsFor"})),
+        };
+        let without = FrameDocument { dynamic: None, ..with_dynamic.clone() };
+        for document in [with_dynamic, without] {
+            let serialised = serde_json::to_string(&document).unwrap();
+            assert_eq!(document.into_value().to_string(), serialised);
+        }
     }
 
     /// The command line's options are the request's fields: a new field is a new option.

@@ -6,7 +6,7 @@
 
 use decision_protocol::digest::ScanError;
 use decision_protocol::record::{EventRead, REPLAY_NOTES, Rules, VerifyOutcome, read_event, verify_record_with};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::log::SEAL_KEY_VARIABLE;
@@ -33,21 +33,55 @@ pub fn is_listed(result: &RecordResult, verbose: bool) -> bool {
 /// One record's verdict: `run`, `step`, `node`, `status`, `checks`, `file`, `line`, and
 /// `problem` when the event could not be read as a record.
 pub fn result_json(path: &str, result: &RecordResult) -> Value {
-    let mut value = json!({
-        "run": result.run,
-        "step": result.step.map(js_number),
-        "node": result.node,
-        "status": result.status.as_str(),
-        "checks": result.checks.iter().map(|c| json!({
-            "name": c.name.as_str(), "status": c.status.as_str(), "detail": c.detail,
-        })).collect::<Vec<_>>(),
-        "file": path,
-        "line": result.line,
-    });
-    if let (Some(problem), Some(map)) = (&result.problem, value.as_object_mut()) {
-        map.insert("problem".to_owned(), Value::from(problem.as_str()));
-    }
-    value
+    let document = ResultDocument {
+        run: result.run,
+        step: result.step.map(js_number),
+        node: result.node.as_deref(),
+        status: result.status.as_str(),
+        checks: result
+            .checks
+            .iter()
+            .map(|c| CheckDocument { name: c.name.as_str(), status: c.status.as_str(), detail: &c.detail })
+            .collect(),
+        file: path,
+        line: result.line,
+        problem: result.problem.as_deref(),
+    };
+    // Strings, numbers and lists of them only: serialising cannot fail.
+    serde_json::to_value(document).unwrap_or_default()
+}
+
+/// One record's verdict as the replay document lists it, member by member in that order.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResultDocument<'a> {
+    /// The run the record is in.
+    pub run: u64,
+    /// Its step, as JavaScript writes the number.
+    pub step: Option<Value>,
+    /// Its node id, if it could be read.
+    pub node: Option<&'a str>,
+    /// `verified`, `partial`, `unverifiable` or `mismatch`.
+    pub status: &'static str,
+    /// Each check's verdict.
+    pub checks: Vec<CheckDocument<'a>>,
+    /// The log's name.
+    pub file: &'a str,
+    /// The record's line.
+    pub line: u64,
+    /// Why the event could not be read as a record, if it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<&'a str>,
+}
+
+/// One check of a record's verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckDocument<'a> {
+    /// The check.
+    pub name: &'static str,
+    /// Its verdict.
+    pub status: &'static str,
+    /// What it found.
+    pub detail: &'a str,
 }
 
 /// What an auditor requires of a log beyond its records (`--head`, `--require-seal`,
@@ -129,7 +163,7 @@ pub fn unverified(report: &LogReport, allow_empty: bool) -> Option<String> {
 pub struct LogSummary {
     total: LogReport,
     chains: Vec<ChainStatus>,
-    files: Vec<Value>,
+    files: Vec<FileEntry>,
     failed: bool,
     unreadable: bool,
 }
@@ -153,26 +187,24 @@ impl LogSummary {
         self.chains.push(report.chain_status());
         let problems = log_problems(report, required);
         self.failed |= report.mismatch > 0 || report.chain_status() == ChainStatus::Broken || !problems.is_empty();
-        let mut file = json!({
-            "path": path,
-            "session": report.session,
-            "chain": report.chain_status().as_str(),
-            "chain_breaks": report.breaks,
-            "torn_tail": report.torn_tail,
-            "long_lines": report.long_lines,
-            "skipped": report.skipped,
-        });
         // A reference-written log's entry is left as it always was: it has no seal or head.
-        if let Some(entry) = file.as_object_mut() {
-            if report.seal != SealStatus::Absent {
-                entry.insert("seal".into(), json!(report.seal.as_str()));
-                entry.insert("last_seal".into(), json!(report.last_seal));
-                entry.insert("head".into(), json!(report.head));
-            }
-            if !problems.is_empty() {
-                entry.insert("problems".into(), json!(problems));
-            }
-        }
+        let seal = (report.seal != SealStatus::Absent).then(|| SealEntry {
+            seal: report.seal.as_str(),
+            last_seal: report.last_seal,
+            head: report.head,
+        });
+        let file = FileEntry::Log(Box::new(LogEntry {
+            path: path.to_owned(),
+            session: report.session.clone(),
+            chain: report.chain_status().as_str(),
+            chain_breaks: report.breaks.clone(),
+            torn_tail: report.torn_tail,
+            long_lines: report.long_lines,
+            skipped: report.skipped.clone(),
+            seal,
+            problems: problems.clone(),
+            annotations: Map::new(),
+        }));
         self.files.push(file);
         problems
     }
@@ -180,8 +212,8 @@ impl LogSummary {
     /// Adds `key` to the entry of the log added last (a check made beside replay, such as a
     /// host's approvals); `failed` marks the whole document failed.
     pub fn annotate_last(&mut self, key: &str, value: Value, failed: bool) {
-        if let Some(Value::Object(entry)) = self.files.last_mut() {
-            entry.insert(key.to_owned(), value);
+        if let Some(FileEntry::Log(entry)) = self.files.last_mut() {
+            entry.annotations.insert(key.to_owned(), value);
         }
         self.failed |= failed;
     }
@@ -202,14 +234,18 @@ impl LogSummary {
     /// Adds a log that could not be read.
     pub fn add_unreadable(&mut self, path: &str, error: &str) {
         self.unreadable = true;
-        self.files.push(json!({"path": path, "error": error}));
+        self.files.push(FileEntry::Unreadable { path: path.to_owned(), error: error.to_owned() });
     }
 
     /// Adds a log that a check made beside replay expected and that is not there (`decision
     /// replay --heads`: a log the manifest names was deleted); the document fails.
     pub fn add_missing(&mut self, path: &str, problem: &str) {
         self.failed = true;
-        self.files.push(json!({"path": path, "missing": true, "problems": [problem]}));
+        self.files.push(FileEntry::Missing {
+            path: path.to_owned(),
+            missing: true,
+            problems: vec![problem.to_owned()],
+        });
     }
 
     /// A record mismatched, a chain is broken, or a log has a problem beyond its records.
@@ -237,22 +273,25 @@ impl LogSummary {
 
     /// The document's head: the counts and the chain (the document's first members).
     pub fn head(&self) -> Value {
-        json!({
-            "records": self.total.records,
-            "other_events": self.total.other_events,
-            "runs": self.total.runs,
-            "skipped_lines": self.total.skipped_lines,
-            "verified": self.total.verified,
-            "partial": self.total.partial,
-            "unverifiable": self.total.unverifiable,
-            "mismatch": self.total.mismatch,
-            "chain": self.chain().as_str(),
-        })
+        let head = HeadDocument {
+            records: self.total.records,
+            other_events: self.total.other_events,
+            runs: self.total.runs,
+            skipped_lines: self.total.skipped_lines,
+            verified: self.total.verified,
+            partial: self.total.partial,
+            unverifiable: self.total.unverifiable,
+            mismatch: self.total.mismatch,
+            chain: self.chain().as_str(),
+        };
+        // Numbers and a string: serialising cannot fail.
+        serde_json::to_value(head).unwrap_or_default()
     }
 
     /// The document's tail: `notes` (what replay does not verify) and `files`.
     pub fn tail(&self) -> Value {
-        json!({"notes": REPLAY_NOTES, "files": self.files})
+        // Strings, numbers and JSON values only: serialising cannot fail.
+        serde_json::to_value(TailDocument { notes: &REPLAY_NOTES, files: &self.files }).unwrap_or_default()
     }
 
     /// The whole document: the head, `results` (the listed results), then the tail.
@@ -265,6 +304,102 @@ impl LogSummary {
         }
         Value::Object(map)
     }
+}
+
+/// The replay document's first members: the counts over every log, and the chain.
+#[derive(Debug, Clone, Serialize)]
+pub struct HeadDocument {
+    /// Decision records read.
+    pub records: u64,
+    /// Other events read.
+    pub other_events: u64,
+    /// Runs seen.
+    pub runs: u64,
+    /// Lines skipped (unreadable, too long).
+    pub skipped_lines: u64,
+    /// Records verified.
+    pub verified: u64,
+    /// Records partly verified.
+    pub partial: u64,
+    /// Records that could not be verified.
+    pub unverifiable: u64,
+    /// Records that mismatch.
+    pub mismatch: u64,
+    /// `intact`, `missing`, `broken` or `absent` over every log.
+    pub chain: &'static str,
+}
+
+/// The replay document's last members: what replay does not verify, and one entry per log.
+#[derive(Debug, Clone, Serialize)]
+pub struct TailDocument<'a> {
+    /// What replay does not verify.
+    pub notes: &'a [&'a str],
+    /// One entry per log, in order.
+    pub files: &'a [FileEntry],
+}
+
+/// One log's entry in the replay document's `files`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum FileEntry {
+    /// A log that was read.
+    Log(Box<LogEntry>),
+    /// A log that could not be read: `{path, error}`.
+    Unreadable {
+        /// The log's name.
+        path: String,
+        /// Why it could not be read.
+        error: String,
+    },
+    /// A log a check made beside replay expected and that is not there: `{path, missing, problems}`.
+    Missing {
+        /// The log's name.
+        path: String,
+        /// Always `true`.
+        missing: bool,
+        /// Why it was expected.
+        problems: Vec<String>,
+    },
+}
+
+/// A log that was read, member by member in the order the document prints them.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogEntry {
+    /// The log's name.
+    pub path: String,
+    /// The session id its header gives, if any.
+    pub session: Option<String>,
+    /// `intact`, `missing`, `broken` or `absent`.
+    pub chain: &'static str,
+    /// Where the hash chain breaks.
+    pub chain_breaks: Vec<ChainBreak>,
+    /// The torn last line's number, if the log ends in one.
+    pub torn_tail: Option<u64>,
+    /// Lines too long to read.
+    pub long_lines: u64,
+    /// The lines skipped, with why.
+    pub skipped: Vec<crate::log::replay::SkippedLine>,
+    /// The seal, the last seal seen and the head: only for a log written with seals (a
+    /// reference-written log's entry is left as it always was).
+    #[serde(flatten)]
+    pub seal: Option<SealEntry>,
+    /// The log's problems beyond its records, when it has any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+    /// What checks made beside replay add (a host's `approvals`, …), in the order added.
+    #[serde(flatten)]
+    pub annotations: Map<String, Value>,
+}
+
+/// A sealed log's seal members.
+#[derive(Debug, Clone, Serialize)]
+pub struct SealEntry {
+    /// The seal's verdict.
+    pub seal: &'static str,
+    /// The last seal seen.
+    pub last_seal: Option<crate::log::replay::SealSeen>,
+    /// The log's head (`SEQ:HASH`).
+    pub head: Option<LogHead>,
 }
 
 /// What `replay` is asked, by the names every entrance takes (the command line's
