@@ -1,6 +1,7 @@
 //! `decision outcomes check|validate|report --format json`.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::error::{Code, Error};
 
@@ -11,17 +12,57 @@ use decision_outcomes::{
 
 /// One lint error: `line`, `column`, `pointer`, `message`.
 pub fn lint_error_json(error: &LintError) -> Value {
-    json!({"line": error.line, "column": error.column, "pointer": error.pointer, "message": error.message})
+    // Strings and numbers only: serialising cannot fail.
+    serde_json::to_value(LintErrorDocument::of(error)).unwrap_or_default()
 }
 
 /// Lints a contracts file's text: `{"path", "ok", "contracts", "errors"}`.
 pub fn check_document(path: &str, text: &str) -> Value {
-    match outcome::load_contracts(text) {
-        Ok(set) => json!({"path": path, "ok": true, "contracts": set.len(), "errors": []}),
-        Err(errors) => {
-            let list: Vec<Value> = errors.0.iter().map(lint_error_json).collect();
-            json!({"path": path, "ok": false, "contracts": 0, "errors": list})
-        }
+    let loaded = outcome::load_contracts(text);
+    let document = match &loaded {
+        Ok(set) => CheckDocument { path, ok: true, contracts: set.len(), errors: Vec::new() },
+        Err(errors) => CheckDocument {
+            path,
+            ok: false,
+            contracts: 0,
+            errors: errors.0.iter().map(LintErrorDocument::of).collect(),
+        },
+    };
+    // Strings and numbers only: serialising cannot fail.
+    serde_json::to_value(document).unwrap_or_default()
+}
+
+/// The document `decision outcomes check --format json` prints, member by member in that
+/// order.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckDocument<'a> {
+    /// The contracts file's name.
+    pub path: &'a str,
+    /// Whether it lints clean.
+    pub ok: bool,
+    /// How many contracts it holds (0 when it does not lint clean).
+    pub contracts: usize,
+    /// Its lint errors.
+    pub errors: Vec<LintErrorDocument<'a>>,
+}
+
+/// One lint error of a contracts file.
+#[derive(Debug, Clone, Serialize)]
+pub struct LintErrorDocument<'a> {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// The JSON pointer of what is wrong.
+    pub pointer: &'a str,
+    /// What is wrong.
+    pub message: &'a str,
+}
+
+impl LintErrorDocument<'_> {
+    /// The document of `error`.
+    pub fn of(error: &LintError) -> LintErrorDocument<'_> {
+        LintErrorDocument { line: error.line, column: error.column, pointer: &error.pointer, message: &error.message }
     }
 }
 

@@ -111,15 +111,52 @@ pub fn read_approvals(path: &Path) -> Result<Vec<Approval>, ApprovalError> {
 /// them: `id`, `run`, `step`, `tool`, `input`, `fingerprint`, `requestDigest`, `rule`,
 /// `reason`.
 pub fn pending_document(approvals: &[Approval]) -> Value {
-    approvals
-        .iter()
-        .filter(|a| a.is_pending())
-        .map(|a| {
-            json!({"id": a.id, "run": a.run, "step": a.step, "tool": a.tool, "input": a.input,
-                   "fingerprint": a.fingerprint, "requestDigest": a.request_digest,
-                   "rule": a.rule, "reason": a.reason})
-        })
-        .collect()
+    let pending: Vec<PendingDocument<'_>> =
+        approvals.iter().filter(|a| a.is_pending()).map(PendingDocument::of).collect();
+    // Strings and numbers only: serialising cannot fail.
+    serde_json::to_value(pending).unwrap_or_default()
+}
+
+/// A pending approval as `decision approvals --format json` lists it, member by member in
+/// that order.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingDocument<'a> {
+    /// The approval's id.
+    pub id: &'a str,
+    /// The run that asked.
+    pub run: u64,
+    /// The step that asked.
+    pub step: u64,
+    /// The tool the call is for.
+    pub tool: &'a str,
+    /// The call's input.
+    pub input: &'a str,
+    /// The call's fingerprint (its tool and input).
+    pub fingerprint: &'a str,
+    /// The request digest of the decision that sent it to a person.
+    pub request_digest: &'a str,
+    /// The rule that did.
+    pub rule: &'a str,
+    /// Why.
+    pub reason: &'a str,
+}
+
+impl PendingDocument<'_> {
+    /// The document of `approval`.
+    pub fn of(approval: &Approval) -> PendingDocument<'_> {
+        PendingDocument {
+            id: &approval.id,
+            run: approval.run,
+            step: approval.step,
+            tool: &approval.tool,
+            input: &approval.input,
+            fingerprint: &approval.fingerprint,
+            request_digest: &approval.request_digest,
+            rule: &approval.rule,
+            reason: &approval.reason,
+        }
+    }
 }
 
 /// The checks a modified input for `tool` must pass before it is recorded: at most 1 MiB, no
