@@ -277,5 +277,5 @@ pub fn request_from_py<T: serde::de::DeserializeOwned + Default>(
     }
     // Read as a map of names to JSON values, as `api::request` reads the JavaScript options.
     let options = serde::de::value::MapDeserializer::<_, serde_json::Error>::new(given.into_iter());
-    T::deserialize(options).map_err(|e| crate::errors::usage_error(py, &format!("{command} options: {e}"), None))
+    decision::api::request_from(command, options).map_err(crate::errors::to_py_err(py))
 }

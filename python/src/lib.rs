@@ -23,6 +23,7 @@ use decision::api::ask::AskRequest;
 use decision::api::check::CheckRequest;
 use decision::api::eval::{EvalRequest, Gated};
 use decision::api::frame::{CellSource, FrameRequest, PreparedFrame};
+use decision::api::host::Profile;
 use decision::ask::Questions;
 use decision::check::Capabilities;
 use decision::contract::Contract as ParsedContract;
@@ -295,20 +296,16 @@ impl Contract {
         let request: FrameRequest = request_from_py(py, "frame", options)?;
         let (index, found) = self.frame_block(py, block)?;
         let mode = request.marking.mode();
-        let profile = request.profile.map(|_| "reference");
-        match (profile, capabilities) {
-            (None | Some("reference"), None) => {}
-            // The reference profile's own capabilities are not needed to frame for it.
-            _ => {
-                if let Some(capabilities) = capabilities_of(py, profile, capabilities)? {
-                    self.refuse_adapter_errors(py, found, &capabilities)?;
-                }
-            }
+        // The reference profile's own capabilities are not needed to frame for it.
+        if capabilities.is_some()
+            && let Some(capabilities) = capabilities_of(py, request.profile.map(Profile::name), capabilities)?
+        {
+            self.refuse_adapter_errors(py, found, &capabilities)?;
         }
         let state = object_from_py(state, "state")?;
         // What `api::frame::document` does, with the frame prepared once for these cells.
         api::frame::check_history(&state).map_err(to_py_err(py))?;
-        if profile.is_some() {
+        if request.profile.is_some() {
             return self.prepared(py, (index, found), mode)?.document(py, &state);
         }
         let document = self.state_frame(py, (index, found), &state, &request.untrusted, mode)?.document(&state);

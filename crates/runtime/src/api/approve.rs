@@ -84,16 +84,11 @@ mod tests {
     #[cfg(feature = "cli")]
     #[test]
     fn the_command_line_reads_the_input_as_a_json_string() {
-        use clap::Parser;
-        #[derive(clap::Parser)]
-        struct Command {
-            #[command(flatten)]
-            request: ApproveRequest,
-        }
-        let parsed = Command::try_parse_from(["approve", "--input", "\"notes.md\""]).unwrap();
-        assert_eq!(parsed.request.input.as_deref(), Some("notes.md"));
-        assert!(Command::try_parse_from(["approve", "--input", "notes.md"]).is_err());
-        assert!(Command::try_parse_from(["approve", "--reason", "why"]).is_err(), "--reason needs --deny");
-        assert!(Command::try_parse_from(["approve", "--deny", "--input", "\"x\""]).is_err());
+        let parse = super::super::command_line::<ApproveRequest>;
+        let parsed = parse(&["approve", "--input", "\"notes.md\""]).unwrap();
+        assert_eq!(parsed.input.as_deref(), Some("notes.md"));
+        assert!(parse(&["approve", "--input", "notes.md"]).is_err());
+        assert!(parse(&["approve", "--reason", "why"]).is_err(), "--reason needs --deny");
+        assert!(parse(&["approve", "--deny", "--input", "\"x\""]).is_err());
     }
 }

@@ -426,26 +426,11 @@ mod request_tests {
     #[cfg(feature = "cli")]
     #[test]
     fn the_command_line_takes_the_same_request() {
-        use clap::Parser;
-        #[derive(clap::Parser)]
-        struct Command {
-            #[command(flatten)]
-            request: AskRequest,
-        }
-        let parsed = Command::try_parse_from([
-            "ask",
-            "--block",
-            "b",
-            "--provider",
-            "mock",
-            "--cells",
-            "state",
-            "--gate",
-            "b.q=0.5",
-        ]);
-        let request = parsed.unwrap().request;
+        let parse = super::super::command_line::<AskRequest>;
+        let parsed = parse(&["ask", "--block", "b", "--provider", "mock", "--cells", "state", "--gate", "b.q=0.5"]);
+        let request = parsed.unwrap();
         assert_eq!((request.cells, request.gates.as_slice()), (Cells::State, ["b.q=0.5".to_owned()].as_slice()));
         assert_eq!((request.timeout_ms, request.openai_api), (30_000, OpenAiApi::Chat));
-        assert!(Command::try_parse_from(["ask", "--block", "b"]).is_err(), "--provider is required");
+        assert!(parse(&["ask", "--block", "b"]).is_err(), "--provider is required");
     }
 }

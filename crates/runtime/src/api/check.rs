@@ -38,7 +38,7 @@ impl CheckRequest {
     /// The host to check against: the request's profile or the capability `report`
     /// (`(shown, text)`); neither is `None`, both a usage error.
     pub fn host(&self, report: Option<(&str, &str)>) -> Result<Option<Capabilities>, Error> {
-        super::host::named(self.profile.map(|_| "reference"), report)
+        super::host::named(self.profile.map(Profile::name), report)
     }
 
     /// Checks a contract's bytes against `capabilities`, as asked.
@@ -141,17 +141,12 @@ mod tests {
     #[cfg(feature = "cli")]
     #[test]
     fn the_command_line_denies_warnings_by_name() {
-        use clap::Parser;
-        #[derive(clap::Parser)]
-        struct Command {
-            #[command(flatten)]
-            request: CheckRequest,
-        }
-        assert!(!Command::try_parse_from(["check"]).unwrap().request.deny_warnings);
-        assert!(Command::try_parse_from(["check", "--deny", "warnings"]).unwrap().request.deny_warnings);
-        assert!(Command::try_parse_from(["check", "--deny", "errors"]).is_err());
-        assert!(Command::try_parse_from(["check", "--deny"]).is_err());
-        let reference = Command::try_parse_from(["check", "--profile", "reference"]).unwrap().request;
+        let parse = super::super::command_line::<CheckRequest>;
+        assert!(!parse(&["check"]).unwrap().deny_warnings);
+        assert!(parse(&["check", "--deny", "warnings"]).unwrap().deny_warnings);
+        assert!(parse(&["check", "--deny", "errors"]).is_err());
+        assert!(parse(&["check", "--deny"]).is_err());
+        let reference = parse(&["check", "--profile", "reference"]).unwrap();
         assert_eq!(reference.profile, Some(Profile::Reference));
     }
 }

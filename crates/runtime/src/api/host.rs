@@ -18,6 +18,13 @@ pub enum Profile {
 }
 
 impl Profile {
+    /// The profile's name, as requests and `--profile` give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Reference => "reference",
+        }
+    }
+
     /// The profile's capabilities.
     pub fn capabilities(self) -> Capabilities {
         match self {
@@ -30,7 +37,7 @@ impl TryFrom<String> for Profile {
     type Error = String;
 
     fn try_from(name: String) -> Result<Profile, String> {
-        super::named_value("profile", &name, &[("reference", Profile::Reference)])
+        super::named_value("profile", &name, &[(Profile::Reference.name(), Profile::Reference)])
     }
 }
 

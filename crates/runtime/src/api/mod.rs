@@ -25,6 +25,7 @@ pub mod what_if;
 pub use error::{Code, Error, Kind, find_block, parse_contract};
 
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 /// The value called `name` among `known` (name, value); otherwise why not, as every request
@@ -40,14 +41,28 @@ pub(crate) fn named_value<T: Copy>(what: &str, name: &str, known: &[(&str, T)]) 
 }
 
 /// A command's request (its options, by the names every entrance takes) from a JSON object
-/// (`null`: every option at its default): how the Python and JavaScript bindings read the
-/// options they are given. A name the command does not take, or a value of the wrong type,
-/// is a usage error that names the command.
+/// (`null`: every option at its default): how the JavaScript binding reads its options object.
+/// A name the command does not take, or a value of the wrong type, is a usage error that names
+/// the command.
 pub fn request<T: DeserializeOwned + Default>(command: &str, options: Value) -> Result<T, Error> {
     if options.is_null() {
         return Ok(T::default());
     }
-    serde_json::from_value(options).map_err(|e| Error::usage(format!("{command} options: {e}")))
+    request_from(command, options)
+}
+
+/// A command's request from any serde source of its options (the Python binding reads a
+/// method's keywords this way), refused as [`request`] refuses it.
+pub fn request_from<'de, T: Deserialize<'de>, D: Deserializer<'de>>(command: &str, options: D) -> Result<T, Error> {
+    T::deserialize(options).map_err(|e| Error::usage(format!("{command} options: {e}")))
+}
+
+/// The request `R` parsed from a command line (`args[0]` the command), as the CLI's flattened
+/// arguments parse it: for the requests' tests.
+#[cfg(all(test, feature = "cli"))]
+pub(crate) fn command_line<R: clap::Args + clap::FromArgMatches>(args: &[&str]) -> Result<R, clap::Error> {
+    let matches = R::augment_args(clap::Command::new("decision")).try_get_matches_from(args)?;
+    R::from_arg_matches(&matches)
 }
 
 /// The engine's version (the `decision-runtime` crate's), for hosts that detect version skew.
