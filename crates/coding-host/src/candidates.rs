@@ -8,6 +8,7 @@ use decision_protocol::ask::{CandidateProvider, Candidates, ReadCells};
 use decision_protocol::frame::projections::step_member;
 
 use super::explore::next_page;
+use super::unread::{Unread, unread};
 
 /// At most this many files are offered to `pick_input`.
 pub(crate) const MAX_FILE_OPTIONS: usize = 20;
@@ -15,25 +16,25 @@ pub(crate) const MAX_FILE_OPTIONS: usize = 20;
 /// The base instruction of `pick_input`.
 pub(crate) const PICK_INPUT_INSTRUCTIONS: &str = "Which file should this tool call target?";
 
-fn strings<'a>(cells: ReadCells<'a>, cell: &str) -> Vec<&'a str> {
-    cells.get(cell).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
+/// Whether the cell holds a list with a name in it.
+fn lists_any(cells: ReadCells<'_>, cell: &str) -> bool {
+    cells.get(cell).and_then(Value::as_array).is_some_and(|a| a.iter().any(Value::is_string))
 }
 
-/// `files` minus `readFiles`, in the order of `files`. The read files are looked up in a
-/// set (a fast seeded hash: the names are short): both lists grow with a run, and a scan of
-/// one for each of the other made every step cost more than the one before.
-pub(crate) fn unread_files(cells: ReadCells<'_>) -> Vec<&str> {
-    let read: foldhash::HashSet<&str> = strings(cells, "readFiles").into_iter().collect();
-    strings(cells, "files").into_iter().filter(|f| !read.contains(f)).collect()
-}
-
-/// The tools already used (they appear in history).
+/// The tools already used (they appear in history), each once, in first-use order. A run
+/// uses a few tools many times: the list stays short however long the history grows, and a
+/// step that repeats the tool before it is passed over with one comparison.
 fn used_tools(cells: ReadCells<'_>) -> Vec<&str> {
-    cells
-        .get("history")
-        .and_then(Value::as_array)
-        .map(|h| h.iter().filter_map(|s| step_member(s, "tool").and_then(Value::as_str)).collect())
-        .unwrap_or_default()
+    let mut used: Vec<&str> = Vec::new();
+    let mut last = None;
+    let history = cells.get("history").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    for tool in history.iter().filter_map(|s| step_member(s, "tool").and_then(Value::as_str)) {
+        if last != Some(tool) && !used.contains(&tool) {
+            used.push(tool);
+        }
+        last = Some(tool);
+    }
+    used
 }
 
 /// The next page of a listing given a page at a time, when one was announced and not listed
@@ -88,20 +89,16 @@ impl CandidateProvider for ToolsFor {
                 ),
             );
         }
-        if !strings(cells, "files").is_empty() {
-            let unread = unread_files(cells);
-            match unread.as_slice() {
-                [] => {}
-                [_] => offer(
+        let files_known = lists_any(cells, "files");
+        if files_known {
+            match unread(cells, 5) {
+                Unread { count: 0, .. } => {}
+                Unread { count: 1, .. } => offer(
                     "read_file",
                     "The content of one file is still needed to make progress and has not been read yet.".into(),
                 ),
-                many => {
-                    let first: Vec<&str> = many.iter().take(5).copied().collect();
-                    offer(
-                        "read_file",
-                        format!("The contents of {} files are still needed: {}.", many.len(), first.join(", ")),
-                    );
+                Unread { count, first } => {
+                    offer("read_file", format!("The contents of {count} files are still needed: {}.", first.join(", ")))
                 }
             }
             if can_write && unused("write_file") {
@@ -123,10 +120,10 @@ impl CandidateProvider for ToolsFor {
                 "The task requires a file to live at a different path, and leaving it at its original path would be wrong. Requires explicit authorisation.".into(),
             );
         }
-        if !strings(cells, "files").is_empty() && unused("search") {
+        if files_known && unused("search") {
             offer("search", "The task names text or an identifier whose place in the tree is not known yet.".into());
         }
-        if !strings(cells, "files").is_empty() && unused("find_definition") {
+        if files_known && unused("find_definition") {
             offer(
                 "find_definition",
                 "The task asks where a function, type, macro or constant is defined, what it returns or what it holds, and its definition has not been found yet.".into(),
@@ -160,18 +157,18 @@ impl CandidateProvider for FileOptions {
     }
 
     fn candidates(&self, cells: ReadCells<'_>) -> Candidates {
-        let unread = unread_files(cells);
+        let unread = unread(cells, MAX_FILE_OPTIONS);
         let options = unread
+            .first
             .iter()
-            .take(MAX_FILE_OPTIONS)
             .map(|f| {
                 ((*f).to_owned(), format!("The task still needs the contents of {f}, and it has not been read yet."))
             })
             .collect();
         let mut instructions = PICK_INPUT_INSTRUCTIONS.to_owned();
-        if unread.len() > MAX_FILE_OPTIONS {
+        if unread.count > MAX_FILE_OPTIONS {
             instructions
-                .push_str(&format!(" Only the first {MAX_FILE_OPTIONS} of {} candidates are listed.", unread.len()));
+                .push_str(&format!(" Only the first {MAX_FILE_OPTIONS} of {} candidates are listed.", unread.count));
         }
         Candidates { options, instructions: Some(instructions) }
     }

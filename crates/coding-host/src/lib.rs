@@ -23,6 +23,7 @@ pub mod resume;
 mod run;
 mod sandbox;
 mod tools;
+mod unread;
 
 pub use codeindex::{TreeIndex, index_tree};
 pub use run::{

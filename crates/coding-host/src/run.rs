@@ -34,7 +34,7 @@ use serde_json::{Map, Value, json};
 use thiserror::Error;
 
 use super::approvals::{AWAITING_APPROVAL, Approval, PENDING_EVENT, USED_EVENT, approval_id};
-use super::candidates::{FileOptions, ToolsFor, pending_page, unread_files};
+use super::candidates::{FileOptions, ToolsFor, pending_page};
 use super::events::{RunEnd, RunStart, RunStats, members};
 use super::explore::{parse_range, split_page};
 use super::floor::{FLOOR_EVENT, GateFloor, floor_gate};
@@ -47,6 +47,7 @@ use super::inputs::{AuditLog, input_from_task, write_target};
 use super::outcomes::{TOOL_ROLE, ToolContracts, tool_outcome, violation_result};
 use super::rank::{Hit, rank};
 use super::tools::{FileTools, TOOL_ERROR_PREFIX, TOOLS, cap_output, listed_files, tool};
+use super::unread::unread;
 use decision_outcomes::report::OUTCOME_EVENT_TYPE;
 use decision_outcomes::{ContractSet, EventContext, LintErrors, ValidationVerdict, outcome_event};
 use decision_protocol::ask::ReadCells;
@@ -904,7 +905,7 @@ impl CodingRun {
                 self.push_pending(step, spec.name, &input);
                 Ok("call".into())
             }
-            "read_file" if unread_files(ReadCells::all(&self.cells)).is_empty() => Ok(self.set_halt("input_unclear")),
+            "read_file" if unread(ReadCells::all(&self.cells), 0).count == 0 => Ok(self.set_halt("input_unclear")),
             "read_file" => Ok("read".into()),
             name => {
                 let files = self.list("files");

@@ -253,8 +253,17 @@ pub(crate) fn describe_done(history: &[Value]) -> String {
         return "nothing yet".to_owned();
     }
     let mut tools: Vec<Cow<'_, str>> = Vec::new();
+    // A step that repeats the tool before it (a run of reads) is passed over with one
+    // comparison: this runs over the whole history at every step.
+    let mut last: Option<&str> = None;
     for step in history {
-        let tool = js_str(step_member(step, "tool"));
+        let member = step_member(step, "tool");
+        let text = member.and_then(Value::as_str);
+        if text.is_some() && text == last {
+            continue;
+        }
+        last = text;
+        let tool = js_str(member);
         if !tools.contains(&tool) {
             tools.push(tool);
         }
@@ -391,6 +400,24 @@ mod tests {
             assert_eq!(run(name, empty.clone()), expected, "{name}");
         }
         assert_eq!(Projections::standard().names().count(), 14);
+    }
+
+    #[test]
+    fn describe_done_names_each_tool_once_in_first_use_order() {
+        let step = |tool: Value| json!({"tool": tool, "input": "", "result": ""});
+        let history = [
+            step(json!("read_file")),
+            step(json!("read_file")),
+            step(json!("list_dir")),
+            step(json!("read_file")),
+            json!({"input": "", "result": ""}),
+            json!({"input": "", "result": ""}),
+            step(json!(3)),
+            step(json!("3")),
+            step(json!("list_dir")),
+        ];
+        assert_eq!(describe_done(&history), "already called: read_file, list_dir, undefined, 3 (9 steps)");
+        assert_eq!(describe_done(&history[..1]), "already called: read_file (1 step)");
     }
 
     #[test]
