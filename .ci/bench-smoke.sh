@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 REPLAY_BUDGET=79830
-STEP_BUDGET=3770000
+STEP_BUDGET=3480000
 RECORDS=2000
 
 if ! command -v valgrind >/dev/null 2>&1; then

@@ -334,6 +334,8 @@ export interface Digests {
   request(frameDigest: string, questions: Questions | JsonObject | string): string;
   /** `JSON.stringify` as the reference computes digests over it. */
   stringify(value: Json): string;
+  /** The digest of any text (its UTF-8) or bytes: the first 16 hex characters of its SHA-256. */
+  bytes(data: string | Uint8Array): string;
 }
 
 export interface EngineInfo {

@@ -121,6 +121,9 @@ const digests = {
   stringify(value) {
     return unwrap(wasm.digestStringify(jsonText('digests.stringify: the value', value)));
   },
+  bytes(data) {
+    return unwrap(wasm.digestBytes(bytes('digests.bytes: the data', data)));
+  },
 };
 
 /** `{version, contract_schemas, record_schema}` of the engine inside. */

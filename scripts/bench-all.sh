@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rows=(check generated replay replay-process replay-memory decide step step-marginal step-length what-if mcp-latency python-overhead python-verify hostile-memory)
+rows=(check generated replay replay-process replay-memory decide step step-marginal step-length what-if export wasm mcp-latency python-overhead python-verify hostile-memory)
 declare -A figure=(
   [check]="parse + all check layers, reference file (24 KB)"
   [generated]="parse + all check layers, generated 1.9 MB contract, one thread"
@@ -29,6 +29,8 @@ declare -A figure=(
   [step-marginal]="host overhead of one more step, 40-file workspace (runs of 10 and 30 steps, the difference)"
   [step-length]="host overhead per step in runs of 50 / 200 / 800 steps over an 800-file workspace"
   [what-if]="\`what-if\` re-evaluation of a coding-host log, one core"
+  [export]="\`decision export\` to Parquet, 200 chained logs of 100 decisions, one core; in the same run replay alone and the SHA-256 of every line alone"
+  [wasm]="npm package (wasm in Node) against native: \`check\` / \`evaluate\` / \`frame\`; the digests and \`verifyLog\` against their SHA-256 floor in wasm"
   [mcp-latency]="\`decision mcp\`: latency added to a forwarded \`tools/call\` (the tests' Python server), against the server called directly"
   [python-overhead]="Python call overhead over the Rust function, \`frame\` / \`evaluate\` (reference sizes)"
   [python-verify]="Python \`verify_log\` against \`decision replay --jobs 1\`, chained log"
@@ -45,6 +47,8 @@ declare -A command=(
   [step-marginal]='cargo bench -p decision-coding-host --bench host -- step_marginal'
   [step-length]='cargo bench -p decision-coding-host --bench host -- step_overhead_at'
   [what-if]='cargo bench -p decision-coding-host --bench what_if'
+  [export]='cargo bench -p decision-export --bench export'
+  [wasm]='node js/bench/bench.js && cargo bench -p decision-wasm --bench surface'
   [mcp-latency]='cargo bench -p decision-cli --bench mcp_latency'
   [python-overhead]='python python/benchmarks/timing.py'
   [python-verify]='python python/benchmarks/timing.py'
@@ -140,6 +144,20 @@ measure() {
            echo "$(criterion "$out" step_overhead_at/50 time) / $(criterion "$out" step_overhead_at/200 time) / $(criterion "$out" step_overhead_at/800 time)" ;;
     what-if) cargo bench -q -p decision-coding-host --bench what_if >"$out" 2>&1
            echo "$(criterion "$out" "coding-host log" thrpt)" ;;
+    export) cargo bench -q -p decision-export --bench export >"$out" 2>&1
+           echo "$(criterion "$out" "parquet/200 logs" thrpt); replay alone $(criterion "$out" "floor/replay alone" thrpt), SHA-256 alone $(criterion "$out" "floor/SHA-256" thrpt)" ;;
+    wasm)
+      if [ ! -f js/pkg/decision_wasm_bg.wasm ]; then echo "skipped: build the package first (bash js/build.sh)"; return 0; fi
+      node js/bench/bench.js >"$out.node" 2>&1 || { echo "failed: $(tail -n 1 "$out.node")"; return 0; }
+      cargo bench -q -p decision-wasm --bench surface >"$out" 2>&1
+      local node_of native_of
+      node_of() { awk -v name="$1" 'index($0, name) == 1 { print $(NF - 5); exit }' "$out.node"; }
+      native_of() { criterion "$out" "$1" time | awk '{ print $1 }'; }
+      awk -v c="$(node_of 'check reference (bytes)')" -v cn="$(native_of 'check reference')" \
+          -v e="$(node_of 'evaluate refund_risk')" -v en="$(native_of 'evaluate refund_risk')" \
+          -v f="$(node_of 'frame pick_tool')" -v fn="$(native_of 'frame pick_tool')" \
+          'BEGIN { printf "%.1f× / %.1f× / %.1f×; ", c / cn, e / en, f / fn }'
+      grep '^digests at' "$out.node" ;;
     mcp-latency) cargo bench -q -p decision-cli --bench mcp_latency >"$out" 2>&1
            awk '/added, call by call/ { printf "median +%s µs, p99 +%s µs", $6, $9 }' "$out" ;;
     python-overhead)

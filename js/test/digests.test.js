@@ -38,3 +38,21 @@ for (const v of vectors.stringify) {
     assert.strictEqual(crypto.createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16), v.sha256_16);
   });
 }
+
+test('digests.bytes is the first 16 hex characters of SHA-256, of a text as of its UTF-8 bytes', () => {
+  assert.strictEqual(dc.digests.bytes('abc'), 'ba7816bf8f01cfea');
+  assert.strictEqual(dc.digests.bytes(''), 'e3b0c44298fc1c14');
+  const text = 'café ⟨untrusted⟩ \u{1F600}';
+  const expected = crypto.createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
+  assert.strictEqual(dc.digests.bytes(text), expected);
+  assert.strictEqual(dc.digests.bytes(new TextEncoder().encode(text)), expected);
+  // The frame digest is this digest of its pre-image, `[node, Object.entries(state)]`.
+  const state = { task: 'Summarize', files: ['a.py', 'b.py'], step: 2 };
+  assert.strictEqual(dc.digests.frame('loop.pickTool', state), dc.digests.bytes(JSON.stringify(['loop.pickTool', Object.entries(state)])));
+});
+
+test('digests.bytes refuses what is neither text nor bytes', () => {
+  for (const given of [42, null, undefined, { text: 'abc' }]) {
+    assert.throws(() => dc.digests.bytes(given), (e) => e.code === 'E_USAGE' && /digests\.bytes: the data must be a string or a Uint8Array/.test(e.message));
+  }
+});

@@ -49,7 +49,9 @@ pub mod ask {
 
 /// The digests of frames and requests, and the `JSON.stringify`-exact writer they hash.
 pub mod digest {
-    pub use decision_protocol::digest::{frame_digest, request_digest, stringify, write_f64};
+    pub use decision_protocol::digest::{
+        digest_bytes, frame_digest, frame_digest_of_json, request_digest, request_digest_of_json, stringify, write_f64,
+    };
 }
 
 /// Host state → the frame a decision model sees.

@@ -150,6 +150,13 @@ pub fn digest_request(frame_digest: &str, questions_json: &str) -> String {
     envelope(surface::digest_request(frame_digest, questions_json))
 }
 
+/// `digestBytes(bytes)`: see [`surface::digest_of_bytes`].
+#[wasm_bindgen(js_name = digestBytes)]
+pub fn digest_bytes(bytes: &[u8]) -> String {
+    reserve_for(bytes.len());
+    envelope(Ok(surface::digest_of_bytes(bytes)))
+}
+
 /// `digestStringify(json)`: see [`surface::digest_stringify`].
 #[wasm_bindgen(js_name = digestStringify)]
 pub fn digest_stringify(json: &str) -> String {

@@ -183,6 +183,25 @@ pub fn request_digest_of_text(sent_frame_digest: &str, sent_questions_json: &str
     out.finish()
 }
 
+/// [`frame_digest`] of a state given as JSON text: read as `JSON.parse` reads it (a key given
+/// twice keeps its first place and its last value, integer keys come first) and hashed from
+/// its canonical text, with no value built. An error when the text is not one JSON object.
+pub fn frame_digest_of_json(node: &str, state_json: &[u8]) -> Result<String, ScanError> {
+    let mut scanner = Scanner::new(state_json)?;
+    let (mut text, mut members) = (Vec::new(), Vec::new());
+    scanner.object(&mut text, &mut members)?;
+    scanner.finish()?;
+    Ok(raw::frame_digest(stringify(&Value::String(node.to_owned())).as_bytes(), &text, &members))
+}
+
+/// [`request_digest`] of sent questions given as JSON text, read as `JSON.parse` reads it and
+/// hashed from its canonical text, with no value built. An error when the text is not JSON.
+pub fn request_digest_of_json(sent_frame_digest: &str, sent_questions_json: &[u8]) -> Result<String, ScanError> {
+    let questions = canonicalize(sent_questions_json)?;
+    let frame = stringify(&Value::String(sent_frame_digest.to_owned()));
+    Ok(raw::request_digest(frame.as_bytes(), &questions))
+}
+
 /// Serialised JSON fed straight into SHA-256 through a small buffer, so that a digest
 /// builds no pre-image string.
 pub(crate) struct HashOut {
@@ -339,6 +358,36 @@ pub mod raw {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn digests_of_json_text_equal_the_digests_of_its_value() {
+        let states = [
+            r#"{"tool":"Bash","base_risk":2,"task":"list the files"}"#,
+            r#"{"b":1,"10":"ten","a":[1.0,2.50,{"z":null}],"2":true,"b":3}"#,
+            r#" { "text" : "caf\u00e9 \ud83d\ude00", "n": -0.0, "big": 12345678901234567890 } "#,
+            "{}",
+        ];
+        for text in states {
+            let state: Map<String, Value> = serde_json::from_str(text).unwrap_or_default();
+            assert_eq!(
+                frame_digest_of_json("loop.pickTool", text.as_bytes()).ok(),
+                Some(frame_digest("loop.pickTool", &state)),
+                "{text}"
+            );
+            let questions: Value = serde_json::from_str(text).unwrap_or_default();
+            assert_eq!(
+                request_digest_of_json("0123456789abcdef", text.as_bytes()).ok(),
+                Some(request_digest("0123456789abcdef", &questions)),
+                "{text}"
+            );
+        }
+        for not_an_object in ["[1]", "\"a\"", "{", "{} {}", "", "{\"a\":}"] {
+            assert!(frame_digest_of_json("n", not_an_object.as_bytes()).is_err(), "{not_an_object}");
+        }
+        for not_json in ["{", "[1,]", "{} {}", ""] {
+            assert!(request_digest_of_json("n", not_json.as_bytes()).is_err(), "{not_json}");
+        }
+    }
 
     #[test]
     fn v1_frame_and_request() {
