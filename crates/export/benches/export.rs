@@ -19,6 +19,10 @@ use decision::log::{ReplayOptions, replay_file};
 use decision_export::{ExportOptions, Format, export};
 use sha2::{Digest, Sha256};
 
+/// As in the `decision` binary, whose `export` this measures.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `count` decision records in a chained log at `path`.
 fn chained_log(path: &Path, count: usize) {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/support-triage/session.jsonl");
