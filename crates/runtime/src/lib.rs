@@ -27,5 +27,6 @@ pub mod decide;
 pub mod graph;
 pub mod lines;
 pub mod log;
+mod names;
 pub mod provider;
 pub mod terminal;

@@ -42,24 +42,10 @@ fn request_and_inputs<T: DeserializeOwned + Default>(
         if inputs.contains(&name.as_str()) {
             taken.insert(name, value);
         } else {
-            rest.insert(snake_case(&name), value);
+            rest.insert(api::snake_case(&name), value);
         }
     }
     Ok((api::request(command, Value::Object(rest))?, taken))
-}
-
-/// `denyWarnings` → `deny_warnings`.
-fn snake_case(name: &str) -> String {
-    let mut snake = String::with_capacity(name.len() + 4);
-    for c in name.chars() {
-        if c.is_ascii_uppercase() {
-            snake.push('_');
-            snake.push(c.to_ascii_lowercase());
-        } else {
-            snake.push(c);
-        }
-    }
-    snake
 }
 
 /// The contract's name among the inputs (`path`), if one was given.

@@ -191,15 +191,18 @@ pub fn frame_digest_of_json(node: &str, state_json: &[u8]) -> Result<String, Sca
     let (mut text, mut members) = (Vec::new(), Vec::new());
     scanner.object(&mut text, &mut members)?;
     scanner.finish()?;
-    Ok(raw::frame_digest(stringify(&Value::String(node.to_owned())).as_bytes(), &text, &members))
+    let mut node_json = String::with_capacity(node.len() + 2);
+    write_string(node, &mut node_json);
+    Ok(raw::frame_digest(node_json.as_bytes(), &text, &members))
 }
 
 /// [`request_digest`] of sent questions given as JSON text, read as `JSON.parse` reads it and
 /// hashed from its canonical text, with no value built. An error when the text is not JSON.
 pub fn request_digest_of_json(sent_frame_digest: &str, sent_questions_json: &[u8]) -> Result<String, ScanError> {
     let questions = canonicalize(sent_questions_json)?;
-    let frame = stringify(&Value::String(sent_frame_digest.to_owned()));
-    Ok(raw::request_digest(frame.as_bytes(), &questions))
+    let mut frame_json = String::with_capacity(sent_frame_digest.len() + 2);
+    write_string(sent_frame_digest, &mut frame_json);
+    Ok(raw::request_digest(frame_json.as_bytes(), &questions))
 }
 
 /// Serialised JSON fed straight into SHA-256 through a small buffer, so that a digest

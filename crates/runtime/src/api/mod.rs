@@ -22,6 +22,7 @@ pub mod provider;
 pub mod replay;
 pub mod what_if;
 
+pub use crate::names::snake_case;
 pub use error::{Code, Error, Kind, find_block, parse_contract};
 
 use serde::de::DeserializeOwned;

@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
+use crate::names::snake_case;
 use decision_protocol::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
 
 /// How many changed and not-comparable decisions a report lists (all are counted).
@@ -165,19 +166,6 @@ impl WhatIf {
         let derived = snake_case(recorded.id.rsplit('.').next().unwrap_or(&recorded.id));
         self.blocks.get_key_value(derived.as_str()).map(|(id, plan)| (id.as_str(), plan))
     }
-}
-
-fn snake_case(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 4);
-    for c in text.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn expected_questions(block: &Block) -> Vec<ExpectedQuestion> {
