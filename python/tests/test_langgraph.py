@@ -130,6 +130,29 @@ def test_a_destructive_call_waits_and_an_approval_runs_it_once(decision: Path, t
     verified(decision, log)
 
 
+def test_a_call_is_recorded_as_running_before_it_runs_and_not_while_its_message_waits(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    seen: List[List[str]] = []
+
+    @tool
+    def peek(path: str) -> str:
+        """Reads a file, after looking at what the log says is running."""
+        seen.append([r["callId"] for r in records(log) if r.get("type") == "tool:call"])
+        return "ok"
+
+    peek.metadata = {"readOnlyHint": True}
+    with DecisionToolNode([peek, delete_file], log=log) as node:
+        app = graph(node, [call("peek", "c1", path="a"), call("delete_file", "c2", path="a")])
+        app.invoke(START_INPUT, CONFIG)
+        # The message waits for a person: nothing of it is recorded as running.
+        assert [r for r in records(log) if r.get("type") == "tool:call"] == []
+        app.invoke(Command(resume={"approved": False, "reason": "no"}), CONFIG)
+    # The allowed call was on record as running when it ran; the rejected one never was.
+    assert seen == [["c1"]]
+    assert [r["callId"] for r in records(log) if r.get("type") == "tool:call"] == ["c1"]
+    assert RAN == []
+
+
 def test_a_rejection_leaves_the_call_unrun_with_an_error_the_agent_sees(decision: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     with DecisionToolNode(TOOLS, log=log) as node:

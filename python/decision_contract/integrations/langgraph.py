@@ -95,12 +95,14 @@ class DecisionToolNode(ToolNode):
 
     def _decide_all(self, input: Any) -> None:
         calls, _ = self._parse_input(input)
+        verdicts: List[Verdict] = []
         pending: List[Verdict] = []
         for call in calls:
             verdict = self._decide_one(call)
             with self._lock:
                 self._decided[verdict.call.call_id] = verdict
                 self._verdicts[call["id"] or ""] = verdict
+            verdicts.append(verdict)
             if verdict.outcome == "approval":
                 pending.append(verdict)
         for verdict in pending:
@@ -122,6 +124,14 @@ class DecisionToolNode(ToolNode):
                     question = {**verdict.pending(), "error": refused.message}
             with self._lock:
                 self._answers[verdict.call.call_id] = answer
+        # Every call of the message is decided and every approval answered: the calls that
+        # may run are recorded as running now, here, in the graph's own thread. (ToolNode runs
+        # each call in a thread made for it; the engine's first allocation in a new thread
+        # costs more than the rest of the decision.)
+        for verdict in verdicts:
+            given = self._answers.get(verdict.call.call_id)
+            if verdict.outcome == "run" or (given is not None and given.approved):
+                self.gate.record_call(verdict)
 
     def _decide_one(self, call: Mapping[str, Any]) -> Verdict:
         name = str(call.get("name", ""))
@@ -157,8 +167,8 @@ class DecisionToolNode(ToolNode):
     # -- running what was allowed ----------------------------------------------------------
 
     def _refusal(self, request: ToolCallRequest) -> Optional[ToolMessage]:
-        """The error the agent sees for a call that may not run; ``None`` (the call recorded
-        as running) for one that may."""
+        """The error the agent sees for a call that may not run; ``None`` for one that may
+        (and that `_decide_all` recorded as running)."""
         call_id = request.tool_call["id"] or ""
         with self._lock:
             verdict = self._verdicts.pop(call_id, None)
@@ -168,8 +178,7 @@ class DecisionToolNode(ToolNode):
             # A call decided in no pass of this node (never expected): fail closed.
             return _error(request, "Tool call was not run: it was not decided by the contract.")
         if verdict.outcome == "run" or (answer is not None and answer.approved):
-            self.gate.record_call(verdict)
-            return None
+            return None  # recorded as running by `_decide_all`
         return _error(request, refusal_text(verdict, answer))
 
     def _gated(
