@@ -554,7 +554,9 @@ enum FileOutcome {
 /// [`MAX_INDEX_THREADS`], and one for a few items), each taking the next item not yet taken;
 /// the results in the items' order.
 fn in_parallel<T: Copy + Sync, R: Send>(items: &[T], work: impl Fn(T) -> R + Sync) -> Vec<R> {
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    // Read once: on Linux the answer comes from the cgroup files, read again at every call.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get));
     let threads = cores.min(MAX_INDEX_THREADS).min(items.len().div_ceil(4)).max(1);
     if threads == 1 {
         return items.iter().map(|item| work(*item)).collect();

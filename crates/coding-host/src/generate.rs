@@ -110,7 +110,7 @@ impl Generator for EvidenceReport {
 
     fn generate(&self, r: &GenerateRequest<'_>) -> Result<Generated, GenerateError> {
         let started = Instant::now();
-        let reading = TaskReading::of(r.task);
+        let reading = TaskReading::kept(r.task);
         let mut out = vec![EVIDENCE_REPORT_LABEL.to_owned()];
         // The answer in a sentence first, when the evidence gives one; then the evidence.
         out.extend(answer_sentence(&reading, r.history));

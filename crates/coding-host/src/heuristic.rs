@@ -16,6 +16,8 @@
 //! whether the whole tree was searched; `[FILE: …]` says which terms a read found and where
 //! to read on when it was cut before a term was found.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
@@ -109,6 +111,28 @@ pub(crate) struct TaskReading {
 }
 
 impl TaskReading {
+    /// The reading of `task`, kept per thread for the last task text read: a run reads its
+    /// one task several times a step (the host's rules, the provider's frames, the
+    /// generator), and reading it is dozens of string searches. The kept text is compared
+    /// with `task` at every call, so the reading is always the one of the text given.
+    pub(crate) fn kept(task: &str) -> Rc<TaskReading> {
+        thread_local! {
+            static LAST: RefCell<Option<(String, Rc<TaskReading>)>> = const { RefCell::new(None) };
+        }
+        LAST.with(|last| {
+            let mut last = last.borrow_mut();
+            if let Some((text, reading)) = last.as_ref()
+                && text == task
+            {
+                return Rc::clone(reading);
+            }
+            let reading = Rc::new(TaskReading::of(task));
+            *last = Some((task.to_owned(), Rc::clone(&reading)));
+            reading
+        })
+    }
+
+    /// The reading of `task`, made afresh.
     pub(crate) fn of(task: &str) -> TaskReading {
         let lower = task.to_lowercase();
         let words: Vec<String> = lower
@@ -479,12 +503,12 @@ pub(crate) fn quoted(text: &str) -> Vec<String> {
 /// Frame values with untrusted markers and provenance wrappers removed.
 struct FrameView<'a> {
     state: &'a Map<String, Value>,
-    task: TaskReading,
+    task: Rc<TaskReading>,
 }
 
 impl<'a> FrameView<'a> {
     fn new(state: &'a Map<String, Value>) -> Self {
-        let task = TaskReading::of(&text(state.get("task")));
+        let task = TaskReading::kept(&text(state.get("task")));
         FrameView { state, task }
     }
 
@@ -864,6 +888,23 @@ fn unsupported(f: &FrameView<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kept_reading_is_always_the_reading_of_the_text_given() {
+        let tasks = [
+            "Create hello.txt containing \"hi there\"",
+            "Where is `apply_discount` used?",
+            "",
+            "Where is `apply_discount` used?",
+        ];
+        for task in tasks.iter().chain(tasks.iter().rev()).chain(tasks.iter()) {
+            assert_eq!(*TaskReading::kept(task), TaskReading::of(task), "{task:?}");
+        }
+        // The same text twice in a row is read once.
+        let first = TaskReading::kept("Read README.md and notes.md");
+        assert!(Rc::ptr_eq(&first, &TaskReading::kept("Read README.md and notes.md")));
+        assert!(!Rc::ptr_eq(&first, &TaskReading::kept("Read README.md and notes.md ")));
+    }
 
     #[test]
     fn reads_the_task() {

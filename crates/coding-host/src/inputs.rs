@@ -14,7 +14,7 @@ use decision_protocol::frame::clip;
 /// from the task: a file named in the task, and for writes the quoted content. `None` when
 /// the task does not say (the caller may then ask the generator for write content).
 pub(crate) fn input_from_task(tool: &str, task: &str, files: &[String]) -> Option<String> {
-    let reading = TaskReading::of(task);
+    let reading = TaskReading::kept(task);
     match tool {
         // Only content the task gives word for word is written; appended text ends its line.
         "write_file" | "append_file" => {
@@ -85,7 +85,7 @@ pub(crate) fn search_input(terms: &[String]) -> Option<String> {
 
 /// The write target named by the task, for content the generator writes.
 pub(crate) fn write_target(task: &str) -> Option<String> {
-    TaskReading::of(task).files.first().cloned()
+    TaskReading::kept(task).files.first().cloned()
 }
 
 /// An append-only audit file: one JSON object per line.

@@ -623,7 +623,7 @@ impl CodingRun {
     /// evidence does not support is sent back by code ([`super::gate`]).
     fn check_draft(&mut self) -> Option<CodeDecision> {
         let draft = self.cells.get("draft").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let task = TaskReading::of(&self.task());
+        let task = TaskReading::kept(&self.task());
         match super::gate::check_draft(&task, &draft, self.history(), self.tools.workdir()) {
             Ok(()) => {
                 self.refusal = None;
@@ -647,7 +647,7 @@ impl CodingRun {
 
     /// For a task that asks for an action, the action that did not happen yet.
     fn act_pending(&self) -> Option<&'static str> {
-        let t = TaskReading::of(&self.task());
+        let t = TaskReading::kept(&self.task());
         let succeeded = |tool: &str| {
             self.history().iter().any(|h| {
                 h.get("tool").and_then(Value::as_str) == Some(tool)
@@ -670,7 +670,7 @@ impl CodingRun {
     /// Before the answer is written: a task whose action did not happen says why.
     fn explain_pending_act(&mut self) {
         let Some(tool) = self.act_pending() else { return };
-        let task = TaskReading::of(&self.task());
+        let task = TaskReading::kept(&self.task());
         if task.edit && !task.write && !self.generator.writes_content() {
             self.halt = "write_refused".into();
             self.halt_detail = Some(
@@ -955,7 +955,7 @@ impl CodingRun {
         let path = path.trim();
         let dir = self.tools.workdir();
         let exists = dir.path(path).is_ok_and(|p| dir.kind(&p).is_ok());
-        if name == "write_file" && exists && !TaskReading::of(&self.task()).overwrite {
+        if name == "write_file" && exists && !TaskReading::kept(&self.task()).overwrite {
             return Some(format!(
                 "nothing was written: {path} exists and the task does not say to overwrite or replace it (to add to it, ask to append)"
             ));
@@ -1045,7 +1045,7 @@ impl CodingRun {
         }
         let ok = result.is_ok();
         let mut result_text = self.judge_outcome(d, step, &name, result, &output)?;
-        let task = TaskReading::of(&self.task());
+        let task = TaskReading::kept(&self.task());
         let mut files = self.list("files");
         // Whether the offered files' order may change: a listing or a search does; a read
         // only when it offers the rest of a cut file. (Ranking again what was ranked, on the
