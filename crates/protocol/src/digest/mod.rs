@@ -191,18 +191,21 @@ pub fn frame_digest_of_json(node: &str, state_json: &[u8]) -> Result<String, Sca
     let (mut text, mut members) = (Vec::new(), Vec::new());
     scanner.object(&mut text, &mut members)?;
     scanner.finish()?;
-    let mut node_json = String::with_capacity(node.len() + 2);
-    write_string(node, &mut node_json);
-    Ok(raw::frame_digest(node_json.as_bytes(), &text, &members))
+    Ok(raw::frame_digest(quoted(node).as_bytes(), &text, &members))
 }
 
 /// [`request_digest`] of sent questions given as JSON text, read as `JSON.parse` reads it and
 /// hashed from its canonical text, with no value built. An error when the text is not JSON.
 pub fn request_digest_of_json(sent_frame_digest: &str, sent_questions_json: &[u8]) -> Result<String, ScanError> {
     let questions = canonicalize(sent_questions_json)?;
-    let mut frame_json = String::with_capacity(sent_frame_digest.len() + 2);
-    write_string(sent_frame_digest, &mut frame_json);
-    Ok(raw::request_digest(frame_json.as_bytes(), &questions))
+    Ok(raw::request_digest(quoted(sent_frame_digest).as_bytes(), &questions))
+}
+
+/// `text` as a `JSON.stringify` string: the canonical quoted form `raw` takes.
+fn quoted(text: &str) -> String {
+    let mut json = String::with_capacity(text.len() + 2);
+    write_string(text, &mut json);
+    json
 }
 
 /// Serialised JSON fed straight into SHA-256 through a small buffer, so that a digest
