@@ -31,24 +31,30 @@ function unwrap(text) {
 }
 
 const encoder = new TextEncoder();
-/** Texts up to this many UTF-16 units are encoded into one reused buffer (at most 3 bytes each). */
+/** Texts up to this many UTF-16 units are encoded into a reused buffer (at most 3 bytes each). */
 const SCRATCH_UNITS = 1 << 20;
-let scratch = new Uint8Array(0);
+/** Two reused buffers: a call's text and its options are both read before the call copies them. */
+const scratch = [new Uint8Array(0), new Uint8Array(0)];
+const NO_OPTIONS = new Uint8Array(0);
 
-/** A text's UTF-8 bytes: `encodeInto` a reused buffer is the fastest way Node has. */
-function bytes(what, text) {
+/**
+ * A text's UTF-8 bytes, in reused buffer `slot` (0 or 1). Every text goes to the module as
+ * bytes: `encodeInto` a reused buffer is the fastest way Node has, where a string argument
+ * is copied in one UTF-16 unit at a time.
+ */
+function bytes(what, text, slot = 0) {
   if (text instanceof Uint8Array) return text;
   if (typeof text !== 'string') throw usage(`${what} must be a string or a Uint8Array`);
   if (text.length > SCRATCH_UNITS) return encoder.encode(text);
-  if (scratch.length < text.length * 3) scratch = new Uint8Array(Math.max(text.length * 3, 4096));
-  const { written } = encoder.encodeInto(text, scratch);
-  return scratch.subarray(0, written);
+  if (scratch[slot].length < text.length * 3) scratch[slot] = new Uint8Array(Math.max(text.length * 3, 4096));
+  const { written } = encoder.encodeInto(text, scratch[slot]);
+  return scratch[slot].subarray(0, written);
 }
 
 function options(what, given) {
-  if (given === undefined || given === null) return '';
+  if (given === undefined || given === null) return NO_OPTIONS;
   if (typeof given !== 'object' || Array.isArray(given)) throw usage(`${what}: options must be an object`);
-  return JSON.stringify(given);
+  return bytes(what, JSON.stringify(given), 1);
 }
 
 function jsonText(what, value) {
@@ -96,30 +102,32 @@ function verifyLog(log, opts) {
 /** Tool outcome contracts: lint a contracts file, validate one outcome, report on a log. */
 const outcomes = {
   check(contracts, opts) {
-    return unwrap(wasm.outcomesCheck(jsonText('outcomes.check: the contracts', contracts), options('outcomes.check', opts)));
+    const text = bytes('outcomes.check', jsonText('outcomes.check: the contracts', contracts));
+    return unwrap(wasm.outcomesCheck(text, options('outcomes.check', opts)));
   },
   validate(contracts, opts) {
-    return unwrap(
-      wasm.outcomesValidate(jsonText('outcomes.validate: the contracts', contracts), options('outcomes.validate', opts)),
-    );
+    const text = bytes('outcomes.validate', jsonText('outcomes.validate: the contracts', contracts));
+    return unwrap(wasm.outcomesValidate(text, options('outcomes.validate', opts)));
   },
   report(log) {
     const text = Array.isArray(log) ? log.map((line) => `${line}\n`).join('') : log;
     if (typeof text !== 'string') throw usage('outcomes.report: the log must be a string or lines');
-    return unwrap(wasm.outcomesReport(text));
+    return unwrap(wasm.outcomesReport(bytes('outcomes.report: the log', text)));
   },
 };
 
 /** The reference digests. Give JSON text to keep its key order exactly. */
 const digests = {
   frame(node, state) {
-    return unwrap(wasm.digestFrame(String(node), jsonText('digests.frame: the state', state)));
+    const text = bytes('digests.frame', jsonText('digests.frame: the state', state));
+    return unwrap(wasm.digestFrame(String(node), text));
   },
   request(frameDigest, questions) {
-    return unwrap(wasm.digestRequest(String(frameDigest), jsonText('digests.request: the questions', questions)));
+    const text = bytes('digests.request', jsonText('digests.request: the questions', questions));
+    return unwrap(wasm.digestRequest(String(frameDigest), text));
   },
   stringify(value) {
-    return unwrap(wasm.digestStringify(jsonText('digests.stringify: the value', value)));
+    return unwrap(wasm.digestStringify(bytes('digests.stringify', jsonText('digests.stringify: the value', value))));
   },
   bytes(data) {
     return unwrap(wasm.digestBytes(bytes('digests.bytes: the data', data)));

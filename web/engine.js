@@ -22,7 +22,8 @@ function unwrap(text) {
   return result.value;
 }
 
-const options = (given) => (given ? JSON.stringify(given) : '');
+// Every text goes to the module as its UTF-8 bytes (the module's exports take bytes).
+const options = (given) => encoder.encode(given ? JSON.stringify(given) : '');
 
 /** Loads the module; every other function needs it loaded. */
 export async function load() {

@@ -47,8 +47,8 @@ fn bench(c: &mut Criterion) {
     });
     c.bench_function("surface/digests pick_tool", |b| {
         b.iter(|| {
-            let frame = surface::digest_frame(&node, black_box(&state)).unwrap();
-            surface::digest_request(frame.as_str().unwrap(), black_box(&questions)).unwrap()
+            let frame = surface::digest_frame(&node, black_box(state.as_bytes())).unwrap();
+            surface::digest_request(frame.as_str().unwrap(), black_box(questions.as_bytes())).unwrap()
         })
     });
 }

@@ -1,8 +1,8 @@
 //! `decision-wasm`: the engine for JavaScript hosts, as one `wasm-bindgen` module.
 //!
 //! Every export takes text (the contract, a log, a record) and its options as JSON text,
-//! and returns one JSON text: `{"value": …}` with the document the `decision` command prints
-//! for the same input, or `{"error": {"code", "message", "path", "line", "column",
+//! each as its UTF-8 bytes (short names as strings), and returns one JSON text:
+//! `{"value": …}` with the document the `decision` command prints for the same input, or `{"error": {"code", "message", "path", "line", "column",
 //! "diagnostics"}}`. The `decision-contract` npm package (`js/`) parses it and throws the
 //! error as an `Error`. Passing JSON text both ways keeps every document byte-identical to
 //! the CLI's (key order, number spelling) and the boundary small. Nothing here reads a file,
@@ -72,32 +72,46 @@ fn json_text(document: &Value) -> String {
     serde_json::to_string(document).unwrap_or_else(|_| document.to_string())
 }
 
+/// A text argument, which the package passes as its UTF-8 bytes.
+///
+/// Why bytes: wasm-bindgen copies a string argument into the module one UTF-16 unit at a
+/// time in a JavaScript loop (about a microsecond a kilobyte), while the package encodes
+/// with `TextEncoder.encodeInto` and bytes are copied in one block. Bytes that are not
+/// UTF-8 (only a caller of the raw module can give them) are refused as a usage error.
+fn utf8<'a>(what: &str, bytes: &'a [u8]) -> Result<&'a str, Error> {
+    // The SIMD check is the fast path (the standard one is scalar in wasm); the standard
+    // one only locates the error.
+    simdutf8::basic::from_utf8(bytes).or_else(|_| {
+        std::str::from_utf8(bytes).map_err(|e| Error::usage(format!("{what}: not UTF-8 (byte {})", e.valid_up_to())))
+    })
+}
+
 /// `check(text, options)`: see [`surface::check`].
 #[wasm_bindgen]
-pub fn check(text: &[u8], options: &str) -> String {
+pub fn check(text: &[u8], options: &[u8]) -> String {
     reserve_for(text.len() + options.len());
-    envelope(surface::check(text, options))
+    envelope(utf8("check options", options).and_then(|options| surface::check(text, options)))
 }
 
 /// `explain(text, options)`: see [`surface::explain`].
 #[wasm_bindgen]
-pub fn explain(text: &[u8], options: &str) -> String {
+pub fn explain(text: &[u8], options: &[u8]) -> String {
     reserve_for(text.len() + options.len());
-    envelope(surface::explain(text, options))
+    envelope(utf8("explain options", options).and_then(|options| surface::explain(text, options)))
 }
 
 /// `frame(text, options)`: see [`surface::frame`].
 #[wasm_bindgen]
-pub fn frame(text: &[u8], options: &str) -> String {
+pub fn frame(text: &[u8], options: &[u8]) -> String {
     reserve_for(text.len() + options.len());
-    envelope(surface::frame(text, options))
+    envelope(utf8("frame options", options).and_then(|options| surface::frame(text, options)))
 }
 
 /// `evaluate(text, options)`: see [`surface::evaluate`].
 #[wasm_bindgen]
-pub fn evaluate(text: &[u8], options: &str) -> String {
+pub fn evaluate(text: &[u8], options: &[u8]) -> String {
     reserve_for(text.len() + options.len());
-    envelope(surface::evaluate(text, options))
+    envelope(utf8("evaluate options", options).and_then(|options| surface::evaluate(text, options)))
 }
 
 /// `verifyRecord(event)`: see [`surface::verify_record`].
@@ -109,30 +123,34 @@ pub fn verify_record(event: &[u8]) -> String {
 
 /// `verifyLog(text, options)`: see [`surface::verify_log`].
 #[wasm_bindgen(js_name = verifyLog)]
-pub fn verify_log(text: &[u8], options: &str) -> String {
+pub fn verify_log(text: &[u8], options: &[u8]) -> String {
     reserve_for(text.len() + options.len());
-    envelope(surface::verify_log(text, options))
+    envelope(utf8("verifyLog options", options).and_then(|options| surface::verify_log(text, options)))
 }
 
 /// `outcomesCheck(contracts, options)`: see [`surface::outcomes_check`].
 #[wasm_bindgen(js_name = outcomesCheck)]
-pub fn outcomes_check(contracts: &str, options: &str) -> String {
+pub fn outcomes_check(contracts: &[u8], options: &[u8]) -> String {
     reserve_for(contracts.len() + options.len());
-    envelope(surface::outcomes_check(contracts, options))
+    envelope(utf8("outcomesCheck: the contracts", contracts).and_then(|contracts| {
+        utf8("outcomesCheck options", options).and_then(|options| surface::outcomes_check(contracts, options))
+    }))
 }
 
 /// `outcomesValidate(contracts, options)`: see [`surface::outcomes_validate`].
 #[wasm_bindgen(js_name = outcomesValidate)]
-pub fn outcomes_validate(contracts: &str, options: &str) -> String {
+pub fn outcomes_validate(contracts: &[u8], options: &[u8]) -> String {
     reserve_for(contracts.len() + options.len());
-    envelope(surface::outcomes_validate(contracts, options))
+    envelope(utf8("outcomesValidate: the contracts", contracts).and_then(|contracts| {
+        utf8("outcomesValidate options", options).and_then(|options| surface::outcomes_validate(contracts, options))
+    }))
 }
 
 /// `outcomesReport(log)`: see [`surface::outcomes_report`].
 #[wasm_bindgen(js_name = outcomesReport)]
-pub fn outcomes_report(log: &str) -> String {
+pub fn outcomes_report(log: &[u8]) -> String {
     reserve_for(log.len());
-    envelope(surface::outcomes_report(log))
+    envelope(utf8("outcomesReport: the log", log).and_then(surface::outcomes_report))
 }
 
 /// `engineInfo()`: see [`surface::engine_info`].
@@ -143,14 +161,14 @@ pub fn engine_info() -> String {
 
 /// `digestFrame(node, stateJson)`: see [`surface::digest_frame`].
 #[wasm_bindgen(js_name = digestFrame)]
-pub fn digest_frame(node: &str, state_json: &str) -> String {
+pub fn digest_frame(node: &str, state_json: &[u8]) -> String {
     reserve_for(node.len() + state_json.len());
     envelope(surface::digest_frame(node, state_json))
 }
 
 /// `digestRequest(frameDigest, questionsJson)`: see [`surface::digest_request`].
 #[wasm_bindgen(js_name = digestRequest)]
-pub fn digest_request(frame_digest: &str, questions_json: &str) -> String {
+pub fn digest_request(frame_digest: &str, questions_json: &[u8]) -> String {
     reserve_for(frame_digest.len() + questions_json.len());
     envelope(surface::digest_request(frame_digest, questions_json))
 }
@@ -164,9 +182,9 @@ pub fn digest_bytes(bytes: &[u8]) -> String {
 
 /// `digestStringify(json)`: see [`surface::digest_stringify`].
 #[wasm_bindgen(js_name = digestStringify)]
-pub fn digest_stringify(json: &str) -> String {
+pub fn digest_stringify(json: &[u8]) -> String {
     reserve_for(json.len());
-    envelope(surface::digest_stringify(json))
+    envelope(utf8("digestStringify: the value", json).and_then(surface::digest_stringify))
 }
 
 #[cfg(test)]

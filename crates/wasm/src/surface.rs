@@ -208,24 +208,27 @@ pub fn engine_info() -> Value {
     api::engine_info()
 }
 
-/// `frameDigest(node, state)` of a state given as JSON text (its key order is kept).
-pub fn digest_frame(node: &str, state_json: &str) -> Result<Value, Error> {
-    // Hashed from the text as it is read, as replay reads a record; text that does not read
-    // that way is read into a value, which says what is wrong with it.
-    if let Ok(digest) = frame_digest_of_json(node, state_json.as_bytes()) {
+/// `frameDigest(node, state)` of a state given as JSON text, as its UTF-8 bytes (its key
+/// order is kept).
+pub fn digest_frame(node: &str, state_json: &[u8]) -> Result<Value, Error> {
+    // Hashed from the text as it is read, as replay reads a record (which checks its UTF-8
+    // once); text that does not read that way is read into a value, which says what is
+    // wrong with it.
+    if let Ok(digest) = frame_digest_of_json(node, state_json) {
         return Ok(Value::String(digest));
     }
-    let state = object("state", Value::String(state_json.to_owned()))?;
+    let state: Value = serde_json::from_slice(state_json).map_err(|e| Error::usage(format!("state: not JSON: {e}")))?;
+    let state = object("state", state)?;
     Ok(Value::String(frame_digest(node, &state)))
 }
 
-/// `requestDigest(frameDigest, questions)` of questions given as JSON text.
-pub fn digest_request(frame: &str, questions_json: &str) -> Result<Value, Error> {
-    if let Ok(digest) = request_digest_of_json(frame, questions_json.as_bytes()) {
+/// `requestDigest(frameDigest, questions)` of questions given as JSON text (its UTF-8 bytes).
+pub fn digest_request(frame: &str, questions_json: &[u8]) -> Result<Value, Error> {
+    if let Ok(digest) = request_digest_of_json(frame, questions_json) {
         return Ok(Value::String(digest));
     }
     let questions: Value =
-        serde_json::from_str(questions_json).map_err(|e| Error::usage(format!("questions: not JSON: {e}")))?;
+        serde_json::from_slice(questions_json).map_err(|e| Error::usage(format!("questions: not JSON: {e}")))?;
     Ok(Value::String(request_digest(frame, &questions)))
 }
 

@@ -2,8 +2,21 @@
 //! and compare it with the CLI).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_wasm::{check, evaluate, frame, verify_record};
+use decision_wasm::verify_record;
 use serde_json::Value;
+
+// The exports take their options as UTF-8 bytes, as the package passes them.
+fn check(text: &[u8], options: &str) -> String {
+    decision_wasm::check(text, options.as_bytes())
+}
+
+fn frame(text: &[u8], options: &str) -> String {
+    decision_wasm::frame(text, options.as_bytes())
+}
+
+fn evaluate(text: &[u8], options: &str) -> String {
+    decision_wasm::evaluate(text, options.as_bytes())
+}
 
 const TRIAGE: &str = include_str!("../../../examples/support-triage/DECISION.md");
 const BROKEN: &str = include_str!("../../../js/test/fixtures/broken.md");
@@ -84,4 +97,20 @@ fn options_are_the_command_s_request_in_camel_case_with_the_inputs_beside_it() {
         r#"{"block":"refund_risk","answers":{},"gates":{"refund_risk.refund_risk":"x"}}"#,
     ));
     assert_eq!(gates["error"]["code"], "E_USAGE", "{gates}");
+}
+
+#[test]
+fn options_and_texts_that_are_not_utf8_are_a_usage_error_and_utf8_is_read() {
+    let refused = parse(&decision_wasm::check(TRIAGE.as_bytes(), b"{\"path\":\"\xff\"}"));
+    assert_eq!(refused["error"]["code"], "E_USAGE", "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("not UTF-8 (byte 9)"), "{refused}");
+    let named = parse(&decision_wasm::check(TRIAGE.as_bytes(), "{\"path\":\"é.md\"}".as_bytes()));
+    assert_eq!(named["value"]["path"], "é.md", "{named}");
+    let report = parse(&decision_wasm::outcomes_report(b"\xc3"));
+    assert!(report["error"]["message"].as_str().unwrap().contains("not UTF-8 (byte 0)"), "{report}");
+    // The digests read their JSON's bytes themselves: not UTF-8 is not JSON.
+    let digest = parse(&decision_wasm::digest_request("0123456789abcdef", b"[\"\xff\"]"));
+    assert_eq!(digest["error"]["code"], "E_USAGE", "{digest}");
+    let digest = parse(&decision_wasm::digest_frame("n", "{\"a\":\"é\"}".as_bytes()));
+    assert_eq!(digest["value"].as_str().map(str::len), Some(16), "{digest}");
 }

@@ -187,18 +187,33 @@ pub fn request_digest_of_text(sent_frame_digest: &str, sent_questions_json: &str
 /// twice keeps its first place and its last value, integer keys come first) and hashed from
 /// its canonical text, with no value built. An error when the text is not one JSON object.
 pub fn frame_digest_of_json(node: &str, state_json: &[u8]) -> Result<String, ScanError> {
+    let mut members = Vec::new();
+    // Canonical text (what `JSON.stringify` wrote) is hashed where it lies; only other
+    // text is re-serialised first.
     let mut scanner = Scanner::new(state_json)?;
-    let (mut text, mut members) = (Vec::new(), Vec::new());
-    scanner.object(&mut text, &mut members)?;
+    let span = scanner.span_object(&mut members)?;
     scanner.finish()?;
+    if span.canonical {
+        return Ok(raw::frame_digest(quoted(node).as_bytes(), state_json, &members));
+    }
+    let mut scanner = Scanner::new(state_json)?;
+    let mut text = Vec::with_capacity(state_json.len());
+    scanner.object(&mut text, &mut members)?;
     Ok(raw::frame_digest(quoted(node).as_bytes(), &text, &members))
 }
 
 /// [`request_digest`] of sent questions given as JSON text, read as `JSON.parse` reads it and
 /// hashed from its canonical text, with no value built. An error when the text is not JSON.
 pub fn request_digest_of_json(sent_frame_digest: &str, sent_questions_json: &[u8]) -> Result<String, ScanError> {
-    let questions = canonicalize(sent_questions_json)?;
-    Ok(raw::request_digest(quoted(sent_frame_digest).as_bytes(), &questions))
+    let mut scanner = Scanner::new(sent_questions_json)?;
+    let span = scanner.span()?;
+    scanner.finish()?;
+    let frame = quoted(sent_frame_digest);
+    if span.canonical {
+        // The value's own bytes: whitespace around it is not part of it.
+        return Ok(raw::request_digest(frame.as_bytes(), scanner.text(span.range)));
+    }
+    Ok(raw::request_digest(frame.as_bytes(), &canonicalize(sent_questions_json)?))
 }
 
 /// `text` as a `JSON.stringify` string: the canonical quoted form `raw` takes.
@@ -372,6 +387,9 @@ mod tests {
             r#"{"b":1,"10":"ten","a":[1.0,2.50,{"z":null}],"2":true,"b":3}"#,
             r#" { "text" : "caf\u00e9 \ud83d\ude00", "n": -0.0, "big": 12345678901234567890 } "#,
             "{}",
+            // Canonical text inside whitespace: hashed where it lies, without the whitespace.
+            " \n{\"a\":[1,\"\\n\"],\"b\":{\"0\":\"é\"}}\t",
+            "{\"3\":1,\"x\":2.5,\"y\":-0}",
         ];
         for text in states {
             let state: Map<String, Value> = serde_json::from_str(text).unwrap_or_default();
@@ -387,6 +405,13 @@ mod tests {
                 "{text}"
             );
         }
+        // A lone surrogate, which no value holds, is hashed as JavaScript writes it back.
+        let lone = br#"{"a":"\ud800x","b":["\udfff"]}"#;
+        let mut scanner = Scanner::new(lone).unwrap();
+        let (mut text, mut members) = (Vec::new(), Vec::new());
+        scanner.object(&mut text, &mut members).unwrap();
+        assert_eq!(frame_digest_of_json("n", lone).ok(), Some(raw::frame_digest(b"\"n\"", &text, &members)));
+        assert_eq!(request_digest_of_json("f", lone).ok(), Some(raw::request_digest(b"\"f\"", &text)));
         for not_an_object in ["[1]", "\"a\"", "{", "{} {}", "", "{\"a\":}"] {
             assert!(frame_digest_of_json("n", not_an_object.as_bytes()).is_err(), "{not_an_object}");
         }
