@@ -2,11 +2,12 @@
 //!
 //! Every export takes text (the contract, a log, a record) and its options as JSON text,
 //! each as its UTF-8 bytes (short names as strings), and returns one JSON text:
-//! `{"value": …}` with the document the `decision` command prints for the same input, or `{"error": {"code", "message", "path", "line", "column",
-//! "diagnostics"}}`. The `decision-contract` npm package (`js/`) parses it and throws the
-//! error as an `Error`. Passing JSON text both ways keeps every document byte-identical to
-//! the CLI's (key order, number spelling) and the boundary small. Nothing here reads a file,
-//! the network or the clock.
+//! `{"value": …}` with the document the `decision` command prints for the same input, or
+//! `{"error": {"code", "message", "path", "line", "column", "diagnostics"}}`. The
+//! `decision-contract` npm package (`js/`) parses it and throws the error as an `Error`.
+//! Passing JSON text both ways keeps every document byte-identical to the CLI's (key order,
+//! number spelling) and the boundary small. Nothing here reads a file, the network or the
+//! clock.
 
 pub mod surface;
 
@@ -75,9 +76,10 @@ fn json_text(document: &Value) -> String {
 /// A text argument, which the package passes as its UTF-8 bytes.
 ///
 /// Why bytes: wasm-bindgen copies a string argument into the module one UTF-16 unit at a
-/// time in a JavaScript loop (about a microsecond a kilobyte), while the package encodes
-/// with `TextEncoder.encodeInto` and bytes are copied in one block. Bytes that are not
-/// UTF-8 (only a caller of the raw module can give them) are refused as a usage error.
+/// time in a JavaScript loop up to its first non-ASCII character, while the package encodes
+/// with `TextEncoder.encodeInto` into a reused buffer and bytes are copied in one block.
+/// Bytes that are not UTF-8 (only a caller of the raw module can give them) are refused as a
+/// usage error.
 fn utf8<'a>(what: &str, bytes: &'a [u8]) -> Result<&'a str, Error> {
     // The SIMD check is the fast path (the standard one is scalar in wasm); the standard
     // one only locates the error.
