@@ -588,6 +588,23 @@ impl KnownTexts {
     }
 }
 
+/// The recorded answers at the scanner's position (an object), read once: parsed into a map
+/// where they lie, and stepped over by their text (`serde_json` reads JSON as strictly as the
+/// scanner, which therefore accepts what it read). Answers `serde_json` cannot read (a lone
+/// surrogate, nesting past its limit, text that is not JSON) are validated by the scanner as
+/// any value is, and are empty (so they fail validation) or break the line, as before.
+fn read_answers(scanner: &mut Scanner<'_>, line: &[u8]) -> Result<Map<String, Value>, ScanError> {
+    let rest = line.get(scanner.offset()..).unwrap_or_default();
+    let mut parser = serde_json::Deserializer::from_slice(rest).into_iter::<Map<String, Value>>();
+    if let Some(Ok(answers)) = parser.next()
+        && scanner.skip_known(rest.get(..parser.byte_offset()).unwrap_or_default()).is_some()
+    {
+        return Ok(answers);
+    }
+    let span = scanner.skip_span()?;
+    Ok(serde_json::from_slice(line.get(span).unwrap_or_default()).unwrap_or_default())
+}
+
 impl DecisionReader {
     pub fn new() -> Self {
         DecisionReader::default()
@@ -678,10 +695,7 @@ impl DecisionReader {
                 (b"questions", ValueKind::Object) => {
                     questions = self.known.skip(scanner, b"questions", sent_questions)?;
                 }
-                (b"answers", ValueKind::Object) => {
-                    let span = scanner.skip_span()?;
-                    answers = serde_json::from_slice(line.get(span).unwrap_or_default()).unwrap_or_default();
-                }
+                (b"answers", ValueKind::Object) => answers = read_answers(scanner, line)?,
                 (b"state", _) => state = line.get(self.known.skip(scanner, b"state", None)?),
                 (b"sentQuestions", _) => {
                     sent_questions = line.get(self.known.skip(scanner, b"sentQuestions", None)?);
@@ -957,6 +971,39 @@ mod tests {
         ];
         let (together, alone) = verdicts(&lines);
         assert_eq!(together, vec![(1, 0, 0), (0, 0, 1), (0, 0, 1), (0, 0, 1), (1, 0, 0)]);
+        assert_eq!(together, alone);
+    }
+
+    /// `host_line` with its answers object replaced by `answers` (any text).
+    fn with_answers(auth: f64, answers: &str) -> String {
+        let line = host_line(auth, r#"{"task":"t"}"#, r#"[{"key":"task","from":"task"}]"#);
+        let start = line.find(r#""answers":"#).unwrap() + r#""answers":"#.len();
+        let end = line.find(r#","action":"#).unwrap();
+        format!("{}{answers}{}", &line[..start], &line[end..])
+    }
+
+    #[test]
+    fn answers_are_read_once_as_json_parse_reads_them_and_the_line_goes_on_after_them() {
+        let risk = r#""risk":{"type":"score","score":0.3,"probabilities":{"0":0.8,"1":0.1,"2":0.1}}"#;
+        let lines = [
+            // Whitespace, and a key given twice: its last value counts (0.15: the gate changes it).
+            with_answers(
+                0.05,
+                &format!(
+                    r#" {{ "needs_auth" : {{"type":"noul","noul":0.05}}, {risk} , "needs_auth":{{"type":"noul","noul":0.15}} }}"#
+                ),
+            ),
+            // As written: unchanged at 0.05.
+            with_answers(0.05, &format!(r#"{{{risk},"needs_auth":{{"type":"noul","noul":0.05}}}}"#)),
+            // A lone surrogate, valid JSON that no map holds: no answers, so the decision
+            // escalates (changed from `auto`), and the line is read on.
+            with_answers(0.05, &format!(r#"{{{risk},"needs_auth":{{"type":"noul","noul":0.05,"note":"\ud800"}}}}"#)),
+            // Not JSON: the line is unreadable.
+            with_answers(0.05, &format!(r#"{{{risk},"needs_auth":{{"type":"noul","noul":0.05}},}}"#)),
+            with_answers(0.05, r#"{"risk":{"type":"score","score":0.3,"probabilities":{"0":0.8"#),
+        ];
+        let (together, alone) = verdicts(&lines);
+        assert_eq!(together, vec![(1, 0, 0), (0, 1, 0), (1, 0, 0), (0, 0, 1), (0, 0, 1)]);
         assert_eq!(together, alone);
     }
 
