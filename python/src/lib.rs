@@ -360,34 +360,21 @@ impl Contract {
         let answers = object_from_py(answers, "answers")?;
         let (policy, questions) = &*built;
         let evaluated = api::eval::evaluate(found, policy, questions, &answers);
-        let (artifact, request_digest) = frame.compile(&state);
-        let text = |key: &str| artifact.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-        let node = text("node");
-        let sent_state = artifact.get("state").and_then(Value::as_object).cloned().unwrap_or_default();
+        let (artifact, request_digest) = frame.compile_artifact(&state);
         let decision = &evaluated.decision;
-        let event = decision::log::DecisionEvent {
+        // Written from the frame and the block's questions text as they are: the record is
+        // the `DecisionEvent` `frame` and `evaluate` would make, with nothing copied into it.
+        let event = decision::log::FramedDecisionEvent {
             step,
-            id: node.clone(),
-            state: sent_state,
-            sent_frame_digest: Some(text("digest")),
-            frame: Some(artifact),
-            request_digest: Some(request_digest.clone()),
-            sent_questions: Some(frame.questions().clone()),
-            batch_ids: Some(vec![node]),
-            margin: None,
-            questions: frame.questions().clone(),
-            answers: Value::Object(answers),
-            action: decision.action.clone(),
-            reason: decision.reason.clone(),
-            latency_ms: 0,
-            provider: provider.to_owned(),
-            model: None,
-            degraded: false,
-            escalate: decision.action == "escalate",
-            warnings: None,
-            gates: None,
+            frame: &artifact,
+            request_digest: &request_digest,
+            questions_text: frame.questions_text(),
+            answers: &answers,
+            action: &decision.action,
+            reason: &decision.reason,
+            provider,
         };
-        log::record(py, log, &event)?;
+        log::record_with(py, log, |w| w.append_framed_decision(&event))?;
         let out = PyDict::new(py);
         out.set_item("action", &decision.action)?;
         out.set_item("reason", &decision.reason)?;

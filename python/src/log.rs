@@ -430,15 +430,24 @@ impl SessionLog {
 /// Appends `decision` to the log `target`: a `SessionLog`, or a path (opened, or created as
 /// `decision ask --log` creates it, and written through with every line synced).
 pub fn record(py: Python<'_>, target: &Bound<'_, PyAny>, decision: &DecisionEvent) -> PyResult<()> {
+    record_with(py, target, |w| w.append_decision(decision))
+}
+
+/// [`record`], the decision appended by `append` (which writes one `decision` event).
+pub fn record_with(
+    py: Python<'_>,
+    target: &Bound<'_, PyAny>,
+    append: impl FnOnce(&mut Writer) -> Result<(), LogError>,
+) -> PyResult<()> {
     if let Ok(log) = target.cast::<SessionLog>() {
-        return log.borrow().with(py, |w| w.append_decision(decision));
+        return log.borrow().with(py, append);
     }
     // A path: the decision is a run of one, sealed, as `decision ask --log` records it.
     let path: PathBuf = target.extract()?;
     let cwd = std::env::current_dir().ok().map(|p| p.display().to_string());
     let header = LogHeader { id: format!("ask-{}", now_ms()), created_at_ms: now_ms(), cwd };
     let mut writer = open_run(py, &path, &header, FsyncPolicy::EveryLine)?;
-    writer.append_decision(decision).map_err(|e| writer_error(py, &e))?;
+    append(&mut writer).map_err(|e| writer_error(py, &e))?;
     writer.seal().map(drop).map_err(|e| writer_error(py, &e))
 }
 

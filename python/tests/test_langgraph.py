@@ -22,6 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
 from langgraph.prebuilt import tools_condition  # noqa: E402
 from langgraph.types import Command  # noqa: E402
+from pydantic import BaseModel, Field  # noqa: E402
 
 import decision_contract as dc  # noqa: E402
 from conftest import REPO, run  # noqa: E402
@@ -189,6 +190,36 @@ def test_arguments_that_fail_the_schema_run_nothing_and_ask_nobody(tmp_path: Pat
     assert "__interrupt__" not in result and RAN == []
     (message,) = tool_messages(result)
     assert message.status == "error" and "schema" in str(message.content)
+
+
+def test_a_tool_whose_hints_or_schema_change_is_decided_by_the_new_ones(tmp_path: Path) -> None:
+    @tool
+    def write_note(text: str) -> str:
+        """Writes a note."""
+        RAN.append(f"note {text}")
+        return "ok"
+
+    class Strict(BaseModel):
+        text: str = Field(max_length=3)
+
+    write_note.metadata = {"readOnlyHint": True}
+    log = tmp_path / "log.jsonl"
+    with DecisionToolNode([write_note], log=log) as node:
+        # Kept from the first call to the next: what the node read of the tool.
+        assert tool_messages(graph(node, [call("write_note", "c1", text="a")]).invoke(START_INPUT, CONFIG))[0].status == "success"
+        # Changed in place, then replaced: each change is seen at the next call.
+        write_note.metadata["readOnlyHint"] = False
+        assert "__interrupt__" in graph(node, [call("write_note", "c2", text="b")]).invoke(START_INPUT, {"configurable": {"thread_id": "2"}})
+        write_note.metadata = {"annotations": {"readOnlyHint": True}}
+        assert tool_messages(graph(node, [call("write_note", "c3", text="c")]).invoke(START_INPUT, {"configurable": {"thread_id": "3"}}))[0].status == "success"
+        # A new argument schema is the one the arguments are checked by.
+        write_note.args_schema = Strict
+        result = graph(node, [call("write_note", "c4", text="too long")]).invoke(START_INPUT, {"configurable": {"thread_id": "4"}})
+        (refused,) = tool_messages(result)
+        assert refused.status == "error" and "schema" in str(refused.content)
+    assert RAN == ["note a", "note c"]
+    annotations = [json.loads(r["state"]["annotations"]) for r in records(log) if r.get("type") == "decision"]
+    assert annotations == [{"readOnlyHint": True}, {"readOnlyHint": False}, {"readOnlyHint": True}]
 
 
 @pytest.mark.parametrize(

@@ -121,9 +121,9 @@ pub mod terminal {
 /// The session log: writing it, its chain and seal, its replay, approvals and heads.
 pub mod log {
     pub use decision_runtime::log::{
-        ChainStatus, DecisionEvent, FsyncPolicy, LogError, LogHead, LogHeader, LogReport, ObservedLine, RecordResult,
-        ReplayOptions, SEAL_KEY_VARIABLE, SealKey, SealStatus, SessionLog, next_run, now_ms, read_head, replay_file,
-        replay_reader, replay_reader_observed,
+        ChainStatus, DecisionEvent, FramedDecisionEvent, FsyncPolicy, LogError, LogHead, LogHeader, LogReport,
+        ObservedLine, RecordResult, ReplayOptions, SEAL_KEY_VARIABLE, SealKey, SealStatus, SessionLog, next_run,
+        now_ms, read_head, replay_file, replay_reader, replay_reader_observed,
     };
 
     /// Approvals bound to the exact call, used once, and their verification.

@@ -2,10 +2,10 @@
 //! case.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use decision_protocol::digest::{frame_digest, request_digest};
+use decision_protocol::digest::{frame_digest, request_digest, stringify};
 use decision_protocol::frame::Mode;
 use decision_runtime::api;
-use decision_runtime::log::DecisionEvent;
+use decision_runtime::log::{DecisionEvent, FramedDecisionEvent};
 use serde_json::{Map, Value, json};
 
 const EXAMPLE: &str = include_str!("../../../examples/coding-agent/DECISION.md");
@@ -85,6 +85,73 @@ fn a_prepared_frame_document_is_its_compiled_parts_with_the_blocks_own() {
         }
     }
     assert!(plain > 0 && dynamic > 0, "blocks with and without a `dynamic` note");
+}
+
+#[test]
+fn a_framed_decision_event_writes_the_decision_event_of_its_frame_and_questions() {
+    let contract = api::parse_contract("x.md", EXAMPLE.as_bytes()).unwrap();
+    // A cell with an integer-like name (written first by JSON.stringify), text that needs
+    // escaping, an untrusted cell (marked in provenance mode) and cells the blocks lack.
+    let state = api::frame::parse_state(
+        "s.json",
+        r#"{"task": "find \"it\"\n\u2028", "history": [], "files": ["a.py"], "7": "seven", "output": "<b>",
+            "cwd": "/w", "canWrite": true, "canDelete": false, "draft": "", "earlier": "", "lastResult": "ok",
+            "lastTool": "read", "readFiles": []}"#,
+    )
+    .unwrap();
+    let untrusted = ["output".to_owned(), "task".to_owned()];
+    let answers = json!({"q": {"noul": 0.5}, "1": {"choice": "x"}}).as_object().unwrap().clone();
+    let mut written = Vec::new();
+    for block in &contract.blocks {
+        for mode in [Mode::Provenance, Mode::Reference] {
+            // A block that excludes a cell this state lacks cannot be framed from it.
+            let Ok(prepared) = api::frame::PreparedFrame::of_state(block, &state, &untrusted, mode) else {
+                continue;
+            };
+            let (artifact, request) = prepared.compile_artifact(&state);
+            assert_eq!(prepared.questions_text(), stringify(prepared.questions()));
+            for action in ["auto", "escalate"] {
+                let framed = FramedDecisionEvent {
+                    step: 3,
+                    frame: &artifact,
+                    request_digest: &request,
+                    questions_text: prepared.questions_text(),
+                    answers: &answers,
+                    action,
+                    reason: "a \"reason\"",
+                    provider: "heuristic",
+                };
+                let owned = DecisionEvent {
+                    step: 3,
+                    id: artifact.node.clone(),
+                    state: Map::clone(&artifact.state),
+                    frame: Some(artifact.clone().into_value()),
+                    request_digest: Some(request.clone()),
+                    sent_frame_digest: Some(artifact.digest.clone()),
+                    sent_questions: Some(prepared.questions().clone()),
+                    batch_ids: Some(vec![artifact.node.clone()]),
+                    questions: prepared.questions().clone(),
+                    answers: Value::Object(answers.clone()),
+                    action: action.into(),
+                    reason: "a \"reason\"".into(),
+                    provider: "heuristic".into(),
+                    escalate: action == "escalate",
+                    ..DecisionEvent::default()
+                };
+                let (mut framed_text, mut owned_text) = (String::new(), String::new());
+                framed.write_to(&mut framed_text);
+                owned.write_to(&mut owned_text);
+                assert_eq!(framed_text, owned_text, "block {} in {mode:?}, {action}", block.id);
+                assert_eq!(owned_text, stringify(&owned.to_value()));
+                written.push(framed_text);
+            }
+        }
+    }
+    // Each block, mode and action wrote a record of its own: the comparison saw them differ.
+    let distinct: std::collections::HashSet<&String> = written.iter().collect();
+    assert_eq!(distinct.len(), written.len());
+    assert!(written.len() >= 8, "at least two blocks framed: {}", written.len());
+    assert!(written.iter().any(|text| text.contains("\"provenance\":[{\"key\":")), "an untrusted cell was marked");
 }
 
 #[test]

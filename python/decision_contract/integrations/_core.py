@@ -90,9 +90,23 @@ class ToolCall:
     def hints_json(self) -> str:
         """:meth:`declared_hints` as ``json.dumps(..., sort_keys=True)`` writes it (the frame's
         ``annotations`` cell). Written by hand: the names are MCP's four, plain ASCII, and the
-        values booleans, so the text is the same, in a fraction of ``json.dumps``'s time."""
-        hints = self.declared_hints()
-        return "{" + ", ".join(f'"{name}": {"true" if hints[name] else "false"}' for name in sorted(hints)) + "}"
+        values booleans, so the text is the same, in a fraction of ``json.dumps``'s time.
+        Computed once per call; an adapter that keeps a tool's text gives it with
+        :func:`known_hints`."""
+        cached = self.__dict__.get("_hints_json")
+        if cached is None:
+            hints = self.declared_hints()
+            cached = "{" + ", ".join(f'"{name}": {"true" if hints[name] else "false"}' for name in sorted(hints)) + "}"
+            object.__setattr__(self, "_hints_json", cached)
+        return str(cached)
+
+
+def known_hints(call: ToolCall, hints_json: str) -> ToolCall:
+    """``call``, its :meth:`ToolCall.hints_json` given: an adapter that keeps each tool's hints
+    text (it depends on the tool's annotations alone) spares writing it for every call.
+    ``hints_json`` must be what :meth:`ToolCall.hints_json` would write."""
+    object.__setattr__(call, "_hints_json", hints_json)
+    return call
 
 
 @dataclass(frozen=True)
@@ -185,6 +199,9 @@ def heuristic_answers(call: ToolCall) -> Dict[str, Any]:
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
 
+#: The frame's cells that carry the agent's words (the call's arguments): marked untrusted.
+_UNTRUSTED_CELLS = ("arguments",)
+
 #: :func:`heuristic_answers` by the hints a tool declares (:meth:`ToolCall.hints_json`): there
 #: are at most 3⁴ of them, and the answers depend on nothing else. Read, never changed.
 _ANSWERS_BY_HINTS: Dict[str, Dict[str, Any]] = {}
@@ -266,30 +283,8 @@ class ToolGate:
 
     def decide(self, call: ToolCall) -> Verdict:
         """Frames the call, decides it and records the decision (before anything runs)."""
-        if isinstance(self.provider, str) and self.provider != "heuristic":
-            # The engine frames the call's cells, asks, validates, evaluates and records.
-            decided = self.contract.ask(
-                self.block,
-                self.state(call),
-                provider=self.provider,
-                url=self.url,
-                model=self.model,
-                log=self.log,
-                timeout_ms=self.timeout_ms,
-                cells="state",
-                untrusted=["arguments"],
-                step=self.step,
-            )
-        elif callable(self.provider):
-            # The model's arguments are the agent's words: untrusted, and marked so.
-            frame = self.contract.frame(self.block, self.state(call), untrusted=["arguments"])
-            answers = self.provider(frame)
-            # Answers that do not validate are not an error: the decision escalates, and an
-            # escalated call waits for a person (or is refused), never runs.
-            decided = self.contract.evaluate(self.block, answers)
-            name = getattr(self.provider, "__name__", "python")
-            self.log.append_decision(_decision_record(self.step, frame, answers, decided, name))
-        else:
+        provider = self.provider
+        if provider == "heuristic":
             # The annotations answer: framed, evaluated and recorded in one native call.
             hints = call.hints_json()
             known = _ANSWERS_BY_HINTS.get(hints)
@@ -302,8 +297,32 @@ class ToolGate:
                 log=self.log,
                 provider="heuristic",
                 step=self.step,
-                untrusted=["arguments"],
+                untrusted=_UNTRUSTED_CELLS,
             )
+        elif isinstance(provider, str):
+            # The engine frames the call's cells, asks, validates, evaluates and records.
+            decided = self.contract.ask(
+                self.block,
+                self.state(call),
+                provider=provider,
+                url=self.url,
+                model=self.model,
+                log=self.log,
+                timeout_ms=self.timeout_ms,
+                cells="state",
+                untrusted=_UNTRUSTED_CELLS,
+                step=self.step,
+            )
+        else:
+            # The host's own model call. The model's arguments are the agent's words:
+            # untrusted, and marked so.
+            frame = self.contract.frame(self.block, self.state(call), untrusted=_UNTRUSTED_CELLS)
+            answers = provider(frame)
+            # Answers that do not validate are not an error: the decision escalates, and an
+            # escalated call waits for a person (or is refused), never runs.
+            decided = self.contract.evaluate(self.block, answers)
+            name = getattr(provider, "__name__", "python")
+            self.log.append_decision(_decision_record(self.step, frame, answers, decided, name))
         step = self.step
         self.step += 1
         action: str = decided["action"]
@@ -465,6 +484,7 @@ __all__: List[str] = [
     "ToolGate",
     "Verdict",
     "heuristic_answers",
+    "known_hints",
     "parse_answer",
     "refusal_text",
 ]

@@ -19,10 +19,12 @@ process restart (with a persistent checkpointer).
 
 from __future__ import annotations
 
+import collections.abc
 import json
 import threading
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 try:
     from langchain_core.messages import ToolMessage
@@ -39,7 +41,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
 
 from .. import Contract, SessionLog
 from .._errors import UsageError
-from ._core import ApprovalMode, Provider, Answer, ToolCall, ToolGate, Verdict, refusal_text
+from ._core import ApprovalMode, Provider, Answer, ToolCall, ToolGate, Verdict, known_hints, refusal_text
 
 __all__ = ["DecisionToolNode", "annotations_of"]
 
@@ -52,6 +54,43 @@ def annotations_of(tool: BaseTool) -> Dict[str, Any]:
     nested = metadata.get("annotations")
     source: Mapping[str, Any] = nested if isinstance(nested, Mapping) else metadata
     return dict(source)
+
+
+@dataclass(frozen=True)
+class _ToolFacts:
+    """What the gate reads of a tool, kept from call to call: it changes only when the tool's
+    metadata, description or argument schema does, and reading it costs more than deciding
+    needs (LangChain builds the call schema behind a property)."""
+
+    #: The tool's description and argument schema, as they were read.
+    description: str
+    args_schema: Any
+    #: The MCP annotations (:func:`annotations_of`) and their text (``ToolCall.hints_json``).
+    annotations: Dict[str, Any]
+    hints_json: str
+    #: Validates a call's arguments against the tool's call schema (``None``: it has none).
+    validate: Optional[Callable[[Any], Any]]
+
+    def hold_for(self, tool: BaseTool) -> bool:
+        """Whether these facts are still the tool's: the same description and schema, and
+        annotations equal to the ones read (a change made in place counts too)."""
+        if tool.description is not self.description or tool.args_schema is not self.args_schema:
+            return False
+        metadata = tool.metadata or {}
+        nested = metadata.get("annotations")
+        return (nested if isinstance(nested, collections.abc.Mapping) else metadata) == self.annotations
+
+    @staticmethod
+    def read(tool: BaseTool) -> "_ToolFacts":
+        annotations = annotations_of(tool)
+        schema = tool.tool_call_schema
+        return _ToolFacts(
+            description=tool.description,
+            args_schema=tool.args_schema,
+            annotations=annotations,
+            hints_json=ToolCall("", tool.name, {}, annotations=annotations).hints_json(),
+            validate=getattr(schema, "model_validate", None),
+        )
 
 
 class DecisionToolNode(ToolNode):
@@ -90,22 +129,21 @@ class DecisionToolNode(ToolNode):
         # over the node while it waits: a call is decided (and recorded) once per process.
         self._decided: Dict[str, Verdict] = {}
         self._lock = threading.Lock()
+        # What the gate reads of each tool, by name.
+        self._facts: Dict[str, _ToolFacts] = {}
 
     # -- deciding before anything runs ---------------------------------------------------
 
     def _decide_all(self, input: Any) -> None:
         calls, _ = self._parse_input(input)
-        verdicts: List[Verdict] = []
-        pending: List[Verdict] = []
-        for call in calls:
-            verdict = self._decide_one(call)
-            with self._lock:
+        verdicts = [self._decide_one(call) for call in calls]
+        with self._lock:
+            for call, verdict in zip(calls, verdicts):
                 self._decided[verdict.call.call_id] = verdict
                 self._verdicts[call["id"] or ""] = verdict
-            verdicts.append(verdict)
-            if verdict.outcome == "approval":
-                pending.append(verdict)
-        for verdict in pending:
+        for verdict in verdicts:
+            if verdict.outcome != "approval":
+                continue
             question = verdict.pending()
             # LangGraph keeps every resume value of a task and hands them out in order, one
             # per `interrupt`: an answer that is refused is followed by a new interrupt, which
@@ -137,24 +175,30 @@ class DecisionToolNode(ToolNode):
         name = str(call.get("name", ""))
         call_id = str(call.get("id") or "")
         arguments = call.get("args") or {}
+        if type(arguments) is not dict and not isinstance(arguments, collections.abc.Mapping):
+            arguments = {"value": arguments}
         tool = self.tools_by_name.get(name)
-        gate_call = ToolCall(
-            call_id=call_id,
-            tool=name,
-            arguments=arguments if isinstance(arguments, Mapping) else {"value": arguments},
-            description=tool.description if tool is not None else "",
-            annotations=annotations_of(tool) if tool is not None else {},
-        )
-        with self._lock:
-            known = self._decided.get(call_id)
+        if tool is None:
+            gate_call = ToolCall(call_id, name, arguments)
+        else:
+            facts = self._facts_of(tool)
+            gate_call = known_hints(ToolCall(call_id, name, arguments, tool.description, facts.annotations), facts.hints_json)
+        # A dict's `get` is atomic: the wrapper's threads only remove entries.
+        known = self._decided.get(call_id)
         if known is not None and known.call.tool == name and known.call.fingerprint() == gate_call.fingerprint():
             return known
         if tool is None:
             return Verdict(gate_call, "deny", "unknown_tool", f"there is no tool named {json.dumps(name)}", "")
-        problem = _schema_problem(tool, arguments)
+        problem = _schema_problem(facts.validate, call.get("args") or {})
         if problem is not None:
             return Verdict(gate_call, "deny", "invalid_arguments", f"its arguments do not fit the tool's schema: {problem}", "")
         return self.gate.decide(gate_call)
+
+    def _facts_of(self, tool: BaseTool) -> _ToolFacts:
+        facts = self._facts.get(tool.name)
+        if facts is None or not facts.hold_for(tool):
+            facts = self._facts[tool.name] = _ToolFacts.read(tool)
+        return facts
 
     def _func(self, input: Any, config: RunnableConfig, runtime: Runtime[Any]) -> Any:
         self._decide_all(input)
@@ -211,10 +255,9 @@ def _error(request: ToolCallRequest, text: str) -> ToolMessage:
     return ToolMessage(text, name=request.tool_call["name"], tool_call_id=request.tool_call["id"] or "", status="error")
 
 
-def _schema_problem(tool: BaseTool, arguments: Any) -> Optional[str]:
-    """Why ``arguments`` do not fit the tool's argument schema (``None`` when they do)."""
-    schema = tool.tool_call_schema
-    validate = getattr(schema, "model_validate", None)
+def _schema_problem(validate: Optional[Callable[[Any], Any]], arguments: Any) -> Optional[str]:
+    """Why ``arguments`` do not fit the tool's argument schema, whose validator is ``validate``
+    (``None`` when they do, or when the tool has no schema to validate them by)."""
     if validate is None:
         return None
     try:

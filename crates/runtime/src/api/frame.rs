@@ -13,7 +13,9 @@ use serde_json::{Map, Value, json};
 use super::host::Profile;
 
 use decision_protocol::ask::wire_question;
-use decision_protocol::frame::{Cell, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id};
+use decision_protocol::frame::{
+    Cell, FrameArtifact, FrameSpec, HostCells, Mode, Projections, compile_frame, reference_node_id,
+};
 
 /// What `frame` is asked, by the names every entrance takes: the command line's options
 /// (`--block`, `--profile`, `--untrusted`, `--marking`), Python's keywords and the JavaScript
@@ -363,9 +365,15 @@ impl PreparedFrame {
     /// `questions` and, for a `dynamic:` block, `dynamic` ([`PreparedFrame::block`],
     /// [`PreparedFrame::questions`], [`PreparedFrame::dynamic`]).
     pub fn compile(&self, state: &Map<String, Value>) -> (Value, String) {
+        let (frame, request) = self.compile_artifact(state);
+        (frame.into_value(), request)
+    }
+
+    /// [`PreparedFrame::compile`], the frame left typed (for a record written from it).
+    pub fn compile_artifact(&self, state: &Map<String, Value>) -> (FrameArtifact, String) {
         let frame = compile_frame(&self.spec, state, &self.cells, &self.projections, self.mode);
         let request = request_digest_of_text(&frame.digest, &self.questions_text);
-        (frame.into_value(), request)
+        (frame, request)
     }
 
     /// The block's id (the document's `block`).
@@ -376,6 +384,11 @@ impl PreparedFrame {
     /// The block's questions as they are sent (the document's `questions`).
     pub fn questions(&self) -> &Value {
         &self.questions
+    }
+
+    /// `JSON.stringify` of [`PreparedFrame::questions`].
+    pub fn questions_text(&self) -> &str {
+        &self.questions_text
     }
 
     /// The `dynamic` note of a `dynamic:` block.

@@ -312,6 +312,66 @@ impl NodeDecisionEvent<'_> {
     }
 }
 
+/// The `decision` event of one block asked alone, written from its frame artifact and its
+/// questions' text as they were prepared (a host that frames its own cells step after step,
+/// the Python tool gate's heuristic path): byte for byte the [`DecisionEvent`] whose `id` and
+/// `batchIds` are the frame's node, whose `state` is the frame's state, whose `frame` is the
+/// artifact, whose `sentQuestions` and `questions` are the block's questions, with no
+/// latency, model, margin, warnings or gates — without building or copying any of them.
+#[derive(Debug, Clone, Copy)]
+pub struct FramedDecisionEvent<'a> {
+    /// The host's step.
+    pub step: u64,
+    /// The frame sent (its node, state and digest are the event's).
+    pub frame: &'a FrameArtifact,
+    /// `requestDigest` of the frame and the questions.
+    pub request_digest: &'a str,
+    /// `JSON.stringify` of the block's questions as sent.
+    pub questions_text: &'a str,
+    /// The answers, as given.
+    pub answers: &'a Map<String, Value>,
+    /// The policy's action and its reason.
+    pub action: &'a str,
+    /// Why the policy chose `action`.
+    pub reason: &'a str,
+    /// The provider's name.
+    pub provider: &'a str,
+}
+
+impl FramedDecisionEvent<'_> {
+    /// Appends `JSON.stringify` of the event object (see the type's documentation).
+    pub fn write_to(&self, out: &mut String) {
+        let frame = self.frame;
+        let mut o = Members::open(out);
+        o.key("type").push_str("\"decision\"");
+        o.number("step", self.step);
+        write_string(&frame.node, o.key("id"));
+        let state_text = {
+            let out = o.key("state");
+            let start = out.len();
+            match frame.state_text.of(&frame.state) {
+                Some(text) => out.push_str(text),
+                None => write_map(&frame.state, out),
+            }
+            start..out.len()
+        };
+        write_frame(frame, Some(state_text), o.key("frame"));
+        write_string(self.request_digest, o.key("requestDigest"));
+        write_string(&frame.digest, o.key("sentFrameDigest"));
+        o.key("sentQuestions").push_str(self.questions_text);
+        write_strings(std::slice::from_ref(&frame.node), o.key("batchIds"));
+        o.key("questions").push_str(self.questions_text);
+        write_map(self.answers, o.key("answers"));
+        write_string(self.action, o.key("action"));
+        write_string(self.reason, o.key("reason"));
+        o.number("latencyMs", 0);
+        write_string(self.provider, o.key("provider"));
+        o.boolean("degraded", false);
+        o.boolean("escalate", self.action == "escalate");
+        o.close();
+    }
+}
+
 /// `JSON.stringify` of [`FrameArtifact::into_value`]: `node`, `state`, `digest`, `fields`,
 /// `untrusted`, `truncated`, `unfilled`, `absent`, `excluded`, and in provenance mode
 /// `provenance`. `state_text`, when given, is where `out` already holds the state's text.

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-pub use event::{DecisionEvent, GraphEvent, NO_CONSUMER, NodeDecisionEvent};
+pub use event::{DecisionEvent, FramedDecisionEvent, GraphEvent, NO_CONSUMER, NodeDecisionEvent};
 pub use replay::{
     ChainStatus, LogReport, ObservedLine, RecordResult, ReplayOptions, SealStatus, replay_file, replay_reader,
     replay_reader_observed, replay_reader_with_lines,

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::LogError;
 use super::envelope::{parse_line, push_hex32};
-use super::event::{DecisionEvent, GraphEvent, NodeDecisionEvent};
+use super::event::{DecisionEvent, FramedDecisionEvent, GraphEvent, NodeDecisionEvent};
 use super::seal::{LogHead, SealKey};
 use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 
@@ -377,6 +377,14 @@ impl SessionLog {
     /// Appends the `decision` event of a graph node's decision, written from where it was
     /// decided (nothing is copied into an intermediate value).
     pub fn append_node_decision(&mut self, record: &NodeDecisionEvent<'_>) -> Result<(), LogError> {
+        let start = self.begin_event()?;
+        record.write_to(&mut self.held);
+        self.end_event(start)
+    }
+
+    /// Appends the `decision` event of one block asked alone, written from its frame and
+    /// its questions' text ([`FramedDecisionEvent`]).
+    pub fn append_framed_decision(&mut self, record: &FramedDecisionEvent<'_>) -> Result<(), LogError> {
         let start = self.begin_event()?;
         record.write_to(&mut self.held);
         self.end_event(start)
