@@ -143,15 +143,30 @@ pub fn malformed_answer(problem: impl Into<String>) -> Value {
     Value::Object(entry)
 }
 
+/// The most members a map is searched by comparing keys rather than by hashing one: an
+/// answer has a handful of members, an answer set one per question of a block, and SipHash
+/// of a short key costs more than comparing it with each of them.
+const SCANNED_MEMBERS: usize = 12;
+
+/// `map.get(key)`, found by comparing keys in a small map (see [`SCANNED_MEMBERS`]). A map's
+/// keys are distinct, so the member found is the same.
+fn member<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if map.len() <= SCANNED_MEMBERS {
+        map.iter().find_map(|(name, value)| (name == key).then_some(value))
+    } else {
+        map.get(key)
+    }
+}
+
 /// The answer type an entry declares by its value (preferred) or its `type` tag (§1.3:
 /// "value wins over type tag"). `None` when neither says.
 pub(crate) fn answer_kind(entry: &Map<String, Value>) -> Option<&'static str> {
-    let tag = entry.get("type").and_then(Value::as_str);
-    if tag == Some("noul") || entry.contains_key("noul") {
+    let tag = member(entry, "type").and_then(Value::as_str);
+    if tag == Some("noul") || member(entry, "noul").is_some() {
         Some("noul")
-    } else if tag == Some("score") || entry.contains_key("score") {
+    } else if tag == Some("score") || member(entry, "score").is_some() {
         Some("score")
-    } else if tag == Some("choice") || entry.contains_key("choice") {
+    } else if tag == Some("choice") || member(entry, "choice").is_some() {
         Some("choice")
     } else {
         None
@@ -161,8 +176,8 @@ pub(crate) fn answer_kind(entry: &Map<String, Value>) -> Option<&'static str> {
 /// Validate the raw answer to one question. `None` means no answer came back.
 pub fn validate_answer(question: &WireQuestion, raw: Option<&Value>) -> Result<Answer, AnswerProblem> {
     let entry = raw.ok_or(AnswerProblem::Missing)?.as_object().ok_or(AnswerProblem::NotAnObject)?;
-    if entry.get("type").and_then(Value::as_str) == Some(MALFORMED_TYPE) {
-        let detail = entry.get("problem").and_then(Value::as_str).unwrap_or("no reason given");
+    if member(entry, "type").and_then(Value::as_str) == Some(MALFORMED_TYPE) {
+        let detail = member(entry, "problem").and_then(Value::as_str).unwrap_or("no reason given");
         return Err(AnswerProblem::Malformed { detail: detail.to_owned() });
     }
     let kind = answer_kind(entry).ok_or(AnswerProblem::Unrecognised)?;
@@ -171,9 +186,9 @@ pub fn validate_answer(question: &WireQuestion, raw: Option<&Value>) -> Result<A
     }
     match question {
         WireQuestion::Noul { .. } => {
-            let noul = unit(entry.get("noul"), "noul")?;
-            if entry.contains_key("confidence") {
-                unit(entry.get("confidence"), "confidence")?;
+            let noul = unit(member(entry, "noul"), "noul")?;
+            if let Some(confidence) = member(entry, "confidence") {
+                unit(Some(confidence), "confidence")?;
             }
             Ok(Answer::Noul { noul })
         }
@@ -181,7 +196,7 @@ pub fn validate_answer(question: &WireQuestion, raw: Option<&Value>) -> Result<A
             if criteria.is_empty() {
                 return Err(AnswerProblem::NothingOffered);
             }
-            let choice = match entry.get("choice") {
+            let choice = match member(entry, "choice") {
                 None | Some(Value::Null) => return Err(AnswerProblem::MissingField { field: "choice" }),
                 Some(Value::String(s)) => s.clone(),
                 Some(_) => return Err(AnswerProblem::ChoiceNotString),
@@ -200,7 +215,7 @@ pub fn validate_answer(question: &WireQuestion, raw: Option<&Value>) -> Result<A
         }
         WireQuestion::Score { criteria, .. } => {
             let max_level = criteria.len().checked_sub(1).ok_or(AnswerProblem::NothingOffered)?;
-            let score = number(entry.get("score"), "score")?;
+            let score = number(member(entry, "score"), "score")?;
             if !(0.0..=max_level as f64).contains(&score) {
                 return Err(AnswerProblem::ScoreOutOfRange { score, max_level });
             }
@@ -217,12 +232,12 @@ fn distribution<'a>(
     entry: &Map<String, Value>,
     offered: impl Iterator<Item = &'a str> + Clone,
 ) -> Result<BTreeMap<String, f64>, AnswerProblem> {
-    let raw = match entry.get("probabilities") {
+    let raw = match member(entry, "probabilities") {
         None | Some(Value::Null) => return Err(AnswerProblem::MissingField { field: "probabilities" }),
         Some(Value::Object(map)) => map,
         Some(_) => return Err(AnswerProblem::ProbabilitiesNotObject),
     };
-    let missing: Vec<String> = offered.clone().filter(|id| !raw.contains_key(*id)).map(str::to_string).collect();
+    let missing: Vec<String> = offered.clone().filter(|id| member(raw, id).is_none()).map(str::to_string).collect();
     let extra: Vec<String> = raw.keys().filter(|k| !offered.clone().any(|id| id == k.as_str())).cloned().collect();
     if !missing.is_empty() || !extra.is_empty() {
         return Err(AnswerProblem::KeysDiffer { missing, extra });
@@ -242,7 +257,7 @@ fn distribution<'a>(
 /// A present confidence must be a number in [0, 1]; an absent one is the largest
 /// probability (§1.3, pinned by the reference tests).
 fn confidence(entry: &Map<String, Value>, probabilities: &BTreeMap<String, f64>) -> Result<f64, AnswerProblem> {
-    match entry.get("confidence") {
+    match member(entry, "confidence") {
         None | Some(Value::Null) => Ok(probabilities.values().copied().fold(0.0, f64::max)),
         value => unit(value, "confidence"),
     }
@@ -299,7 +314,7 @@ pub fn validate_answers(
     let mut answers = decision_core::policy::Answers::new();
     let mut problems = Vec::new();
     for (id, question) in questions.iter() {
-        match validate_answer(question, raw.get(id)) {
+        match validate_answer(question, member(raw, id)) {
             Ok(answer) => {
                 answers.insert(id.to_string(), answer);
             }
@@ -364,11 +379,11 @@ pub fn normalize(asked: &Questions, answers: Option<&Value>, server_warnings: Ve
 
 fn is_recognisable(entry: &Value) -> bool {
     let Some(map) = entry.as_object() else { return false };
-    let finite = |key: &str| map.get(key).and_then(Value::as_f64).is_some_and(f64::is_finite);
+    let finite = |key: &str| member(map, key).and_then(Value::as_f64).is_some_and(f64::is_finite);
     match answer_kind(map) {
         Some("noul") => finite("noul"),
         Some("score") => finite("score"),
-        Some("choice") => map.get("choice").and_then(Value::as_str).is_some_and(|s| !s.is_empty()),
+        Some("choice") => member(map, "choice").and_then(Value::as_str).is_some_and(|s| !s.is_empty()),
         _ => false,
     }
 }
@@ -411,6 +426,21 @@ mod tests {
             normalize(&asked, Some(&json!({"x": {"choice": "a"}, "n": {"noul": 0.1}, "s": {"score": 1}})), vec![]);
         assert!(!fine.degraded());
         assert!(fine.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_member_is_the_one_get_finds_in_small_and_large_maps() {
+        for size in [0, 1, 2, SCANNED_MEMBERS - 1, SCANNED_MEMBERS, SCANNED_MEMBERS + 1, 40] {
+            let map: Map<String, Value> = (0..size).map(|i| (format!("k{i}"), json!(i))).collect();
+            for key in (0..size + 2).map(|i| format!("k{i}")).chain(["".into(), "k".into(), "k00".into()]) {
+                assert_eq!(member(&map, &key), map.get(&key), "{key} in {size} members");
+            }
+            // Found when present, by value, not merely as some member.
+            if size > 0 {
+                assert_eq!(member(&map, &format!("k{}", size - 1)), Some(&json!(size - 1)));
+            }
+            assert_eq!(member(&map, &format!("k{size}")), None);
+        }
     }
 
     #[test]
