@@ -40,7 +40,13 @@ impl CompiledRule {
     /// The reason text: the effective predicate, ` → `, the action. A threshold override
     /// replaces the number at the end of the predicate text.
     pub fn reason(&self) -> String {
-        format!("{} → {}", self.text, self.action)
+        // Joined by hand: it is made for every decision, and `format!` costs several times
+        // the copy.
+        let mut reason = String::with_capacity(self.text.len() + " → ".len() + self.action.len());
+        reason.push_str(&self.text);
+        reason.push_str(" → ");
+        reason.push_str(&self.action);
+        reason
     }
 }
 

@@ -244,7 +244,9 @@ fn distribution<'a>(
     }
     let mut probabilities = BTreeMap::new();
     for (id, value) in raw {
-        probabilities.insert(id.clone(), unit(Some(value), &format!("probabilities.{id}"))?);
+        // The field's path is written only for a problem: most answers have none.
+        let p = unit(Some(value), "").map_err(|problem| problem.at(|| format!("probabilities.{id}")))?;
+        probabilities.insert(id.clone(), p);
     }
     let sum: f64 = probabilities.values().sum();
     // The slack absorbs binary rounding, so 0.7 + 0.32 counts as the 1.02 it is written as.
@@ -278,6 +280,19 @@ fn number(value: Option<&Value>, field: &str) -> Result<f64, AnswerProblem> {
 fn unit(value: Option<&Value>, field: &str) -> Result<f64, AnswerProblem> {
     let v = number(value, field)?;
     if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(AnswerProblem::OutOfRange { field: field.to_string(), value: v }) }
+}
+
+impl AnswerProblem {
+    /// The same problem, about the field whose path `path` writes (a problem about a value
+    /// names its field).
+    fn at(self, path: impl FnOnce() -> String) -> AnswerProblem {
+        match self {
+            AnswerProblem::Boolean { .. } => AnswerProblem::Boolean { field: path() },
+            AnswerProblem::NotANumber { .. } => AnswerProblem::NotANumber { field: path() },
+            AnswerProblem::OutOfRange { value, .. } => AnswerProblem::OutOfRange { field: path(), value },
+            other => other,
+        }
+    }
 }
 
 fn static_field(field: &str) -> &'static str {
@@ -441,6 +456,17 @@ mod tests {
             }
             assert_eq!(member(&map, &format!("k{size}")), None);
         }
+    }
+
+    #[test]
+    fn a_bad_probability_is_named_by_its_path() {
+        let problem =
+            |b: Value| validate_answer(&two(), Some(&json!({"choice": "a", "probabilities": {"a": 0.9, "b": b}})));
+        let named = |b: Value| problem(b).unwrap_err().to_string();
+        assert_eq!(named(json!(true)), "`probabilities.b` is a boolean, not a number");
+        assert_eq!(named(json!("0.1")), "`probabilities.b` is not a number");
+        assert_eq!(problem(json!(1.5)), Err(AnswerProblem::OutOfRange { field: "probabilities.b".into(), value: 1.5 }));
+        assert!(problem(json!(0.1)).is_ok());
     }
 
     #[test]

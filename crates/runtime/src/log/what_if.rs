@@ -400,6 +400,26 @@ pub struct WhatIfReport {
     pub not_comparable_list: Vec<NotComparable>,
 }
 
+/// How many `old → new` keys are searched by comparing them with the move's actions before
+/// the key is written and looked up instead. A contract has a handful of actions; a log's
+/// recorded actions are whatever it says, and must not make each decision a long search.
+const SEARCHED_MOVES: usize = 32;
+
+/// Counts one decision moved from action `old` to `new` under its key `old → new`, written
+/// only the first time when there are few keys: a log's changed decisions move between a
+/// handful of actions.
+fn count_move(by_action: &mut BTreeMap<String, u64>, old: &str, new: &str) {
+    if by_action.len() <= SEARCHED_MOVES {
+        let is_key =
+            |key: &str| key.strip_prefix(old).and_then(|rest| rest.strip_prefix(" → ")).is_some_and(|rest| rest == new);
+        if let Some((_, count)) = by_action.iter_mut().find(|(key, _)| is_key(key)) {
+            *count += 1;
+            return;
+        }
+    }
+    *by_action.entry(format!("{old} → {new}")).or_default() += 1;
+}
+
 impl WhatIfReport {
     /// Account for one decision's comparison.
     pub fn add(&mut self, at: Located, recorded: &RecordedDecision, comparison: WhatIfComparison) {
@@ -422,7 +442,7 @@ impl WhatIfReport {
                 let summary = self.by_block.entry(new.block.clone()).or_default();
                 summary.decisions += 1;
                 summary.changed += 1;
-                *self.by_action.entry(format!("{} → {}", recorded.action, new.action)).or_default() += 1;
+                count_move(&mut self.by_action, &recorded.action, &new.action);
                 if self.changes.len() < MAX_LISTED {
                     self.changes.push(Change {
                         at: at(),
@@ -798,6 +818,28 @@ mod tests {
             "action": action
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn moves_are_counted_under_their_written_keys_however_many_there_are() {
+        let mut by_action = BTreeMap::new();
+        let moves = [("auto", "ask_human"), ("a → b", "c"), ("a", "b → c"), ("auto", "ask_human"), ("", "")];
+        for (old, new) in moves {
+            count_move(&mut by_action, old, new);
+        }
+        // `a → b → c` is one key for both moves, as writing it makes it.
+        let expected: BTreeMap<String, u64> =
+            [(" → ".to_owned(), 1), ("a → b → c".to_owned(), 2), ("auto → ask_human".to_owned(), 2)].into();
+        assert_eq!(by_action, expected);
+        // Past the searched keys, a move is still counted once under its key.
+        let mut many = BTreeMap::new();
+        for round in 0..2 {
+            for i in 0..(SEARCHED_MOVES * 3) {
+                count_move(&mut many, &format!("old{i}"), "new");
+            }
+            assert_eq!(many.len(), SEARCHED_MOVES * 3);
+            assert!(many.values().all(|count| *count == round + 1));
+        }
     }
 
     #[test]
