@@ -212,6 +212,10 @@ def test_a_tool_whose_hints_or_schema_change_is_decided_by_the_new_ones(tmp_path
         assert "__interrupt__" in graph(node, [call("write_note", "c2", text="b")]).invoke(START_INPUT, {"configurable": {"thread_id": "2"}})
         write_note.metadata = {"annotations": {"readOnlyHint": True}}
         assert tool_messages(graph(node, [call("write_note", "c3", text="c")]).invoke(START_INPUT, {"configurable": {"thread_id": "3"}}))[0].status == "success"
+        # Equal but no longer a boolean (`1 == True`): it declares nothing, and the call waits.
+        write_note.metadata["annotations"]["readOnlyHint"] = 1
+        assert "__interrupt__" in graph(node, [call("write_note", "c3b", text="d")]).invoke(START_INPUT, {"configurable": {"thread_id": "3b"}})
+        write_note.metadata = {"annotations": {"readOnlyHint": True}}
         # A new argument schema is the one the arguments are checked by.
         write_note.args_schema = Strict
         result = graph(node, [call("write_note", "c4", text="too long")]).invoke(START_INPUT, {"configurable": {"thread_id": "4"}})
@@ -219,7 +223,30 @@ def test_a_tool_whose_hints_or_schema_change_is_decided_by_the_new_ones(tmp_path
         assert refused.status == "error" and "schema" in str(refused.content)
     assert RAN == ["note a", "note c"]
     annotations = [json.loads(r["state"]["annotations"]) for r in records(log) if r.get("type") == "decision"]
-    assert annotations == [{"readOnlyHint": True}, {"readOnlyHint": False}, {"readOnlyHint": True}]
+    assert annotations == [{"readOnlyHint": True}, {"readOnlyHint": False}, {"readOnlyHint": True}, {}]
+
+
+def test_a_call_is_decided_once_when_a_later_one_fails_and_the_node_is_retried(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionToolNode([read_file], log=log) as node:
+        decide = node.gate.decide
+        failures = iter([False, True])
+
+        def failing_once(gate_call: Any) -> Any:
+            if next(failures, False):
+                raise TimeoutError("the provider did not answer")
+            return decide(gate_call)
+
+        node.gate.decide = failing_once  # type: ignore[method-assign]
+        message = {"messages": [AIMessage("", tool_calls=[call("read_file", "c1", path="a"), call("read_file", "c2", path="b")])]}
+        with pytest.raises(TimeoutError):
+            node._decide_all(message)
+        node._decide_all(message)
+        # A message repeating a call id decides it once too.
+        node._decide_all({"messages": [AIMessage("", tool_calls=[call("read_file", "c3", path="c"), call("read_file", "c3", path="c")])]})
+    decided = [r["state"]["arguments"] for r in records(log) if r.get("type") == "decision"]
+    paths = [next(p for p in "abc" if f'{{"path":"{p}"}}' in text) for text in decided]
+    assert paths == ["a", "b", "c"]
 
 
 @pytest.mark.parametrize(

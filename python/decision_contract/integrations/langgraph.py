@@ -24,7 +24,7 @@ import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 try:
     from langchain_core.messages import ToolMessage
@@ -41,7 +41,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
 
 from .. import Contract, SessionLog
 from .._errors import UsageError
-from ._core import ApprovalMode, Provider, Answer, ToolCall, ToolGate, Verdict, known_hints, refusal_text
+from ._core import MCP_DEFAULTS, ApprovalMode, Provider, Answer, ToolCall, ToolGate, Verdict, known_hints, refusal_text
 
 __all__ = ["DecisionToolNode", "annotations_of"]
 
@@ -78,7 +78,11 @@ class _ToolFacts:
             return False
         metadata = tool.metadata or {}
         nested = metadata.get("annotations")
-        return (nested if isinstance(nested, collections.abc.Mapping) else metadata) == self.annotations
+        current = nested if isinstance(nested, collections.abc.Mapping) else metadata
+        if current != self.annotations:
+            return False
+        # Equal is not enough for a hint: `1 == True`, but only a boolean declares one.
+        return all(type(current.get(name)) is type(self.annotations.get(name)) for name in MCP_DEFAULTS)
 
     @staticmethod
     def read(tool: BaseTool) -> "_ToolFacts":
@@ -136,11 +140,15 @@ class DecisionToolNode(ToolNode):
 
     def _decide_all(self, input: Any) -> None:
         calls, _ = self._parse_input(input)
-        verdicts = [self._decide_one(call) for call in calls]
-        with self._lock:
-            for call, verdict in zip(calls, verdicts):
+        verdicts: List[Verdict] = []
+        for call in calls:
+            verdict = self._decide_one(call)
+            # Kept at once: a later call that fails to be decided must not make a retry
+            # decide (and record) this one again, nor may a repeated call id.
+            with self._lock:
                 self._decided[verdict.call.call_id] = verdict
                 self._verdicts[call["id"] or ""] = verdict
+            verdicts.append(verdict)
         for verdict in verdicts:
             if verdict.outcome != "approval":
                 continue
