@@ -244,16 +244,9 @@ impl NodeDecisionEvent<'_> {
         o.key("type").push_str("\"decision\"");
         o.number("step", d.step);
         write_string(&d.id, o.key("id"));
-        let state_text = {
-            let out = o.key("state");
-            let start = out.len();
-            // A node asked alone sent its frame's own state, whose text the frame kept.
-            match self.frame.as_ref().and_then(|frame| frame.state_text.of(&d.state)) {
-                Some(text) => out.push_str(text),
-                None => write_map(&d.state, out),
-            }
-            start..out.len()
-        };
+        // A node asked alone sent its frame's own state, whose text the frame kept.
+        let kept = self.frame.as_ref().and_then(|frame| frame.state_text.of(&d.state));
+        let state_text = write_state(&d.state, kept, o.key("state"));
         if let Some(frame) = &self.frame {
             // A node asked alone sent its own frame's state (the same one, shared, when it
             // came from the frame): its text is copied, not rewritten.
@@ -346,15 +339,7 @@ impl FramedDecisionEvent<'_> {
         o.key("type").push_str("\"decision\"");
         o.number("step", self.step);
         write_string(&frame.node, o.key("id"));
-        let state_text = {
-            let out = o.key("state");
-            let start = out.len();
-            match frame.state_text.of(&frame.state) {
-                Some(text) => out.push_str(text),
-                None => write_map(&frame.state, out),
-            }
-            start..out.len()
-        };
+        let state_text = write_state(&frame.state, frame.state_text.of(&frame.state), o.key("state"));
         write_frame(frame, Some(state_text), o.key("frame"));
         write_string(self.request_digest, o.key("requestDigest"));
         write_string(&frame.digest, o.key("sentFrameDigest"));
@@ -427,6 +412,17 @@ fn write_frame(frame: &FrameArtifact, state_text: Option<Range<usize>>, out: &mu
         provenance.close();
     }
     o.close();
+}
+
+/// Appends a decision's `state`: its `kept` text when there is one, else the map written out.
+/// Returns where in `out` the text lies (a frame of the same state copies it from there).
+fn write_state(state: &Map<String, Value>, kept: Option<&str>, out: &mut String) -> Range<usize> {
+    let start = out.len();
+    match kept {
+        Some(text) => out.push_str(text),
+        None => write_map(state, out),
+    }
+    start..out.len()
 }
 
 /// `JSON.stringify` of an object held as a map (`write_value` would need it copied into a
