@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use decision_core::policy::Answer;
-use decision_protocol::ask::{Questions, WireQuestion, normalize, validate_answer};
+use decision_protocol::ask::{BorrowedObject, Questions, WireQuestion, normalize, validate_answer, validate_answers};
 use decision_protocol::space::{
     Applicable, DecisionState, HostObject, OPERATION_HEAD, Operation, Snapshot, SpaceConfig,
 };
@@ -68,7 +68,48 @@ fn probabilities(ids: Vec<String>) -> impl Strategy<Value = Value> {
     })
 }
 
+/// JSON text whose objects may repeat a key and spell a key with an escape (`\u0061` is `a`),
+/// as a recorded log line may.
+fn json_text(keys: Vec<&'static str>) -> impl Strategy<Value = String> {
+    let leaf = json_value().prop_map(|value| value.to_string());
+    leaf.prop_recursive(3, 24, 5, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(|items| format!("[{}]", items.join(","))),
+            prop::collection::vec((prop::sample::select(keys.clone()), inner), 0..6).prop_map(|members| {
+                let members: Vec<String> = members.iter().map(|(key, value)| format!("\"{key}\":{value}")).collect();
+                format!("{{{}}}", members.join(","))
+            }),
+        ]
+    })
+}
+
+/// The text of an answer set to questions `q0` and `q1`, sometimes repeating or escaping an id.
+fn answer_set_text() -> impl Strategy<Value = String> {
+    let entry_keys =
+        vec!["type", "choice", "probabilities", "confidence", "noul", "score", "a", "b", "\\u0061", "0", "1"];
+    prop::collection::vec((prop::sample::select(vec!["q0", "q1", "q\\u0031"]), json_text(entry_keys)), 0..4).prop_map(
+        |members| {
+            let members: Vec<String> = members.iter().map(|(id, entry)| format!("\"{id}\":{entry}")).collect();
+            format!("{{{}}}", members.join(","))
+        },
+    )
+}
+
 proptest! {
+    #[test]
+    fn answers_read_in_place_validate_as_the_same_text_read_into_a_map(
+        first in question(),
+        second in question(),
+        text in answer_set_text(),
+    ) {
+        let mut asked = Questions::new();
+        asked.insert("q0", first);
+        asked.insert("q1", second);
+        let map: serde_json::Map<String, Value> = serde_json::from_str(&text).unwrap();
+        let borrowed: BorrowedObject<'_> = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(validate_answers(&asked, &borrowed), validate_answers(&asked, &map), "{}", text);
+    }
+
     #[test]
     fn validation_never_panics_and_accepted_answers_obey_every_rule(q in question(), raw in json_value()) {
         check_accepted(&q, &raw);

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
+use super::json_view::{JsonView, ObjectView, Viewed};
 use super::wire::{Questions, WireQuestion};
 
 /// How far a choice answer's probabilities may sum from 1: |Σp − 1| must not exceed this.
@@ -143,41 +144,41 @@ pub fn malformed_answer(problem: impl Into<String>) -> Value {
     Value::Object(entry)
 }
 
-/// The most members a map is searched by comparing keys rather than by hashing one: an
-/// answer has a handful of members, an answer set one per question of a block, and SipHash
-/// of a short key costs more than comparing it with each of them.
-const SCANNED_MEMBERS: usize = 12;
-
-/// `map.get(key)`, found by comparing keys in a small map (see [`SCANNED_MEMBERS`]). A map's
-/// keys are distinct, so the member found is the same.
-fn member<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    if map.len() <= SCANNED_MEMBERS {
-        map.iter().find_map(|(name, value)| (name == key).then_some(value))
-    } else {
-        map.get(key)
-    }
-}
-
 /// The answer type an entry declares by its value (preferred) or its `type` tag (§1.3:
 /// "value wins over type tag"). `None` when neither says.
-pub(crate) fn answer_kind(entry: &Map<String, Value>) -> Option<&'static str> {
-    let tag = member(entry, "type").and_then(Value::as_str);
-    if tag == Some("noul") || member(entry, "noul").is_some() {
+pub(crate) fn answer_kind<O: ObjectView + ?Sized>(entry: &O) -> Option<&'static str> {
+    let tag = text(entry.get("type"));
+    if tag == Some("noul") || entry.get("noul").is_some() {
         Some("noul")
-    } else if tag == Some("score") || member(entry, "score").is_some() {
+    } else if tag == Some("score") || entry.get("score").is_some() {
         Some("score")
-    } else if tag == Some("choice") || member(entry, "choice").is_some() {
+    } else if tag == Some("choice") || entry.get("choice").is_some() {
         Some("choice")
     } else {
         None
     }
 }
 
+/// The text of a value that is a string.
+fn text<V: JsonView + ?Sized>(value: Option<&V>) -> Option<&str> {
+    match value?.view() {
+        Viewed::String(text) => Some(text),
+        _ => None,
+    }
+}
+
 /// Validate the raw answer to one question. `None` means no answer came back.
 pub fn validate_answer(question: &WireQuestion, raw: Option<&Value>) -> Result<Answer, AnswerProblem> {
-    let entry = raw.ok_or(AnswerProblem::Missing)?.as_object().ok_or(AnswerProblem::NotAnObject)?;
-    if member(entry, "type").and_then(Value::as_str) == Some(MALFORMED_TYPE) {
-        let detail = member(entry, "problem").and_then(Value::as_str).unwrap_or("no reason given");
+    validate_entry(question, raw)
+}
+
+/// [`validate_answer`] over any view of the JSON answer.
+fn validate_entry<V: JsonView>(question: &WireQuestion, raw: Option<&V>) -> Result<Answer, AnswerProblem> {
+    let Viewed::Object(entry) = raw.ok_or(AnswerProblem::Missing)?.view() else {
+        return Err(AnswerProblem::NotAnObject);
+    };
+    if text(entry.get("type")) == Some(MALFORMED_TYPE) {
+        let detail = text(entry.get("problem")).unwrap_or("no reason given");
         return Err(AnswerProblem::Malformed { detail: detail.to_owned() });
     }
     let kind = answer_kind(entry).ok_or(AnswerProblem::Unrecognised)?;
@@ -186,8 +187,8 @@ pub fn validate_answer(question: &WireQuestion, raw: Option<&Value>) -> Result<A
     }
     match question {
         WireQuestion::Noul { .. } => {
-            let noul = unit(member(entry, "noul"), "noul")?;
-            if let Some(confidence) = member(entry, "confidence") {
+            let noul = unit(entry.get("noul"), "noul")?;
+            if let Some(confidence) = entry.get("confidence") {
                 unit(Some(confidence), "confidence")?;
             }
             Ok(Answer::Noul { noul })
@@ -196,9 +197,9 @@ pub fn validate_answer(question: &WireQuestion, raw: Option<&Value>) -> Result<A
             if criteria.is_empty() {
                 return Err(AnswerProblem::NothingOffered);
             }
-            let choice = match member(entry, "choice") {
-                None | Some(Value::Null) => return Err(AnswerProblem::MissingField { field: "choice" }),
-                Some(Value::String(s)) => s.clone(),
+            let choice = match entry.get("choice").map(JsonView::view) {
+                None | Some(Viewed::Null) => return Err(AnswerProblem::MissingField { field: "choice" }),
+                Some(Viewed::String(s)) => s.to_owned(),
                 Some(_) => return Err(AnswerProblem::ChoiceNotString),
             };
             if !criteria.iter().any(|(id, _)| *id == choice) {
@@ -215,7 +216,7 @@ pub fn validate_answer(question: &WireQuestion, raw: Option<&Value>) -> Result<A
         }
         WireQuestion::Score { criteria, .. } => {
             let max_level = criteria.len().checked_sub(1).ok_or(AnswerProblem::NothingOffered)?;
-            let score = number(member(entry, "score"), "score")?;
+            let score = number(entry.get("score"), "score")?;
             if !(0.0..=max_level as f64).contains(&score) {
                 return Err(AnswerProblem::ScoreOutOfRange { score, max_level });
             }
@@ -228,25 +229,26 @@ pub fn validate_answer(question: &WireQuestion, raw: Option<&Value>) -> Result<A
 }
 
 /// `probabilities`: keys exactly the offered ids, values in [0, 1], summing to 1 ± 0.02.
-fn distribution<'a>(
-    entry: &Map<String, Value>,
+fn distribution<'a, O: ObjectView + ?Sized>(
+    entry: &O,
     offered: impl Iterator<Item = &'a str> + Clone,
 ) -> Result<BTreeMap<String, f64>, AnswerProblem> {
-    let raw = match member(entry, "probabilities") {
-        None | Some(Value::Null) => return Err(AnswerProblem::MissingField { field: "probabilities" }),
-        Some(Value::Object(map)) => map,
+    let raw = match entry.get("probabilities").map(JsonView::view) {
+        None | Some(Viewed::Null) => return Err(AnswerProblem::MissingField { field: "probabilities" }),
+        Some(Viewed::Object(map)) => map,
         Some(_) => return Err(AnswerProblem::ProbabilitiesNotObject),
     };
-    let missing: Vec<String> = offered.clone().filter(|id| member(raw, id).is_none()).map(str::to_string).collect();
-    let extra: Vec<String> = raw.keys().filter(|k| !offered.clone().any(|id| id == k.as_str())).cloned().collect();
+    let missing: Vec<String> = offered.clone().filter(|id| raw.get(id).is_none()).map(str::to_string).collect();
+    let extra: Vec<String> =
+        raw.members().filter(|(k, _)| !offered.clone().any(|id| id == *k)).map(|(k, _)| k.to_string()).collect();
     if !missing.is_empty() || !extra.is_empty() {
         return Err(AnswerProblem::KeysDiffer { missing, extra });
     }
     let mut probabilities = BTreeMap::new();
-    for (id, value) in raw {
+    for (id, value) in raw.members() {
         // The field's path is written only for a problem: most answers have none.
         let p = unit(Some(value), "").map_err(|problem| problem.at(|| format!("probabilities.{id}")))?;
-        probabilities.insert(id.clone(), p);
+        probabilities.insert(id.to_string(), p);
     }
     let sum: f64 = probabilities.values().sum();
     // The slack absorbs binary rounding, so 0.7 + 0.32 counts as the 1.02 it is written as.
@@ -258,18 +260,18 @@ fn distribution<'a>(
 
 /// A present confidence must be a number in [0, 1]; an absent one is the largest
 /// probability (§1.3, pinned by the reference tests).
-fn confidence(entry: &Map<String, Value>, probabilities: &BTreeMap<String, f64>) -> Result<f64, AnswerProblem> {
-    match member(entry, "confidence") {
-        None | Some(Value::Null) => Ok(probabilities.values().copied().fold(0.0, f64::max)),
-        value => unit(value, "confidence"),
+fn confidence<O: ObjectView + ?Sized>(entry: &O, probabilities: &BTreeMap<String, f64>) -> Result<f64, AnswerProblem> {
+    match entry.get("confidence") {
+        Some(value) if !matches!(value.view(), Viewed::Null) => unit(Some(value), "confidence"),
+        _ => Ok(probabilities.values().copied().fold(0.0, f64::max)),
     }
 }
 
-fn number(value: Option<&Value>, field: &str) -> Result<f64, AnswerProblem> {
-    match value {
+fn number<V: JsonView + ?Sized>(value: Option<&V>, field: &str) -> Result<f64, AnswerProblem> {
+    match value.map(JsonView::view) {
         None => Err(AnswerProblem::MissingField { field: static_field(field) }),
-        Some(Value::Bool(_)) => Err(AnswerProblem::Boolean { field: field.to_string() }),
-        Some(Value::Number(n)) => match n.as_f64() {
+        Some(Viewed::Bool) => Err(AnswerProblem::Boolean { field: field.to_string() }),
+        Some(Viewed::Number(n)) => match n {
             Some(v) if v.is_finite() => Ok(v),
             _ => Err(AnswerProblem::NotANumber { field: field.to_string() }),
         },
@@ -277,7 +279,7 @@ fn number(value: Option<&Value>, field: &str) -> Result<f64, AnswerProblem> {
     }
 }
 
-fn unit(value: Option<&Value>, field: &str) -> Result<f64, AnswerProblem> {
+fn unit<V: JsonView + ?Sized>(value: Option<&V>, field: &str) -> Result<f64, AnswerProblem> {
     let v = number(value, field)?;
     if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(AnswerProblem::OutOfRange { field: field.to_string(), value: v }) }
 }
@@ -321,15 +323,16 @@ impl std::fmt::Display for QuestionProblem {
 }
 
 /// Validate the answers to every question in `questions`: the typed answers when all are
-/// valid, otherwise every problem found (in question order).
-pub fn validate_answers(
+/// valid, otherwise every problem found (in question order). `raw` is a `serde_json` map or
+/// a [`BorrowedObject`](super::BorrowedObject) read from text; both validate alike.
+pub fn validate_answers<O: ObjectView + ?Sized>(
     questions: &Questions,
-    raw: &Map<String, Value>,
+    raw: &O,
 ) -> Result<decision_core::policy::Answers, Vec<QuestionProblem>> {
     let mut answers = decision_core::policy::Answers::new();
     let mut problems = Vec::new();
     for (id, question) in questions.iter() {
-        match validate_answer(question, member(raw, id)) {
+        match validate_entry(question, raw.get(id)) {
             Ok(answer) => {
                 answers.insert(id.to_string(), answer);
             }
@@ -394,11 +397,11 @@ pub fn normalize(asked: &Questions, answers: Option<&Value>, server_warnings: Ve
 
 fn is_recognisable(entry: &Value) -> bool {
     let Some(map) = entry.as_object() else { return false };
-    let finite = |key: &str| member(map, key).and_then(Value::as_f64).is_some_and(f64::is_finite);
+    let finite = |key: &str| ObjectView::get(map, key).and_then(Value::as_f64).is_some_and(f64::is_finite);
     match answer_kind(map) {
         Some("noul") => finite("noul"),
         Some("score") => finite("score"),
-        Some("choice") => member(map, "choice").and_then(Value::as_str).is_some_and(|s| !s.is_empty()),
+        Some("choice") => text(ObjectView::get(map, "choice")).is_some_and(|s| !s.is_empty()),
         _ => false,
     }
 }
@@ -441,21 +444,6 @@ mod tests {
             normalize(&asked, Some(&json!({"x": {"choice": "a"}, "n": {"noul": 0.1}, "s": {"score": 1}})), vec![]);
         assert!(!fine.degraded());
         assert!(fine.warnings.is_empty());
-    }
-
-    #[test]
-    fn a_member_is_the_one_get_finds_in_small_and_large_maps() {
-        for size in [0, 1, 2, SCANNED_MEMBERS - 1, SCANNED_MEMBERS, SCANNED_MEMBERS + 1, 40] {
-            let map: Map<String, Value> = (0..size).map(|i| (format!("k{i}"), json!(i))).collect();
-            for key in (0..size + 2).map(|i| format!("k{i}")).chain(["".into(), "k".into(), "k00".into()]) {
-                assert_eq!(member(&map, &key), map.get(&key), "{key} in {size} members");
-            }
-            // Found when present, by value, not merely as some member.
-            if size > 0 {
-                assert_eq!(member(&map, &format!("k{}", size - 1)), Some(&json!(size - 1)));
-            }
-            assert_eq!(member(&map, &format!("k{size}")), None);
-        }
     }
 
     #[test]

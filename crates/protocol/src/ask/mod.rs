@@ -7,6 +7,7 @@
 
 mod answer;
 mod compile;
+mod json_view;
 mod wire;
 
 pub use answer::{
@@ -17,4 +18,5 @@ pub use compile::{
     BlockQuestions, CandidateProvider, CandidateRegistry, Candidates, QuestionError, ReadCells, compile_questions,
     wire_question,
 };
+pub use json_view::{BorrowedJson, BorrowedObject, JsonView, ObjectView, Viewed};
 pub use wire::{Questions, WireQuestion};

@@ -26,7 +26,9 @@ use thiserror::Error;
 
 use crate::lines::{DEFAULT_MAX_LINE, Line, LineReader};
 use crate::names::snake_case;
-use decision_protocol::ask::{Questions, WireQuestion, invalid_reason, validate_answers, wire_question};
+use decision_protocol::ask::{
+    BorrowedObject, ObjectView, Questions, WireQuestion, invalid_reason, validate_answers, wire_question,
+};
 
 /// How many changed and not-comparable decisions a report lists (all are counted).
 pub const MAX_LISTED: usize = 10_000;
@@ -114,7 +116,7 @@ impl WhatIf {
         &self,
         recorded: &RecordedDecision,
         questions: Result<&Questions, &String>,
-        answers: &Map<String, Value>,
+        answers: &(impl ObjectView + ?Sized),
     ) -> WhatIfComparison {
         let Some((block_id, plan)) = self.block_of(recorded) else {
             return WhatIfComparison::NotComparable {
@@ -494,11 +496,11 @@ struct DecisionReader {
 }
 
 /// One decision event of a line, with its questions read.
-struct LineDecision {
+struct LineDecision<'line> {
     run: u64,
     recorded: RecordedDecision,
     questions: std::ops::Range<usize>,
-    answers: Map<String, Value>,
+    answers: BorrowedObject<'line>,
 }
 
 /// Where a value lies in an event (`key` or `frame.key`), and its text.
@@ -608,14 +610,15 @@ impl KnownTexts {
     }
 }
 
-/// The recorded answers at the scanner's position (an object), read once: parsed into a map
-/// where they lie, and stepped over by their text (`serde_json` reads JSON as strictly as the
-/// scanner, which therefore accepts what it read). Answers `serde_json` cannot read (a lone
-/// surrogate, nesting past its limit, text that is not JSON) are validated by the scanner as
-/// any value is, and are empty (so they fail validation) or break the line, as before.
-fn read_answers(scanner: &mut Scanner<'_>, line: &[u8]) -> Result<Map<String, Value>, ScanError> {
+/// The recorded answers at the scanner's position (an object), read once: parsed where they
+/// lie, borrowing their text (validation reads them as it reads a `serde_json` map), and
+/// stepped over by their text (`serde_json` reads JSON as strictly as the scanner, which
+/// therefore accepts what it read). Answers `serde_json` cannot read (a lone surrogate,
+/// nesting past its limit, text that is not JSON) are validated by the scanner as any value
+/// is, and are empty (so they fail validation) or break the line, as before.
+fn read_answers<'line>(scanner: &mut Scanner<'_>, line: &'line [u8]) -> Result<BorrowedObject<'line>, ScanError> {
     let rest = line.get(scanner.offset()..).unwrap_or_default();
-    let mut parser = serde_json::Deserializer::from_slice(rest).into_iter::<Map<String, Value>>();
+    let mut parser = serde_json::Deserializer::from_slice(rest).into_iter::<BorrowedObject<'line>>();
     if let Some(Ok(answers)) = parser.next()
         && scanner.skip_known(rest.get(..parser.byte_offset()).unwrap_or_default()).is_some()
     {
@@ -657,7 +660,7 @@ impl DecisionReader {
         Ok(Some((found.run, found.recorded, comparison)))
     }
 
-    fn read(&mut self, line: &[u8]) -> Result<Option<LineDecision>, ScanError> {
+    fn read<'line>(&mut self, line: &'line [u8]) -> Result<Option<LineDecision<'line>>, ScanError> {
         let mut scanner = Scanner::new(line)?;
         if scanner.peek_kind()? != ValueKind::Object || !scanner.begin_object()? {
             return Ok(None);
@@ -682,15 +685,15 @@ impl DecisionReader {
     }
 
     #[allow(clippy::type_complexity)]
-    fn event(
+    fn event<'line>(
         &mut self,
         scanner: &mut Scanner<'_>,
-        line: &[u8],
-    ) -> Result<Option<(RecordedDecision, std::ops::Range<usize>, Map<String, Value>)>, ScanError> {
+        line: &'line [u8],
+    ) -> Result<Option<(RecordedDecision, std::ops::Range<usize>, BorrowedObject<'line>)>, ScanError> {
         let mut recorded = RecordedDecision::default();
         let mut is_decision = false;
         let mut questions = 0..0;
-        let mut answers = Map::new();
+        let mut answers = BorrowedObject::default();
         // The state and the sent questions, which the frame and the questions repeat.
         let (mut state, mut sent_questions) = (None, None);
         self.known.reset();
