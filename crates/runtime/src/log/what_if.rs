@@ -646,17 +646,19 @@ impl DecisionReader {
         }
         let Some(found) = self.read(line).map_err(|e| e.to_string())? else { return Ok(None) };
         let text = line.get(found.questions.clone()).unwrap_or_default();
-        if !self.questions.contains_key(text) {
-            if self.questions.len() >= QUESTION_CACHE {
-                self.questions.clear();
-            }
-            let parsed = serde_json::from_slice::<Map<String, Value>>(text)
-                .map_err(|e| format!("the recorded questions are not a JSON object: {e}"))
-                .and_then(|map| recorded_questions(&map));
-            self.questions.insert(text.to_vec(), parsed);
+        // Found with one lookup: a node asks the same questions from record to record.
+        if let Some(questions) = self.questions.get(text) {
+            let comparison = what_if.judge(&found.recorded, questions.as_ref(), &found.answers);
+            return Ok(Some((found.run, found.recorded, comparison)));
         }
-        let Some(questions) = self.questions.get(text).map(Result::as_ref) else { return Ok(None) };
-        let comparison = what_if.judge(&found.recorded, questions, &found.answers);
+        if self.questions.len() >= QUESTION_CACHE {
+            self.questions.clear();
+        }
+        let parsed = serde_json::from_slice::<Map<String, Value>>(text)
+            .map_err(|e| format!("the recorded questions are not a JSON object: {e}"))
+            .and_then(|map| recorded_questions(&map));
+        let comparison = what_if.judge(&found.recorded, parsed.as_ref(), &found.answers);
+        self.questions.insert(text.to_vec(), parsed);
         Ok(Some((found.run, found.recorded, comparison)))
     }
 
@@ -704,7 +706,12 @@ impl DecisionReader {
             scanner.member_key(&mut self.key)?;
             let kind = scanner.peek_kind()?;
             match (self.key.as_slice(), kind) {
-                (b"type", ValueKind::String) => is_decision = self.string(scanner)? == "decision",
+                (b"type", ValueKind::String) => {
+                    // Compared as read (its canonical quoted text), without making a `String` of it.
+                    self.text.clear();
+                    scanner.string_value(&mut self.text)?;
+                    is_decision = self.text == b"\"decision\"";
+                }
                 (b"step", ValueKind::Number) => recorded.step = Some(scanner.number_value()?),
                 (b"id", ValueKind::String) => {
                     let at = scanner.offset();
