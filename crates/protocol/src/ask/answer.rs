@@ -228,6 +228,9 @@ fn validate_entry<V: JsonView>(question: &WireQuestion, raw: Option<&V>) -> Resu
     }
 }
 
+/// Up to this many probability keys, each is looked for among the offered ids one by one.
+const OFFERED_SEARCHED: usize = 16;
+
 /// `probabilities`: keys exactly the offered ids, values in [0, 1], summing to 1 ± 0.02.
 fn distribution<'a, O: ObjectView + ?Sized>(
     entry: &O,
@@ -239,8 +242,15 @@ fn distribution<'a, O: ObjectView + ?Sized>(
         Some(_) => return Err(AnswerProblem::ProbabilitiesNotObject),
     };
     let missing: Vec<String> = offered.clone().filter(|id| raw.get(id).is_none()).map(str::to_string).collect();
-    let extra: Vec<String> =
-        raw.members().filter(|(k, _)| !offered.clone().any(|id| id == *k)).map(|(k, _)| k.to_string()).collect();
+    // A set of the offered ids for a long list, so that many keys against many ids cost
+    // time in proportion to their number (a hostile answer can hold thousands).
+    let offered_set: Option<std::collections::HashSet<&str>> =
+        (raw.len() > OFFERED_SEARCHED).then(|| offered.clone().collect());
+    let is_offered = |key: &str| match &offered_set {
+        Some(set) => set.contains(key),
+        None => offered.clone().any(|id| id == key),
+    };
+    let extra: Vec<String> = raw.members().filter(|(k, _)| !is_offered(k)).map(|(k, _)| k.to_string()).collect();
     if !missing.is_empty() || !extra.is_empty() {
         return Err(AnswerProblem::KeysDiffer { missing, extra });
     }
@@ -444,6 +454,33 @@ mod tests {
             normalize(&asked, Some(&json!({"x": {"choice": "a"}, "n": {"noul": 0.1}, "s": {"score": 1}})), vec![]);
         assert!(!fine.degraded());
         assert!(fine.warnings.is_empty());
+    }
+
+    #[test]
+    fn many_keys_are_checked_against_the_offered_ids_in_their_order() {
+        let ids: Vec<String> = (0..20).map(|i| format!("o{i}")).collect();
+        let question = WireQuestion::Choice {
+            instructions: "?".into(),
+            criteria: ids.iter().map(|id| (id.clone(), String::new())).collect(),
+        };
+        // Past the searched bound: o0 and o1 missing, two keys not offered, in this order.
+        let mut probabilities: Map<String, Value> = Map::new();
+        probabilities.insert("zz".into(), json!(0.0));
+        for id in &ids[2..] {
+            probabilities.insert(id.clone(), json!(1.0 / 18.0));
+        }
+        probabilities.insert("aa".into(), json!(0.0));
+        let answer = json!({"choice": "o2", "probabilities": probabilities});
+        assert_eq!(
+            validate_answer(&question, Some(&answer)),
+            Err(AnswerProblem::KeysDiffer {
+                missing: vec!["o0".into(), "o1".into()],
+                extra: vec!["zz".into(), "aa".into()]
+            })
+        );
+        // And all present: valid.
+        let all: Map<String, Value> = ids.iter().map(|id| (id.clone(), json!(1.0 / 20.0))).collect();
+        assert!(validate_answer(&question, Some(&json!({"choice": "o0", "probabilities": all}))).is_ok());
     }
 
     #[test]

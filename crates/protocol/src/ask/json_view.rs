@@ -8,6 +8,7 @@
 //! `serde_json::Map` does when it reads a repeated key.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -124,43 +125,50 @@ pub enum BorrowedJson<'a> {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BorrowedObject<'a> {
     members: Vec<(Cow<'a, str>, BorrowedJson<'a>)>,
+    /// Each key's place, for an object of more than [`COMPARED_KEYS`] members (a smaller one
+    /// is searched by comparing keys).
+    index: Option<HashMap<Cow<'a, str>, usize>>,
 }
 
-/// Up to this many members, repeated keys are found by comparing each key with those before
-/// it; a larger object indexes its keys, so a hostile object with many members costs time
-/// in proportion to its size.
+/// Up to this many members, a key is found by comparing it with each member's; a larger
+/// object indexes its keys, so that a hostile object with many members costs time in
+/// proportion to its size.
 const COMPARED_KEYS: usize = 16;
+
+/// The prefix of the keys `serde_json` reserves for itself: with some of its features on
+/// (`raw_value`, `arbitrary_precision`), an object with such a key is not read as an object
+/// into a `Value`. [`BorrowedJson`] refuses such text, so that its reader can read it as a
+/// `Value` instead and validate it exactly as before.
+const SERDE_JSON_PRIVATE_KEY: &str = "$serde_json::private::";
 
 impl<'a> BorrowedObject<'a> {
     /// An object of `members`, read in order: a repeated key keeps its first place and takes
     /// its last value.
-    fn from_members(mut members: Vec<(Cow<'a, str>, BorrowedJson<'a>)>) -> BorrowedObject<'a> {
-        let repeated = if members.len() <= COMPARED_KEYS {
-            members.iter().enumerate().any(|(i, (key, _))| members.iter().take(i).any(|(seen, _)| seen == key))
-        } else {
-            let mut seen = std::collections::HashSet::with_capacity(members.len());
-            !members.iter().all(|(key, _)| seen.insert(key.as_ref()))
-        };
-        if repeated {
-            let mut kept: Vec<(Cow<'a, str>, BorrowedJson<'a>)> = Vec::with_capacity(members.len());
-            let mut places: std::collections::HashMap<Cow<'a, str>, usize> =
-                std::collections::HashMap::with_capacity(members.len());
-            for (key, value) in members.drain(..) {
-                match places.get(key.as_ref()) {
-                    Some(&place) => {
-                        if let Some(member) = kept.get_mut(place) {
-                            member.1 = value;
-                        }
+    fn from_members(members: Vec<(Cow<'a, str>, BorrowedJson<'a>)>) -> BorrowedObject<'a> {
+        // Most objects are small and repeat no key: kept as read.
+        if members.len() <= COMPARED_KEYS
+            && !members.iter().enumerate().any(|(i, (key, _))| members.iter().take(i).any(|(seen, _)| seen == key))
+        {
+            return BorrowedObject { members, index: None };
+        }
+        let mut index = (members.len() > COMPARED_KEYS).then(|| HashMap::with_capacity(members.len()));
+        let mut kept: Vec<(Cow<'a, str>, BorrowedJson<'a>)> = Vec::with_capacity(members.len());
+        for (key, value) in members {
+            let place = match &index {
+                Some(index) => index.get(key.as_ref()).copied(),
+                None => kept.iter().position(|(seen, _)| *seen == key),
+            };
+            match place.and_then(|place| kept.get_mut(place)) {
+                Some(member) => member.1 = value,
+                None => {
+                    if let Some(index) = &mut index {
+                        index.insert(key.clone(), kept.len());
                     }
-                    None => {
-                        places.insert(key.clone(), kept.len());
-                        kept.push((key, value));
-                    }
+                    kept.push((key, value));
                 }
             }
-            members = kept;
         }
-        BorrowedObject { members }
+        BorrowedObject { members: kept, index }
     }
 }
 
@@ -187,7 +195,10 @@ impl<'a> ObjectView for BorrowedObject<'a> {
     }
 
     fn get(&self, key: &str) -> Option<&BorrowedJson<'a>> {
-        self.members.iter().find_map(|(name, value)| (name == key).then_some(value))
+        match &self.index {
+            Some(index) => index.get(key).and_then(|&place| self.members.get(place)).map(|(_, value)| value),
+            None => self.members.iter().find_map(|(name, value)| (name == key).then_some(value)),
+        }
     }
 
     fn members(&self) -> impl Iterator<Item = (&str, &BorrowedJson<'a>)> {
@@ -280,8 +291,11 @@ impl<'de> Visitor<'de> for ObjectVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0).min(COMPARED_KEYS));
-        while let Some((Key(key), value)) = map.next_entry::<Key<'de>, BorrowedJson<'de>>()? {
-            members.push((key, value));
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            if key.starts_with(SERDE_JSON_PRIVATE_KEY) {
+                return Err(serde::de::Error::custom("a key serde_json reserves"));
+            }
+            members.push((key, map.next_value::<BorrowedJson<'de>>()?));
         }
         Ok(BorrowedObject::from_members(members))
     }
@@ -347,6 +361,30 @@ mod tests {
             }
             assert_eq!(ObjectView::get(&map, &format!("k{size}")), None);
         }
+    }
+
+    #[test]
+    fn a_key_serde_json_reserves_is_refused_at_any_depth() {
+        for text in
+            [r#"{"$serde_json::private::RawValue":"1"}"#, r#"{"a":{"b":[{"$serde_json::private::Number":"0.5"}]}}"#]
+        {
+            assert!(serde_json::from_str::<BorrowedObject<'_>>(text).is_err(), "{text}");
+        }
+        // A key that only looks like one is a key.
+        let object = borrowed(r#"{"$serde_json::public":1,"serde_json::private::x":2}"#);
+        assert_eq!(object.len(), 2);
+    }
+
+    #[test]
+    fn a_large_objects_members_are_found_by_its_index() {
+        let text = format!("{{{}}}", (0..40).map(|i| format!("\"k{i}\":{i}")).collect::<Vec<_>>().join(","));
+        let object = borrowed(&text);
+        assert!(object.index.is_some());
+        for i in 0..40 {
+            assert_eq!(object.get(&format!("k{i}")), Some(&BorrowedJson::Number(f64::from(i))));
+        }
+        assert_eq!(object.get("k40"), None);
+        assert!(borrowed(r#"{"a":1}"#).index.is_none());
     }
 
     #[test]

@@ -110,6 +110,19 @@ impl WhatIf {
         self.judge(recorded, questions.as_ref(), &recorded.answers)
     }
 
+    /// [`WhatIf::judge`] of answers as the log reader read them.
+    fn judge_read(
+        &self,
+        recorded: &RecordedDecision,
+        questions: Result<&Questions, &String>,
+        answers: &RecordedAnswers<'_>,
+    ) -> WhatIfComparison {
+        match answers {
+            RecordedAnswers::Borrowed(answers) => self.judge(recorded, questions, answers),
+            RecordedAnswers::Map(answers) => self.judge(recorded, questions, answers),
+        }
+    }
+
     /// Re-evaluate a decision whose recorded questions were already read (`Err`: why they
     /// could not be).
     fn judge(
@@ -500,7 +513,7 @@ struct LineDecision<'line> {
     run: u64,
     recorded: RecordedDecision,
     questions: std::ops::Range<usize>,
-    answers: BorrowedObject<'line>,
+    answers: RecordedAnswers<'line>,
 }
 
 /// Where a value lies in an event (`key` or `frame.key`), and its text.
@@ -610,22 +623,46 @@ impl KnownTexts {
     }
 }
 
+/// A record's answers as read: borrowed from the line, or, for text the borrowed reader
+/// refuses, a `serde_json` map (see [`read_answers`]).
+enum RecordedAnswers<'line> {
+    Borrowed(BorrowedObject<'line>),
+    Map(Map<String, Value>),
+}
+
+impl Default for RecordedAnswers<'_> {
+    fn default() -> Self {
+        RecordedAnswers::Borrowed(BorrowedObject::default())
+    }
+}
+
 /// The recorded answers at the scanner's position (an object), read once: parsed where they
 /// lie, borrowing their text (validation reads them as it reads a `serde_json` map), and
 /// stepped over by their text (`serde_json` reads JSON as strictly as the scanner, which
-/// therefore accepts what it read). Answers `serde_json` cannot read (a lone surrogate,
-/// nesting past its limit, text that is not JSON) are validated by the scanner as any value
-/// is, and are empty (so they fail validation) or break the line, as before.
-fn read_answers<'line>(scanner: &mut Scanner<'_>, line: &'line [u8]) -> Result<BorrowedObject<'line>, ScanError> {
+/// therefore accepts what it read).
+///
+/// Text the borrowed reader refuses is read into a `serde_json` map, as it was before the
+/// borrowed reader: among it, objects with a key `serde_json` reserves, which some of its
+/// features read as something else than an object, so that validation sees what a map
+/// holds. Answers `serde_json` cannot read at all (a lone surrogate, nesting past its limit,
+/// text that is not JSON) are validated by the scanner as any value is, and are empty (so
+/// they fail validation) or break the line, as before.
+fn read_answers<'line>(scanner: &mut Scanner<'_>, line: &'line [u8]) -> Result<RecordedAnswers<'line>, ScanError> {
     let rest = line.get(scanner.offset()..).unwrap_or_default();
     let mut parser = serde_json::Deserializer::from_slice(rest).into_iter::<BorrowedObject<'line>>();
     if let Some(Ok(answers)) = parser.next()
         && scanner.skip_known(rest.get(..parser.byte_offset()).unwrap_or_default()).is_some()
     {
-        return Ok(answers);
+        return Ok(RecordedAnswers::Borrowed(answers));
+    }
+    let mut parser = serde_json::Deserializer::from_slice(rest).into_iter::<Map<String, Value>>();
+    if let Some(Ok(answers)) = parser.next()
+        && scanner.skip_known(rest.get(..parser.byte_offset()).unwrap_or_default()).is_some()
+    {
+        return Ok(RecordedAnswers::Map(answers));
     }
     let span = scanner.skip_span()?;
-    Ok(serde_json::from_slice(line.get(span).unwrap_or_default()).unwrap_or_default())
+    Ok(RecordedAnswers::Map(serde_json::from_slice(line.get(span).unwrap_or_default()).unwrap_or_default()))
 }
 
 impl DecisionReader {
@@ -648,7 +685,7 @@ impl DecisionReader {
         let text = line.get(found.questions.clone()).unwrap_or_default();
         // Found with one lookup: a node asks the same questions from record to record.
         if let Some(questions) = self.questions.get(text) {
-            let comparison = what_if.judge(&found.recorded, questions.as_ref(), &found.answers);
+            let comparison = what_if.judge_read(&found.recorded, questions.as_ref(), &found.answers);
             return Ok(Some((found.run, found.recorded, comparison)));
         }
         if self.questions.len() >= QUESTION_CACHE {
@@ -657,7 +694,7 @@ impl DecisionReader {
         let parsed = serde_json::from_slice::<Map<String, Value>>(text)
             .map_err(|e| format!("the recorded questions are not a JSON object: {e}"))
             .and_then(|map| recorded_questions(&map));
-        let comparison = what_if.judge(&found.recorded, parsed.as_ref(), &found.answers);
+        let comparison = what_if.judge_read(&found.recorded, parsed.as_ref(), &found.answers);
         self.questions.insert(text.to_vec(), parsed);
         Ok(Some((found.run, found.recorded, comparison)))
     }
@@ -691,11 +728,11 @@ impl DecisionReader {
         &mut self,
         scanner: &mut Scanner<'_>,
         line: &'line [u8],
-    ) -> Result<Option<(RecordedDecision, std::ops::Range<usize>, BorrowedObject<'line>)>, ScanError> {
+    ) -> Result<Option<(RecordedDecision, std::ops::Range<usize>, RecordedAnswers<'line>)>, ScanError> {
         let mut recorded = RecordedDecision::default();
         let mut is_decision = false;
         let mut questions = 0..0;
-        let mut answers = BorrowedObject::default();
+        let mut answers = RecordedAnswers::default();
         // The state and the sent questions, which the frame and the questions repeat.
         let (mut state, mut sent_questions) = (None, None);
         self.known.reset();
@@ -1057,6 +1094,31 @@ mod tests {
         let (together, alone) = verdicts(&lines);
         assert_eq!(together, vec![(1, 0, 0), (0, 1, 0), (1, 0, 0), (0, 0, 1), (0, 0, 1)]);
         assert_eq!(together, alone);
+    }
+
+    #[test]
+    fn answers_with_a_key_serde_json_reserves_are_judged_as_a_map_reads_them() {
+        let what_if = WhatIf::new(&contract(CONTRACT), &parse_gates("grade_risk.needs_auth=0.1").unwrap()).unwrap();
+        let risk = r#""risk":{"type":"score","score":0.3,"probabilities":{"0":0.8,"1":0.1,"2":0.1}}"#;
+        // With some of serde_json's features on, such an object reads as the JSON text or
+        // the number it holds; without them, as an object. Either way as a map reads it.
+        for answers in [
+            format!(r#"{{{risk},"needs_auth":{{"type":"noul","noul":0.05,"$serde_json::private::RawValue":"1"}}}}"#),
+            format!(r#"{{{risk},"needs_auth":{{"$serde_json::private::RawValue":"{{\"noul\":0.05}}"}}}}"#),
+            format!(r#"{{{risk},"needs_auth":{{"type":"noul","noul":{{"$serde_json::private::Number":"0.05"}}}}}}"#),
+        ] {
+            let line = with_answers(0.05, &answers);
+            let mut reader = DecisionReader::new();
+            let found = reader.read(line.as_bytes()).unwrap().unwrap();
+            assert!(matches!(found.answers, RecordedAnswers::Map(_)), "{answers}");
+            let asked =
+                serde_json::from_slice::<Map<String, Value>>(&line.as_bytes()[found.questions.clone()]).unwrap();
+            let questions = recorded_questions(&asked);
+            let map: Map<String, Value> = serde_json::from_str(&answers).unwrap_or_default();
+            let expected = what_if.judge(&found.recorded, questions.as_ref(), &map);
+            let (_, _, judged) = reader.judge_line(&what_if, line.as_bytes()).unwrap().unwrap();
+            assert_eq!(judged, expected, "{answers}");
+        }
     }
 
     #[test]
