@@ -648,21 +648,24 @@ impl Default for RecordedAnswers<'_> {
 /// text that is not JSON) are validated by the scanner as any value is, and are empty (so
 /// they fail validation) or break the line, as before.
 fn read_answers<'line>(scanner: &mut Scanner<'_>, line: &'line [u8]) -> Result<RecordedAnswers<'line>, ScanError> {
-    let rest = line.get(scanner.offset()..).unwrap_or_default();
-    let mut parser = serde_json::Deserializer::from_slice(rest).into_iter::<BorrowedObject<'line>>();
-    if let Some(Ok(answers)) = parser.next()
-        && scanner.skip_known(rest.get(..parser.byte_offset()).unwrap_or_default()).is_some()
-    {
+    if let Some(answers) = parse_here::<BorrowedObject<'line>>(scanner, line) {
         return Ok(RecordedAnswers::Borrowed(answers));
     }
-    let mut parser = serde_json::Deserializer::from_slice(rest).into_iter::<Map<String, Value>>();
-    if let Some(Ok(answers)) = parser.next()
-        && scanner.skip_known(rest.get(..parser.byte_offset()).unwrap_or_default()).is_some()
-    {
+    if let Some(answers) = parse_here::<Map<String, Value>>(scanner, line) {
         return Ok(RecordedAnswers::Map(answers));
     }
     let span = scanner.skip_span()?;
     Ok(RecordedAnswers::Map(serde_json::from_slice(line.get(span).unwrap_or_default()).unwrap_or_default()))
+}
+
+/// The value at the scanner's position read by `serde_json` as a `T`, and the scanner moved
+/// past it; `None` (the scanner unmoved) when `serde_json` cannot read it as one.
+fn parse_here<'line, T: serde::Deserialize<'line>>(scanner: &mut Scanner<'_>, line: &'line [u8]) -> Option<T> {
+    let rest = line.get(scanner.offset()..).unwrap_or_default();
+    let mut parser = serde_json::Deserializer::from_slice(rest).into_iter::<T>();
+    let value = parser.next()?.ok()?;
+    scanner.skip_known(rest.get(..parser.byte_offset()).unwrap_or_default())?;
+    Some(value)
 }
 
 impl DecisionReader {
