@@ -52,7 +52,9 @@ const DEFINITION_KINDS: [&str; 12] =
 pub(crate) fn definition_kind(task: &str, symbol: &str) -> Option<&'static str> {
     let lower = task.to_lowercase();
     let symbol = symbol.to_lowercase();
-    DEFINITION_KINDS.into_iter().find(|kind| {
+    // Only a kind the task holds at all can stand next to the symbol: the phrases are made
+    // for those alone (most tasks hold one or two of the twelve).
+    DEFINITION_KINDS.into_iter().filter(|kind| lower.contains(kind)).find(|kind| {
         [
             format!("{kind} `{symbol}`"),
             format!("`{symbol}` {kind}"),

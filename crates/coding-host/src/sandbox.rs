@@ -137,6 +137,10 @@ pub(crate) struct WorkDir {
     root: PathBuf,
 }
 
+/// The most a read allocates before its first byte arrives: a file's length is only what it
+/// was when it was opened.
+const MAX_PRESIZED_READ: u64 = 16 << 20;
+
 /// Makes the names of temporary files unique within the process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -240,8 +244,12 @@ impl WorkDir {
         let (mut file, file_len) = self.open_regular(path)?;
         let reading = |e| classify(e, "read", path);
         file.seek(SeekFrom::Start(start)).map_err(reading)?;
-        // One byte more than asked tells whether anything was left unread.
-        let mut bytes = Vec::new();
+        // One byte more than asked tells whether anything was left unread. The buffer is
+        // sized from the length the file had when it was opened: a file read whole then
+        // takes one `read` and one more that finds its end, where an empty buffer grows
+        // through a read per doubling. A file that has grown since is still read to the bound.
+        let expected = file_len.saturating_sub(start).min(max_bytes).saturating_add(1);
+        let mut bytes = Vec::with_capacity(usize::try_from(expected.min(MAX_PRESIZED_READ)).unwrap_or(0));
         file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(reading)?;
         let at_end = u64::try_from(bytes.len()).unwrap_or(u64::MAX) <= max_bytes;
         bytes.truncate(usize::try_from(max_bytes).unwrap_or(usize::MAX));

@@ -306,6 +306,29 @@ fn a_sparse_gigabyte_is_read_in_a_bounded_window() {
 }
 
 #[test]
+fn a_read_says_whether_it_reached_the_end_at_every_bound() {
+    let (work, _outside) = dirs("bounds");
+    fs::write(work.join("ten"), "0123456789").unwrap();
+    let wd = WorkDir::open(&work).unwrap();
+    let read = |start, max| {
+        let out = wd.read(Path::new("ten"), start, max).unwrap();
+        (String::from_utf8(out.bytes).unwrap(), out.file_len, out.at_end)
+    };
+    assert_eq!(read(0, 100), ("0123456789".into(), 10, true));
+    assert_eq!(read(0, 10), ("0123456789".into(), 10, true));
+    assert_eq!(read(0, 9), ("012345678".into(), 10, false));
+    assert_eq!(read(0, 0), (String::new(), 10, false));
+    assert_eq!(read(4, 6), ("456789".into(), 10, true));
+    assert_eq!(read(4, 5), ("45678".into(), 10, false));
+    assert_eq!(read(10, 5), (String::new(), 10, true));
+    assert_eq!(read(25, 5), (String::new(), 10, true));
+    fs::write(work.join("empty"), "").unwrap();
+    let empty = wd.read(Path::new("empty"), 0, 5).unwrap();
+    assert_eq!((empty.bytes.len(), empty.file_len, empty.at_end), (0, 0, true));
+    cleanup(&work);
+}
+
+#[test]
 fn entries_say_what_each_name_is() {
     let (work, _outside) = dirs("entries");
     fs::create_dir(work.join("d")).unwrap();
