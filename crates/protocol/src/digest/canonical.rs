@@ -21,6 +21,10 @@ pub use span::JsonSpan;
 /// record holds.
 pub const MAX_DEPTH: usize = 512;
 
+/// How many open members (those of the objects being read, outermost first) the scanner
+/// makes room for at its first object.
+const OPEN_MEMBERS_RESERVED: usize = 16;
+
 /// Why a text is not JSON, and where (a byte offset into the scanned text).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{kind} at byte {offset}")]
@@ -360,6 +364,14 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
+    /// Room for the open members of the first object read, made once: a state's members and
+    /// those of the objects inside it then fit without the list growing one doubling at a time.
+    fn reserve_members(&mut self) {
+        if self.members.capacity() == 0 {
+            self.members.reserve(OPEN_MEMBERS_RESERVED);
+        }
+    }
+
     fn object_at(
         &mut self,
         out: &mut Vec<u8>,
@@ -369,6 +381,7 @@ impl<'a> Scanner<'a> {
         if depth >= MAX_DEPTH {
             return Err(self.error(ScanErrorKind::TooDeep));
         }
+        self.reserve_members();
         let base = self.members.len();
         let start = out.len();
         out.push(b'{');

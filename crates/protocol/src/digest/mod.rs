@@ -187,7 +187,7 @@ pub fn request_digest_of_text(sent_frame_digest: &str, sent_questions_json: &str
 /// twice keeps its first place and its last value, integer keys come first) and hashed from
 /// its canonical text, with no value built. An error when the text is not one JSON object.
 pub fn frame_digest_of_json(node: &str, state_json: &[u8]) -> Result<String, ScanError> {
-    let mut members = Vec::new();
+    let mut members = Vec::with_capacity(16);
     // Canonical text (what `JSON.stringify` wrote) is hashed where it lies; only other
     // text is re-serialised first.
     let mut scanner = Scanner::new(state_json)?;

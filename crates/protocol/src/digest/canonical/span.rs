@@ -165,6 +165,7 @@ impl<'a> Scanner<'a> {
             self.pos += 1;
             return Ok(());
         }
+        self.reserve_members();
         let base = self.members.len();
         let result = self.span_members(depth, base, &mut listing);
         self.members.truncate(base);
