@@ -37,6 +37,11 @@ struct Listening {
 
 impl Listening {
     fn start(options: &[&str]) -> Listening {
+        Listening::start_with(options, &[])
+    }
+
+    /// As [`Listening::start`], the upstream server started with `server_env` set.
+    fn start_with(options: &[&str], server_env: &[(&str, &str)]) -> Listening {
         let dir = tempfile::tempdir().unwrap();
         let logs = dir.path().join("logs");
         let port = free_port();
@@ -50,6 +55,7 @@ impl Listening {
             .arg("python3")
             .arg(server())
             .env_remove("DECISION_LOG_KEY")
+            .envs(server_env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -370,6 +376,34 @@ fn a_session_whose_client_went_quiet_is_ended_and_sealed_and_the_client_begins_a
     for log in &logs {
         verify_sealed(log);
     }
+}
+
+#[test]
+fn a_client_waiting_on_a_slow_server_is_not_idle_and_its_idle_time_starts_at_the_answer() {
+    if !python_available() {
+        eprintln!("python3 is not on the path: skipped");
+        return;
+    }
+    // The server takes twice the idle second to answer `initialize`.
+    let gateway =
+        Listening::start_with(&["--approvals", "deny", "--session-idle", "1"], &[("FAKE_SERVER_SLOW_START", "2")]);
+    let mut client = Client::new(&gateway.url);
+    let init = client.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(init.last().unwrap()["result"]["serverInfo"]["name"], "fake", "{init:?}");
+    // Half the idle second after the answer (the gateway looks for idle sessions five times a
+    // second): the session counts from the answer, not from the request that began it.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(client.notify(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})), 202);
+    let listed = client.request(2, "tools/list", json!({}));
+    assert_eq!(listed.last().unwrap()["result"]["tools"].as_array().unwrap().len(), 5);
+    let (stderr, logs, _dir) = gateway.stop();
+    assert_eq!(logs.len(), 1, "{stderr}");
+    assert!(!stderr.contains("client idle"), "{stderr}");
+    verify_sealed(&logs[0]);
 }
 
 #[test]

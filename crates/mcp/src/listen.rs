@@ -175,7 +175,8 @@ impl Write for ClientWriter {
 struct ClientSession {
     events: Sender<Event>,
     router: Arc<Mutex<Router>>,
-    /// When its client last sent a request (any method).
+    /// When its client last sent a request (any method), or, while it waits for an answer,
+    /// when the idle sweep last found it waiting.
     last_seen: Instant,
 }
 
@@ -220,17 +221,22 @@ impl Shared {
         self.sessions().stopping
     }
 
-    /// Ends each session whose client has sent nothing for the idle time and waits for no
-    /// answer (a call in flight or held for a person keeps its request stream open).
+    /// Ends each session whose client has waited for no answer and sent nothing for the idle
+    /// time. A request in flight (a call running, held for a person, a server slow to start)
+    /// keeps its session open, and the idle time counts from when it was answered: a client
+    /// is not quiet while it waits, however long the server takes.
     fn end_idle_sessions(&self) {
         let mut sessions = self.sessions();
-        let idle: Vec<String> = sessions
-            .open
-            .iter()
-            .filter(|(_, s)| s.last_seen.elapsed() >= self.idle)
-            .filter(|(_, s)| s.router.lock().unwrap_or_else(PoisonError::into_inner).requests.is_empty())
-            .map(|(id, _)| id.clone())
-            .collect();
+        let now = Instant::now();
+        let mut idle = Vec::new();
+        for (id, session) in &mut sessions.open {
+            let waiting = !session.router.lock().unwrap_or_else(PoisonError::into_inner).requests.is_empty();
+            if waiting {
+                session.last_seen = now;
+            } else if now.duration_since(session.last_seen) >= self.idle {
+                idle.push(id.clone());
+            }
+        }
         for id in idle {
             if let Some(session) = sessions.open.remove(&id) {
                 let _ = session.events.send(Event::Idle);

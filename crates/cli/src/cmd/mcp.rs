@@ -97,7 +97,8 @@ pub struct Args {
     #[arg(long, value_name = "ADDRESS", conflicts_with = "otlp")]
     listen: Option<std::net::SocketAddr>,
     /// With --listen: a session whose client sent no request for this many seconds, and waits
-    /// for no answer, is ended and its log sealed (the client begins again on its `404`).
+    /// for no answer, is ended and its log sealed (the client begins again on its `404`); the
+    /// seconds count from the last answer the client waited for, if that came later.
     #[arg(long, value_name = "SECONDS", requires = "listen", default_value_t = 1800.0)]
     session_idle: f64,
     /// The upstream MCP server's command and arguments.

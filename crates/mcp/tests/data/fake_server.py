@@ -8,7 +8,8 @@ second tools/list. `FAKE_SERVER_SCHEMA=1` adds `get_time` (read-only, with an `o
 whose `structuredContent` conforms when called with `{"as": "good"}`, has a number for its
 datetime with `{"as": "bad"}`, and is missing with `{"as": "none"}`. `FAKE_SERVER_EXTRA=1`
 adds `slow` (read-only; answers after `{"seconds": S}`) and `big` (read-only; returns a text of
-`{"size": N}` bytes that ends with the value of FAKE_SERVER_SECRET).
+`{"size": N}` bytes that ends with the value of FAKE_SERVER_SECRET). `FAKE_SERVER_SLOW_START=S`
+answers `initialize` only after S seconds, as a server that starts slowly does.
 """
 import json
 import os
@@ -19,6 +20,7 @@ CALLS = os.environ.get("FAKE_SERVER_CALLS")
 RUG_PULL = os.environ.get("FAKE_SERVER_RUG_PULL") == "1"
 SCHEMA = os.environ.get("FAKE_SERVER_SCHEMA") == "1"
 EXTRA = os.environ.get("FAKE_SERVER_EXTRA") == "1"
+SLOW_START = float(os.environ.get("FAKE_SERVER_SLOW_START", "0"))
 TIME_SCHEMA = {"type": "object", "required": ["datetime"], "properties": {"datetime": {"type": "string"}}}
 listings = 0
 
@@ -72,6 +74,7 @@ for line in sys.stdin:
     if id_ is None:
         continue
     if method == "initialize":
+        time.sleep(SLOW_START)
         version = message["params"].get("protocolVersion", "2025-06-18")
         if version not in ("2025-06-18", "2025-11-25"):
             version = "2025-06-18"
