@@ -384,9 +384,9 @@ fn a_client_waiting_on_a_slow_server_is_not_idle_and_its_idle_time_starts_at_the
         eprintln!("python3 is not on the path: skipped");
         return;
     }
-    // The server takes twice the idle second to answer `initialize`.
+    // The server takes twice the idle time to answer `initialize`.
     let gateway =
-        Listening::start_with(&["--approvals", "deny", "--session-idle", "1"], &[("FAKE_SERVER_SLOW_START", "2")]);
+        Listening::start_with(&["--approvals", "deny", "--session-idle", "2"], &[("FAKE_SERVER_SLOW_START", "4")]);
     let mut client = Client::new(&gateway.url);
     let init = client.request(
         1,
@@ -394,8 +394,8 @@ fn a_client_waiting_on_a_slow_server_is_not_idle_and_its_idle_time_starts_at_the
         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
     );
     assert_eq!(init.last().unwrap()["result"]["serverInfo"]["name"], "fake", "{init:?}");
-    // Half the idle second after the answer (the gateway looks for idle sessions five times a
-    // second): the session counts from the answer, not from the request that began it.
+    // A quarter of the idle time after the answer (the gateway looks for idle sessions five
+    // times a second): the session counts from the answer, not from the request that began it.
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(client.notify(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})), 202);
     let listed = client.request(2, "tools/list", json!({}));

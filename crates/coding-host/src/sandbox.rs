@@ -245,9 +245,9 @@ impl WorkDir {
         let reading = |e| classify(e, "read", path);
         file.seek(SeekFrom::Start(start)).map_err(reading)?;
         // One byte more than asked tells whether anything was left unread. The buffer is
-        // sized from the length the file had when it was opened: a file read whole then
-        // takes one `read` and one more that finds its end, where an empty buffer grows
-        // through a read per doubling. A file that has grown since is still read to the bound.
+        // sized from the length the file had when it was opened, so it never grows a doubling
+        // at a time: a small file read whole takes one `read` and one more that finds its end
+        // (three before). A file that has grown since is still read to the bound.
         let expected = file_len.saturating_sub(start).min(max_bytes).saturating_add(1);
         let mut bytes = Vec::with_capacity(usize::try_from(expected.min(MAX_PRESIZED_READ)).unwrap_or(0));
         file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(reading)?;

@@ -69,7 +69,9 @@ pub struct Listen {
     /// The directory each session's log is created in (created when missing).
     pub log_dir: PathBuf,
     /// How long a session waits for its client: one that sent no request for this long and
-    /// waits for no answer is ended and its log sealed ([`DEFAULT_IDLE`] unless told).
+    /// waits for no answer is ended and its log sealed ([`DEFAULT_IDLE`] unless told). The time
+    /// counts from the client's last request, or from the last answer it waited for if that
+    /// came later.
     pub idle: Duration,
 }
 
@@ -175,8 +177,8 @@ impl Write for ClientWriter {
 struct ClientSession {
     events: Sender<Event>,
     router: Arc<Mutex<Router>>,
-    /// When its client last sent a request (any method), or, while it waits for an answer,
-    /// when the idle sweep last found it waiting.
+    /// When its client last sent a request (any method) or received the answer it waited for;
+    /// while it waits, when the idle sweep last found it waiting.
     last_seen: Instant,
 }
 
@@ -223,8 +225,10 @@ impl Shared {
 
     /// Ends each session whose client has waited for no answer and sent nothing for the idle
     /// time. A request in flight (a call running, held for a person, a server slow to start)
-    /// keeps its session open, and the idle time counts from when it was answered: a client
-    /// is not quiet while it waits, however long the server takes.
+    /// keeps its session open: a client is not quiet while it waits, however long the server
+    /// takes. Its idle time counts from the answer (the request's handler marks the session
+    /// seen when the answer's stream ends); marking a waiting session seen here as well leaves
+    /// no moment, between the answer and that mark, in which it could be found idle.
     fn end_idle_sessions(&self) {
         let mut sessions = self.sessions();
         let now = Instant::now();
@@ -489,6 +493,8 @@ fn handle_request(shared: &Arc<Shared>, mut request: tiny_http::Request) {
     }
     drop(events);
     stream_events(request, created.then_some(id.as_str()), &lines);
+    // The client was waiting until now: its idle time counts from the answer.
+    let _ = shared.touch(&id);
 }
 
 /// Opens a client's GET stream.

@@ -183,11 +183,14 @@ pub fn request_digest_of_text(sent_frame_digest: &str, sent_questions_json: &str
     out.finish()
 }
 
+/// Room made at once for a state's members: a frame's state has a handful.
+const STATE_MEMBERS_RESERVED: usize = 16;
+
 /// [`frame_digest`] of a state given as JSON text: read as `JSON.parse` reads it (a key given
 /// twice keeps its first place and its last value, integer keys come first) and hashed from
 /// its canonical text, with no value built. An error when the text is not one JSON object.
 pub fn frame_digest_of_json(node: &str, state_json: &[u8]) -> Result<String, ScanError> {
-    let mut members = Vec::with_capacity(16);
+    let mut members = Vec::with_capacity(STATE_MEMBERS_RESERVED);
     // Canonical text (what `JSON.stringify` wrote) is hashed where it lies; only other
     // text is re-serialised first.
     let mut scanner = Scanner::new(state_json)?;
