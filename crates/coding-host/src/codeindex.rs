@@ -557,8 +557,8 @@ enum FileOutcome {
 }
 
 /// `work` applied to every item, on as many threads as the machine has cores (at most
-/// [`MAX_INDEX_THREADS`], and one per [`FILES_PER_THREAD`] items), each taking the next item not yet taken;
-/// the results in the items' order.
+/// [`MAX_INDEX_THREADS`], and one per [`FILES_PER_THREAD`] items), each taking the next item
+/// not yet taken; the results in the items' order.
 fn in_parallel<T: Copy + Sync, R: Send>(items: &[T], work: impl Fn(T) -> R + Sync) -> Vec<R> {
     // Read once: on Linux the answer comes from the cgroup files, read again at every call.
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -858,7 +858,6 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// Work spread over threads comes back in the items' order, whatever the threads did.
     /// A few items are not worth a thread: they are worked on the calling thread.
     #[test]
     fn a_few_items_are_worked_on_the_calling_thread() {
@@ -868,6 +867,7 @@ mod tests {
         assert!(threads.iter().all(|id| *id == caller));
     }
 
+    /// Work spread over threads comes back in the items' order, whatever the threads did.
     #[test]
     fn parallel_work_keeps_the_items_order() {
         let items: Vec<usize> = (0..1000).collect();
