@@ -56,6 +56,11 @@ fn bench(c: &mut Criterion) {
         group.bench_function("reference_file_all_layers", |b| {
             b.iter(|| check::check(black_box(source.as_bytes()), CheckOptions { capabilities: Some(&reference) }))
         });
+        // The parse layer alone (the scanner and the block rules): what the reference's own
+        // parse does, for the side-by-side comparison of docs/performance.md.
+        group.bench_function("reference_file_parse_only", |b| {
+            b.iter(|| decision_core::parse(black_box(source.as_bytes())))
+        });
     }
     let large = generated_contract(2000);
     assert!(!check::check(large.as_bytes(), CheckOptions::default()).has_errors());

@@ -24,7 +24,7 @@ import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 try:
     from langchain_core.messages import ToolMessage
@@ -68,6 +68,9 @@ class _ToolFacts:
     #: The MCP annotations (:func:`annotations_of`) and their text (``ToolCall.hints_json``).
     annotations: Dict[str, Any]
     hints_json: str
+    #: The names of :data:`MCP_DEFAULTS` the annotations hold: the only ones whose value's type
+    #: can differ between two equal mappings (equal mappings have the same keys).
+    hinted: Tuple[str, ...]
     #: Validates a call's arguments against the tool's call schema (``None``: it has none).
     validate: Optional[Callable[[Any], Any]]
 
@@ -82,7 +85,10 @@ class _ToolFacts:
         if current != self.annotations:
             return False
         # Equal is not enough for a hint: `1 == True`, but only a boolean declares one.
-        return all(type(current.get(name)) is type(self.annotations.get(name)) for name in MCP_DEFAULTS)
+        for name in self.hinted:
+            if type(current.get(name)) is not type(self.annotations[name]):
+                return False
+        return True
 
     @staticmethod
     def read(tool: BaseTool) -> "_ToolFacts":
@@ -93,6 +99,7 @@ class _ToolFacts:
             args_schema=tool.args_schema,
             annotations=annotations,
             hints_json=ToolCall("", tool.name, {}, annotations=annotations).hints_json(),
+            hinted=tuple(name for name in MCP_DEFAULTS if name in annotations),
             validate=getattr(schema, "model_validate", None),
         )
 
