@@ -119,6 +119,24 @@ def test_a_rejection_leaves_the_call_unrun_and_says_why(decision: Path, tmp_path
     verified(decision, log)
 
 
+def test_no_verdict_is_kept_once_its_call_ran_or_was_refused(decision: Path, tmp_path: Path) -> None:
+    # A long-lived guard must not keep every call it decided: once a call ran, or a person
+    # rejected it, its verdict is let go.
+    log = tmp_path / "log.jsonl"
+    with DecisionGuard(log=log) as guard:
+        app = agent(guard, [call("read_file", "c1", path="a.txt"), call("delete_file", "c2", path="a.txt")], [call("delete_file", "c3", path="b.txt")])
+        first = Runner.run_sync(app, "go")
+        state = first.to_state()
+        guard.approve(state, first.interruptions[0])
+        second = Runner.run_sync(app, state)
+        state = second.to_state()
+        guard.reject(state, second.interruptions[0], reason="keep it")
+        result = Runner.run_sync(app, state)
+        assert RAN == ["read a.txt", "delete a.txt"] and result.final_output == "done"
+        assert guard._verdicts == {}
+    verified(decision, log)
+
+
 def test_approvals_deny_refuses_through_the_input_guardrail(decision: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     with DecisionGuard(log=log, approvals="deny") as guard:

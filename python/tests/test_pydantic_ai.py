@@ -107,6 +107,24 @@ def test_a_rejection_leaves_the_call_unrun_and_says_why(decision: Path, tmp_path
     verified(decision, log)
 
 
+def test_no_verdict_is_kept_once_its_call_ran_or_was_refused(decision: Path, tmp_path: Path) -> None:
+    # A long-lived toolset must not keep every call it decided: once a call ran, or a person
+    # rejected it, its verdict is let go.
+    log = tmp_path / "log.jsonl"
+    toolset = gated(log)
+    read = ToolCallPart("read_file", {"path": "a.txt"}, tool_call_id="c1")
+    deletes = [ToolCallPart("delete_file", {"path": "a.txt"}, tool_call_id="c2"), ToolCallPart("delete_file", {"path": "b.txt"}, tool_call_id="c3")]
+    app = agent(toolset, [read, *deletes])
+    first = app.run_sync("go")
+    assert isinstance(first.output, DeferredToolRequests) and RAN == ["read a.txt"]
+    results = toolset.results(first.output, {"c2": {"approved": True}, "c3": {"approved": False, "reason": "keep it"}})
+    second = app.run_sync(message_history=first.all_messages(), deferred_tool_results=results)
+    toolset.close()
+    assert second.output == "done" and RAN == ["read a.txt", "delete a.txt"]
+    assert toolset._verdicts == {}
+    verified(decision, log)
+
+
 def test_approvals_deny_fails_the_call_at_once(decision: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     toolset = gated(log, approvals="deny")

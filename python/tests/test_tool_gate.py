@@ -253,3 +253,33 @@ def test_the_arguments_are_written_as_json_dumps_writes_them() -> None:
     for arguments in [{}, {"b": 1, "a": [1, {"z": None, "y": "é"}]}, {"when": Path("/x")}, {"n": 1.5e300, "s": "\u2028"}]:
         expected = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
         assert ToolCall("c", "t", arguments).arguments_json() == expected
+
+
+def _lines(path: Path) -> List[Dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _types(path: Path) -> List[str]:
+    """Each line's event type (``decision``, ``tool:call``), or its kind (``header``, ``seal``)."""
+    return [str(line["e"]["type"] if line["kind"] == "event" else line["kind"]) for line in _lines(path)]
+
+
+def test_a_decision_is_in_the_file_before_the_call_runs_and_a_refusal_at_once(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with ToolGate(log=log) as gate:
+        before = _types(log)
+        # A call that waits for a person: its decision is written before `decide` returns.
+        waits = gate.decide(ToolCall("c1", "rm", {"path": "a"}, "", {}))
+        assert waits.outcome == "approval" and _types(log) == before + ["decision"]
+        # A call that may run: its decision and its `tool:call` line are written together,
+        # the decision first, when the call is recorded as running.
+        runs = gate.decide(ToolCall("c2", "cat", {"path": "a"}, "", {"readOnlyHint": True}))
+        assert runs.outcome == "run" and _types(log) == before + ["decision"]  # held for one write
+        gate.record_call(runs)
+        assert _types(log) == before + ["decision", "decision", "tool:call"]
+        decision, call = (line["e"] for line in _lines(log)[-2:])
+        assert decision["step"] == call["step"] == runs.step and call["callId"] == "c2"
+        # A decided call that is never recorded as running is still written, at the seal.
+        gate.decide(ToolCall("c3", "cat", {"path": "b"}, "", {"readOnlyHint": True}))
+    assert _types(log)[-2:] == ["decision", "seal"]
+    assert dc.verify_log(log)["chain"] == "intact"

@@ -83,6 +83,12 @@ class ToolCall:
         :meth:`arguments_json`): the fingerprint the session log records for the call."""
         return _call_fingerprint(self)
 
+    def same_call(self, other: "ToolCall") -> bool:
+        """Whether ``other`` calls the same tool with the same arguments (as written by
+        :meth:`arguments_json`): the calls whose :meth:`fingerprint` is the same, found
+        without hashing."""
+        return self.tool == other.tool and self.arguments_json() == other.arguments_json()
+
     def declared_hints(self) -> Dict[str, bool]:
         """The MCP hints the tool declares, as booleans (anything else is ignored)."""
         return {name: value for name, value in self.annotations.items() if name in MCP_DEFAULTS and isinstance(value, bool)}
@@ -268,7 +274,10 @@ class ToolGate:
         self.model = model
         self.timeout_ms = timeout_ms
         self.approvals: ApprovalMode = approvals
-        self.log = log if isinstance(log, SessionLog) else SessionLog(Path(log), session_id=session_id)
+        # With group commit, the decision of a call that runs waits in memory for that call's
+        # `tool:call` line, and the two reach the file in one write (`record_call` commits)
+        # before the call runs; any other verdict is written at once (`decide` commits).
+        self.log = log if isinstance(log, SessionLog) else SessionLog(Path(log), session_id=session_id, group_commit=True)
         self.step = 0
 
     # -- deciding -------------------------------------------------------------------------
@@ -282,7 +291,10 @@ class ToolGate:
         return {"tool": call.tool, "description": call.description, "annotations": hints, "arguments": call.arguments_json()}
 
     def decide(self, call: ToolCall) -> Verdict:
-        """Frames the call, decides it and records the decision (before anything runs)."""
+        """Frames the call, decides it and records the decision (before anything runs). The
+        decision of a call that may run reaches the file with the call's ``tool:call`` line
+        (:meth:`record_call`), in the same write, when the gate opened its log; any other is
+        written before this returns."""
         provider = self.provider
         if provider == "heuristic":
             # The annotations answer: framed, evaluated and recorded in one native call.
@@ -329,7 +341,9 @@ class ToolGate:
         reason: str = decided.get("reason") or action
         digest: str = decided.get("requestDigest") or ""
         if action in RUN_ACTIONS:
+            # Written with the call's `tool:call` line by `record_call`, before the call runs.
             return Verdict(call, "run", action, reason, digest, step=step)
+        self.log.commit()
         if action in APPROVAL_ACTIONS and self.approvals == "interrupt":
             return Verdict(call, "approval", action, reason, digest, approval_id=self.approval_id(call), step=step)
         if action in APPROVAL_ACTIONS:
@@ -417,7 +431,8 @@ class ToolGate:
 
     def record_call(self, verdict: Verdict) -> None:
         """Records that ``verdict``'s call runs now (``tool:call``, at the decision's step):
-        replay checks that an approved call ran, and a rejected one did not."""
+        replay checks that an approved call ran, and a rejected one did not. Every line held
+        before it — the call's decision among them — is written with it, in one write."""
         call = verdict.call
         self.log.append_event("tool:call", {"step": verdict.step, "callId": call.call_id, "tool": call.tool, "input": call.arguments_json()})
         self.log.commit()

@@ -112,6 +112,9 @@ class DecisionGuard:
             except ValueError:
                 arguments = None
             verdict = self._decide(tool, hints, context.tool_call_id, arguments)
+            # The last the guard hears of this call: its verdict is not kept past it.
+            with self._lock:
+                self._verdicts.pop(context.tool_call_id, None)
             if verdict.outcome == "approval":
                 # The SDK runs an interrupted call only once it was approved: an approval given
                 # with RunState.approve alone is recorded here. An answer the log already holds
@@ -165,7 +168,7 @@ class DecisionGuard:
         )
         with self._lock:
             known = self._verdicts.get(call_id)
-            if known is not None and known.call.fingerprint() == call.fingerprint():
+            if known is not None and known.call.same_call(call):
                 return known
             problem = _schema_problem(tool.params_json_schema, arguments)
             if problem is not None:
@@ -206,6 +209,8 @@ class DecisionGuard:
         instead, with the reason the model then sees: ``False`` says so."""
         verdict = self._waiting(item)
         if verdict.outcome != "approval":
+            with self._lock:
+                self._verdicts.pop(verdict.call.call_id, None)
             state.reject(item, rejection_message=refusal_text(verdict))
             return False
         self.gate.answer(verdict, {"approved": True})
@@ -216,6 +221,9 @@ class DecisionGuard:
         """Records a person's rejection of ``item`` (with ``reason``) and rejects it in
         ``state``; the model is told why."""
         verdict = self._waiting(item)
+        # A rejected call never reaches the input guardrail: its verdict is not kept past here.
+        with self._lock:
+            self._verdicts.pop(verdict.call.call_id, None)
         if verdict.outcome != "approval":
             state.reject(item, rejection_message=refusal_text(verdict))
             return

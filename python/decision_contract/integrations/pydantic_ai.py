@@ -72,13 +72,15 @@ class DecisionToolset(WrapperToolset[Any]):
         hints.update(self.annotations.get(name, {}))
         call = ToolCall(call_id=call_id, tool=name, arguments=tool_args, description=tool.tool_def.description or "", annotations=hints)
         known = self._verdicts.get(call_id)
-        verdict = known if known is not None and known.call.fingerprint() == call.fingerprint() else self.gate.decide(call)
-        self._verdicts[call_id] = verdict
+        verdict = known if known is not None and known.call.same_call(call) else self.gate.decide(call)
         if verdict.outcome == "run":
+            self._verdicts.pop(call_id, None)
             self.gate.record_call(verdict)
             return await super().call_tool(name, tool_args, ctx, tool)
         if verdict.outcome == "approval":
             if ctx.tool_call_approved:
+                # Answered: the verdict is not kept past this call.
+                self._verdicts.pop(call_id, None)
                 # Approved through DeferredToolResults: recorded here if `results` did not. An
                 # answer the log already holds counts: a recorded rejection is never overridden.
                 answer = self.gate.answer(verdict, {"approved": True})
@@ -86,8 +88,11 @@ class DecisionToolset(WrapperToolset[Any]):
                     raise ToolFailed(refusal_text(verdict, answer))
                 self.gate.record_call(verdict)
                 return await super().call_tool(name, tool_args, ctx, tool)
+            # Kept while it waits: `results` binds a person's answer to it.
+            self._verdicts[call_id] = verdict
             self.gate.record_pending(verdict)
             raise ApprovalRequired(metadata=verdict.pending())
+        self._verdicts.pop(call_id, None)
         raise ToolFailed(refusal_text(verdict))
 
     def results(self, requests: DeferredToolRequests, answers: Mapping[str, Any]) -> DeferredToolResults:
@@ -115,6 +120,9 @@ class DecisionToolset(WrapperToolset[Any]):
             if ToolCall(call_id, part.tool_name, part.args_as_dict()).fingerprint() != verdict.call.fingerprint():
                 raise UsageError(f"tool call {call_id} is not the call that waits for approval {verdict.approval_id}; nothing ran", code="E_USAGE", path="answers")
             answer = self.gate.answer(verdict, value)
+            if not answer.approved:
+                # A rejected call is not called again: its verdict is not kept past here.
+                self._verdicts.pop(call_id, None)
             results.approvals[call_id] = True if answer.approved else ToolDenied(refusal_text(verdict, answer))
         return results
 
