@@ -291,15 +291,21 @@ def main() -> None:
     frameworks = ("langgraph", "openai-agents", "pydantic-ai") if args.framework == "all" else (args.framework,)
     with tempfile.TemporaryDirectory() as scratch:
         for framework in frameworks:
-            if framework == "langgraph":
-                timings = langgraph(args.rounds, args.calls, Path(scratch))
-                print_medians("LangGraph, the tool node alone in a graph", timings, "ToolNode", "DecisionToolNode")
-            elif framework == "openai-agents":
-                timings = openai_agents(args.rounds, args.calls, Path(scratch))
-                print_medians("OpenAI Agents SDK, a run of one tool call", timings, "plain", "guarded")
-            else:
-                timings = pydantic_ai(args.rounds, args.calls, Path(scratch))
-                print_medians("PydanticAI, a run of one tool call", timings, "plain", "guarded")
+            try:
+                if framework == "langgraph":
+                    timings = langgraph(args.rounds, args.calls, Path(scratch))
+                    print_medians("LangGraph, the tool node alone in a graph", timings, "ToolNode", "DecisionToolNode")
+                elif framework == "openai-agents":
+                    timings = openai_agents(args.rounds, args.calls, Path(scratch))
+                    print_medians("OpenAI Agents SDK, a run of one tool call", timings, "plain", "guarded")
+                else:
+                    timings = pydantic_ai(args.rounds, args.calls, Path(scratch))
+                    print_medians("PydanticAI, a run of one tool call", timings, "plain", "guarded")
+            except ImportError as missing:
+                # The OpenAI Agents SDK and PydanticAI are imported when they are measured.
+                if args.framework != "all":
+                    parser.exit(2, f"frameworks.py: {framework} is not installed ({missing}): pip install './python[{framework}]'\n")
+                print(f"{framework}: skipped, not installed ({missing}): pip install './python[{framework}]'")
 
 
 if __name__ == "__main__":
