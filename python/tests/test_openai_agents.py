@@ -4,6 +4,7 @@ reason, when the SDK is not installed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -14,7 +15,10 @@ import pytest
 
 pytest.importorskip("agents", reason="the OpenAI Agents SDK is not installed: pip install './python[openai-agents]'")
 
-from agents import Agent, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled  # noqa: E402
+from agents import Agent, ModelResponse, RunConfig, Runner, RunState, Usage, function_tool, set_tracing_disabled  # noqa: E402
+from agents.run_config import ToolExecutionConfig  # noqa: E402
+from agents.tool_context import ToolContext  # noqa: E402
+from agents.tool_guardrails import ToolInputGuardrailData  # noqa: E402
 from agents.models.interface import Model  # noqa: E402
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
 
@@ -74,6 +78,14 @@ def outputs(result: Any) -> List[str]:
     return [str(item.output) for item in result.new_items if item.type == "tool_call_output_item"]
 
 
+def approved_and_resumed(guard: DecisionGuard, app: Agent[Any], first: Any) -> Any:
+    """Approves the one call ``first`` stopped for, through the guard, and resumes the run."""
+    (item,) = first.interruptions
+    state = first.to_state()
+    guard.approve(state, item)
+    return Runner.run_sync(app, state)
+
+
 def verified(decision: Path, log: Path, *options: str) -> None:
     status, out, err = run(decision, "replay", "--require-seal", *options, str(log))
     assert status == 0, out + err
@@ -98,11 +110,8 @@ def test_a_destructive_call_waits_and_an_approval_runs_it_once(decision: Path, t
     with DecisionGuard(log=log) as guard:
         app = agent(guard, [call("delete_file", "c2", path="a.txt")])
         first = Runner.run_sync(app, "go")
-        (item,) = first.interruptions
-        assert item.name == "delete_file" and RAN == []
-        state = first.to_state()
-        guard.approve(state, item)
-        result = Runner.run_sync(app, state)
+        assert [item.name for item in first.interruptions] == ["delete_file"] and RAN == []
+        result = approved_and_resumed(guard, app, first)
     assert RAN == ["delete a.txt"] and result.final_output == "done"
     verified(decision, log)
 
@@ -134,6 +143,90 @@ def test_no_verdict_is_kept_once_its_call_ran_or_was_refused(decision: Path, tmp
         result = Runner.run_sync(app, state)
         assert RAN == ["read a.txt", "delete a.txt"] and result.final_output == "done"
         assert guard._verdicts == {}
+    verified(decision, log)
+
+
+def decisions(log: Path) -> List[Any]:
+    return [json.loads(line)["e"] for line in log.read_text().splitlines() if '"type":"decision"' in line]
+
+
+def test_an_agent_used_as_a_tool_is_decided_once_across_its_interruption(decision: Path, tmp_path: Path) -> None:
+    # The outer call runs an agent whose own call waits for a person. When the run resumes,
+    # the SDK asks about the outer call again and continues it without its input guardrails:
+    # the guard answers from the verdict it kept, rather than deciding the call a second time.
+    log = tmp_path / "log.jsonl"
+    with DecisionGuard(log=log) as guard:
+        inner = Agent(
+            name="inner",
+            instructions="",
+            model=Scripted([call("delete_file", "i1", path="a.txt")], [say("inner done")]),
+            tools=[guard.tool(delete_file, annotations={"destructiveHint": True, "openWorldHint": False})],
+        )
+        helper = guard.tool(inner.as_tool(tool_name="helper", tool_description="Deletes what it is asked to."), annotations={"readOnlyHint": True})
+        outer = Agent(name="outer", instructions="", model=Scripted([call("helper", "o1", input="a.txt")], [say("done")]), tools=[helper])
+        first = Runner.run_sync(outer, "go")
+        assert [item.call_id for item in first.interruptions] == ["i1"] and RAN == []
+        result = approved_and_resumed(guard, outer, first)
+        assert RAN == ["delete a.txt"] and result.final_output == "done"
+        assert guard._verdicts == {}
+    assert [(d["step"], d["state"]["tool"]) for d in decisions(log)] == [(0, "helper"), (1, "delete_file")]
+    verified(decision, log)
+
+
+@pytest.mark.parametrize("approved", [True, False])
+def test_guardrails_asked_before_approval_record_nothing_until_a_person_answers(decision: Path, tmp_path: Path, approved: bool) -> None:
+    # pre_approval_tool_input_guardrails: the SDK runs the input guardrail before it asks for
+    # approval. The guard must not take that for an approval.
+    log = tmp_path / "log.jsonl"
+    config = RunConfig(tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=True))
+    with DecisionGuard(log=log) as guard:
+        app = agent(guard, [call("delete_file", "c2", path="a.txt")])
+        first = Runner.run_sync(app, "go", run_config=config)
+        (item,) = first.interruptions
+        assert RAN == []
+        assert '"approval:answer"' not in log.read_text() and '"tool:call"' not in log.read_text()
+        state = first.to_state()
+        if approved:
+            guard.approve(state, item)
+        else:
+            guard.reject(state, item, reason="keep it")
+        Runner.run_sync(app, state, run_config=config)
+    assert RAN == (["delete a.txt"] if approved else [])
+    answers = [json.loads(line)["e"] for line in log.read_text().splitlines() if '"approval:answer"' in line]
+    assert [answer["approved"] for answer in answers] == [approved]
+    verified(decision, log)
+
+
+@pytest.mark.parametrize("before_approval, let_through", [(True, True), (False, False)])
+def test_a_call_that_waits_is_let_through_unanswered_only_before_its_approval(tmp_path: Path, before_approval: bool, let_through: bool) -> None:
+    # The guardrail asked about a call no person answered yet: allowed (recording nothing)
+    # only in a run that asks guardrails before approvals; any other such ask is refused.
+    with DecisionGuard(log=tmp_path / "log.jsonl") as guard:
+        tool = guard.tool(delete_file, annotations={"destructiveHint": True})
+        config = RunConfig(tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=before_approval))
+        context = ToolContext(context=None, tool_name="delete_file", tool_call_id="c9", tool_arguments='{"path": "a.txt"}', run_config=config)
+        guardrail = tool.tool_input_guardrails[0]
+        output = guardrail.guardrail_function(ToolInputGuardrailData(context=context, agent=Agent(name="a")))
+    assert (output.behavior["type"] == "allow") is let_through
+    assert '"approval:answer"' not in (tmp_path / "log.jsonl").read_text()
+
+
+def test_an_answer_after_a_restart_is_bound_to_the_same_call(decision: Path, tmp_path: Path) -> None:
+    # What survives the process: the log (sealed) and the run's state, as JSON. The call that
+    # waits is the run's second decision: the answer is bound to it, not to a decision anew.
+    log = tmp_path / "log.jsonl"
+    with DecisionGuard(log=log) as before:
+        first = Runner.run_sync(agent(before, [call("read_file", "c1", path="r.txt"), call("delete_file", "c2", path="a.txt")]), "go")
+        saved = json.dumps(first.to_state().to_json())
+    assert RAN == ["read r.txt"]
+    with DecisionGuard(log=log) as after:
+        app = agent(after)
+        state = asyncio.run(RunState.from_json(app, json.loads(saved)))
+        (item,) = state.get_interruptions()
+        after.approve(state, item)
+        result = Runner.run_sync(app, state)
+    assert RAN == ["read r.txt", "delete a.txt"] and result.final_output == "done"
+    assert [d["step"] for d in decisions(log)] == [0, 1]
     verified(decision, log)
 
 

@@ -138,22 +138,26 @@ def test_approvals_deny_fails_the_call_at_once(decision: Path, tmp_path: Path) -
 @pytest.mark.parametrize("approved", [False, True])
 def test_an_answer_after_a_restart_is_bound_to_the_same_call(decision: Path, tmp_path: Path, approved: bool) -> None:
     log = tmp_path / "log.jsonl"
-    turn = [ToolCallPart("delete_file", {"path": "a.txt"}, tool_call_id="c2")]
+    # The call that waits is not the run's first decision: its answer is bound to step 1.
+    turn = [ToolCallPart("read_file", {"path": "r.txt"}, tool_call_id="c1"), ToolCallPart("delete_file", {"path": "a.txt"}, tool_call_id="c2")]
     before = gated(log)
     first = agent(before, turn).run_sync("go")
-    assert isinstance(first.output, DeferredToolRequests) and RAN == []
+    assert isinstance(first.output, DeferredToolRequests) and RAN == ["read r.txt"]
+    RAN.clear()
     # What survives the process: the log (sealed) and the run's messages, as JSON.
     before.close()
     history = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(first.all_messages()))
     requests = first.output
     after = gated(log)
     results = after.results(requests, {"c2": {"approved": approved, "reason": "" if approved else "keep it"}})
-    second = agent(after, turn).run_sync(message_history=history, deferred_tool_results=results)
+    second = agent(after).run_sync(message_history=history, deferred_tool_results=results)
     after.close()
     assert RAN == (["delete a.txt"] if approved else [])
     assert ("deleted a.txt" if approved else "keep it") in returns(second)["delete_file"]
     answers = [r for r in records(log) if r.get("type") == "approval:answer"]
     assert [a["approved"] for a in answers] == [approved] and answers[0]["binding"]
+    # Each call decided once, also across the restart.
+    assert [r["step"] for r in records(log) if r.get("type") == "decision"] == [0, 1]
     verified(decision, log)
 
 

@@ -7,16 +7,19 @@ DECISION.md contract through the SDK's own mechanisms.
   person makes the run stop with an interruption, as any tool with ``needs_approval`` does;
 - a tool input guardrail that refuses a call the contract denied (its reason is what the model
   sees) and records that an approved call is about to run;
-- with ``outcome=(tool, method)`` and the guard's ``outcomes`` (tool outcome contracts,
-  :class:`decision_contract.outcomes.Contracts`), a tool output guardrail that checks what the
-  tool returned against that contract's deliverable: a breach is recorded (``tool:outcome``,
-  ``contract: "violated"``) and the model gets the typed ``contract_violation`` instead of
-  the output.
+- a tool output guardrail that lets the call's verdict go once its output exists (kept until
+  then: an agent used as a tool is asked about again when a run it stopped resumes) and, with
+  ``outcome=(tool, method)`` and the guard's ``outcomes`` (tool outcome contracts,
+  :class:`decision_contract.outcomes.Contracts`), checks what the tool returned against that
+  contract's deliverable: a breach is recorded (``tool:outcome``, ``contract: "violated"``) and
+  the model gets the typed ``contract_violation`` instead of the output.
 
 A person answers an interruption with ``guard.approve(state, item)`` or
 ``guard.reject(state, item, reason=...)``: the answer is recorded, bound to the call's id and
 fingerprint, and then passed to ``RunState.approve`` / ``RunState.reject``. An item whose tool
-or arguments differ from the call that was decided is refused.
+or arguments differ from the call that was decided is refused. After a restart, a new guard on
+the same log answers a restored ``RunState``'s interruptions: the log holds their pending
+approvals.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import dataclasses
 import json
 import threading
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
 try:
     from agents import FunctionTool, RunContextWrapper, RunState, ToolApprovalItem
@@ -92,9 +95,9 @@ class DecisionGuard:
         (one of the guard's ``outcomes``; an unknown one is refused here)."""
         if tool.needs_approval is not False:
             raise UsageError(f"tool {tool.name} already sets needs_approval: the contract decides it", code="E_USAGE", path="tool")
-        output_guardrails = list(tool.tool_output_guardrails or [])
-        if outcome is not None:
-            output_guardrails.insert(0, self._outcome_guardrail(outcome))
+        # The contract's output guardrail comes first, so a guardrail of the tool's own that
+        # trips cannot keep it from hearing that the call finished.
+        output_guardrails = [self._finished_guardrail(outcome), *(tool.tool_output_guardrails or [])]
         hints = dict(annotations or {})
         self._tools[tool.name] = (tool, hints)
 
@@ -107,24 +110,36 @@ class DecisionGuard:
 
         def decided_by_contract(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
             context = data.context
+            call_id = context.tool_call_id
             try:
                 arguments = json.loads(context.tool_arguments or "{}")
             except ValueError:
                 arguments = None
-            verdict = self._decide(tool, hints, context.tool_call_id, arguments)
-            # The last the guard hears of this call: its verdict is not kept past it.
-            with self._lock:
-                self._verdicts.pop(context.tool_call_id, None)
+            verdict = self._decide(tool, hints, call_id, arguments)
             if verdict.outcome == "approval":
+                answered = context.is_tool_approved(tool.name, call_id)
+                if answered is None:
+                    # Input guardrails asked before a person was (the run's
+                    # pre_approval_tool_input_guardrails): the SDK asks for approval next, and
+                    # nothing is recorded until a person answers. Any other run that reaches
+                    # here unanswered is refused.
+                    if _guardrails_run_before_approval(context):
+                        return ToolGuardrailFunctionOutput.allow()
+                    self._forget(call_id)
+                    return ToolGuardrailFunctionOutput.reject_content(refusal_text(verdict))
                 # The SDK runs an interrupted call only once it was approved: an approval given
                 # with RunState.approve alone is recorded here. An answer the log already holds
                 # for the call counts, and a rejection recorded there is never overridden.
                 answer = self.gate.answer(verdict, {"approved": True})
                 if not answer.approved:
+                    self._forget(call_id)
                     return ToolGuardrailFunctionOutput.reject_content(refusal_text(verdict, answer))
             if verdict.outcome in ("run", "approval"):
+                # Its verdict is kept until its output exists: an agent used as a tool whose own
+                # run stopped for approval is asked about again when the run resumes.
                 self.gate.record_call(verdict)
                 return ToolGuardrailFunctionOutput.allow()
+            self._forget(call_id)
             return ToolGuardrailFunctionOutput.reject_content(refusal_text(verdict))
 
         guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(guardrail_function=decided_by_contract, name="decision_contract")
@@ -135,9 +150,24 @@ class DecisionGuard:
             tool_output_guardrails=output_guardrails,
         )
 
-    def _outcome_guardrail(self, outcome: Tuple[str, str]) -> ToolOutputGuardrail[Any]:
-        """The output guardrail checking a tool's output against outcome contract
-        ``(tool, method)``."""
+    def _forget(self, call_id: str) -> None:
+        """Lets go of a call's verdict: the guard hears no more of that call."""
+        with self._lock:
+            self._verdicts.pop(call_id, None)
+
+    def _finished_guardrail(self, outcome: Optional[Tuple[str, str]]) -> ToolOutputGuardrail[Any]:
+        """The output guardrail that hears a call finished (its verdict is let go) and, with
+        ``outcome``, checks the output against that outcome contract."""
+        check = None if outcome is None else self._outcome_check(outcome)
+
+        def finished(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
+            self._forget(data.context.tool_call_id)
+            return ToolGuardrailFunctionOutput.allow() if check is None else check(data)
+
+        return ToolOutputGuardrail(guardrail_function=finished, name="decision_contract_outcome" if check else "decision_contract")
+
+    def _outcome_check(self, outcome: Tuple[str, str]) -> Callable[[ToolOutputGuardrailData], ToolGuardrailFunctionOutput]:
+        """The check of a tool's output against outcome contract ``(tool, method)``."""
         contracts = self.outcomes
         if contracts is None:
             raise UsageError("outcome= needs the guard's outcomes (tool outcome contracts)", code="E_USAGE", path="outcome")
@@ -156,7 +186,7 @@ class DecisionGuard:
                 return ToolGuardrailFunctionOutput.reject_content(json.dumps(validated, sort_keys=True, default=str))
             return ToolGuardrailFunctionOutput.allow()
 
-        return ToolOutputGuardrail(guardrail_function=checked_against_outcome_contract, name="decision_contract_outcome")
+        return checked_against_outcome_contract
 
     def _decide(self, tool: FunctionTool, hints: Mapping[str, Any], call_id: str, arguments: Any) -> Verdict:
         call = ToolCall(
@@ -186,7 +216,16 @@ class DecisionGuard:
         except ValueError:
             arguments = None
         call_id = item.call_id or ""
-        verdict = self._verdicts.get(call_id)
+        asked = ToolCall(call_id=call_id, tool=item.name or "", arguments=arguments if isinstance(arguments, Mapping) else {})
+        with self._lock:
+            verdict = self._verdicts.get(call_id)
+            if verdict is None:
+                # A process restarted since the run stopped (its RunState was saved): the log
+                # still holds the pending approval of this exact call, and the answer is bound
+                # to it rather than to a decision made anew.
+                verdict = self.gate.waiting(asked)
+                if verdict is not None:
+                    self._verdicts[call_id] = verdict
         guarded = self._tools.get(item.name or "")
         if verdict is None and guarded is not None:
             # The SDK asks for approval itself, without asking needs_approval, when it cannot
@@ -194,7 +233,6 @@ class DecisionGuard:
             verdict = self._decide(guarded[0], guarded[1], call_id, arguments)
         if verdict is None:
             raise UsageError(f"no guarded call has call id {call_id!r}; nothing ran", code="E_USAGE", path="item")
-        asked = ToolCall(call_id=call_id, tool=item.name or "", arguments=arguments if isinstance(arguments, Mapping) else {})
         if asked.tool != verdict.call.tool or asked.fingerprint() != verdict.call.fingerprint():
             raise UsageError(
                 f"the item is not the call that waits for approval {verdict.approval_id} ({verdict.call.tool}); nothing ran",
@@ -209,9 +247,8 @@ class DecisionGuard:
         instead, with the reason the model then sees: ``False`` says so."""
         verdict = self._waiting(item)
         if verdict.outcome != "approval":
-            with self._lock:
-                self._verdicts.pop(verdict.call.call_id, None)
             state.reject(item, rejection_message=refusal_text(verdict))
+            self._forget(verdict.call.call_id)
             return False
         self.gate.answer(verdict, {"approved": True})
         state.approve(item)
@@ -221,14 +258,14 @@ class DecisionGuard:
         """Records a person's rejection of ``item`` (with ``reason``) and rejects it in
         ``state``; the model is told why."""
         verdict = self._waiting(item)
-        # A rejected call never reaches the input guardrail: its verdict is not kept past here.
-        with self._lock:
-            self._verdicts.pop(verdict.call.call_id, None)
         if verdict.outcome != "approval":
             state.reject(item, rejection_message=refusal_text(verdict))
-            return
-        answer = self.gate.answer(verdict, {"approved": False, "reason": reason})
-        state.reject(item, rejection_message=refusal_text(verdict, answer))
+        else:
+            answer = self.gate.answer(verdict, {"approved": False, "reason": reason})
+            state.reject(item, rejection_message=refusal_text(verdict, answer))
+        # A rejected call never reaches the guardrails: its verdict is let go once the
+        # rejection is recorded and in the state.
+        self._forget(verdict.call.call_id)
 
     # -- the log ---------------------------------------------------------------------------
 
@@ -241,6 +278,13 @@ class DecisionGuard:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _guardrails_run_before_approval(context: Any) -> bool:
+    """Whether the run asks a tool's input guardrails before its approval
+    (``ToolExecutionConfig.pre_approval_tool_input_guardrails``)."""
+    execution = getattr(getattr(context, "run_config", None), "tool_execution", None)
+    return bool(getattr(execution, "pre_approval_tool_input_guardrails", False))
 
 
 def _as_value(output: Any) -> Any:

@@ -113,8 +113,11 @@ class DecisionToolset(WrapperToolset[Any]):
             verdict = self._verdicts.get(call_id)
             if verdict is None:
                 # A process restarted since the run stopped: the log still holds the pending
-                # approval of this exact call, and the answer is bound to it.
+                # approval of this exact call, and the answer is bound to it. The verdict is kept
+                # for the call that runs next, so it is not decided again at a later step.
                 verdict = self.gate.waiting(ToolCall(call_id, part.tool_name, part.args_as_dict()))
+                if verdict is not None:
+                    self._verdicts[call_id] = verdict
             if verdict is None or verdict.outcome != "approval" or part.tool_name != verdict.call.tool:
                 raise UsageError(f"tool call {call_id} was not decided as waiting for approval; nothing ran", code="E_USAGE", path="answers")
             if ToolCall(call_id, part.tool_name, part.args_as_dict()).fingerprint() != verdict.call.fingerprint():
