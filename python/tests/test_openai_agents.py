@@ -5,6 +5,7 @@ reason, when the SDK is not installed."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import subprocess
 import sys
@@ -15,15 +16,16 @@ import pytest
 
 pytest.importorskip("agents", reason="the OpenAI Agents SDK is not installed: pip install './python[openai-agents]'")
 
-from agents import Agent, ModelResponse, RunConfig, Runner, RunState, Usage, function_tool, set_tracing_disabled  # noqa: E402
+from agents import Agent, ModelResponse, RunConfig, Runner, RunState, Usage, function_tool, set_tracing_disabled, tool_namespace  # noqa: E402
 from agents.run_config import ToolExecutionConfig  # noqa: E402
 from agents.tool_context import ToolContext  # noqa: E402
-from agents.tool_guardrails import ToolInputGuardrailData  # noqa: E402
+from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData  # noqa: E402
 from agents.models.interface import Model  # noqa: E402
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
 
 import decision_contract as dc  # noqa: E402
 from conftest import REPO, run  # noqa: E402
+from decision_contract.integrations import openai_agents  # noqa: E402
 from decision_contract.integrations.openai_agents import DecisionGuard  # noqa: E402
 
 set_tracing_disabled(True)
@@ -209,6 +211,79 @@ def test_a_call_that_waits_is_let_through_unanswered_only_before_its_approval(tm
         output = guardrail.guardrail_function(ToolInputGuardrailData(context=context, agent=Agent(name="a")))
     assert (output.behavior["type"] == "allow") is let_through
     assert '"approval:answer"' not in (tmp_path / "log.jsonl").read_text()
+
+
+@pytest.mark.parametrize("before_approval", [False, True])
+@pytest.mark.parametrize("through_guard", [True, False])
+def test_a_tool_in_a_namespace_runs_once_approved_and_is_recorded(decision: Path, tmp_path: Path, before_approval: bool, through_guard: bool) -> None:
+    # The SDK keeps a namespaced tool's approval under its qualified name (fs.delete_file).
+    log = tmp_path / "log.jsonl"
+    config = RunConfig(tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=before_approval))
+    with DecisionGuard(log=log) as guard:
+        tools = tool_namespace(name="fs", description="Files.", tools=[guard.tool(delete_file, annotations={"destructiveHint": True})])
+        namespaced = ResponseFunctionToolCall(arguments='{"path": "a.txt"}', call_id="c2", name="delete_file", namespace="fs", type="function_call", id="fc_c2", status="completed")
+        app = Agent(name="assistant", instructions="", model=Scripted([namespaced], [say("done")]), tools=tools)
+        first = Runner.run_sync(app, "go", run_config=config)
+        (item,) = first.interruptions
+        state = first.to_state()
+        if through_guard:
+            assert guard.approve(state, item) is True
+        else:
+            state.approve(item)
+        Runner.run_sync(app, state, run_config=config)
+    assert RAN == ["delete a.txt"]
+    kinds = [json.loads(line)["e"].get("type") for line in log.read_text().splitlines() if '"e":' in line]
+    assert kinds == ["decision", "approval:pending", "approval:answer", "approval:used", "tool:call"]
+    verified(decision, log)
+
+
+def test_a_call_a_guardrail_of_the_tools_own_refuses_is_not_recorded_as_running(decision: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its output never comes, so its verdict is never let go of: the guard keeps a bounded
+    # number of them.
+    monkeypatch.setattr(openai_agents, "_KEPT_VERDICTS", 2)
+    log = tmp_path / "log.jsonl"
+    refuse = ToolInputGuardrail(guardrail_function=lambda _data: ToolGuardrailFunctionOutput.reject_content("not today"), name="own")
+    own = dataclasses.replace(read_file, tool_input_guardrails=[refuse])
+    with DecisionGuard(log=log) as guard:
+        turns = [[call("read_file", f"c{n}", path=f"{n}.txt")] for n in range(3)]
+        app = Agent(name="assistant", instructions="", model=Scripted(*turns, [say("done")]), tools=[guard.tool(own, annotations={"readOnlyHint": True})])
+        result = Runner.run_sync(app, "go")
+        assert sorted(guard._verdicts) == [("read_file", "c1"), ("read_file", "c2")]
+    assert RAN == [] and outputs(result) == ["not today"] * 3
+    assert '"tool:call"' not in log.read_text() and len(decisions(log)) == 3
+    verified(decision, log)
+
+
+def test_calls_with_the_same_id_in_an_agent_and_the_agent_using_it_are_each_decided_once(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionGuard(log=log) as guard:
+        inner = Agent(
+            name="inner",
+            instructions="",
+            model=Scripted([call("read_file", "x1", path="r.txt")], [call("delete_file", "x2", path="a.txt")], [say("inner done")]),
+            tools=[guard.tool(read_file, annotations={"readOnlyHint": True}), guard.tool(delete_file, annotations={"destructiveHint": True})],
+        )
+        helper = guard.tool(inner.as_tool(tool_name="helper", tool_description="Reads, then deletes."), annotations={"readOnlyHint": True})
+        outer = Agent(name="outer", instructions="", model=Scripted([call("helper", "x1", input="a.txt")], [say("done")]), tools=[helper])
+        result = approved_and_resumed(guard, outer, Runner.run_sync(outer, "go"))
+        assert result.final_output == "done" and guard._verdicts == {}
+    assert RAN == ["read r.txt", "delete a.txt"]
+    assert [(d["step"], d["state"]["tool"]) for d in decisions(log)] == [(0, "helper"), (1, "read_file"), (2, "delete_file")]
+    verified(decision, log)
+
+
+def test_an_approval_after_a_recorded_rejection_is_refused(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionGuard(log=log) as guard:
+        app = agent(guard, [call("delete_file", "c2", path="a.txt")])
+        first = Runner.run_sync(app, "go")
+        (item,) = first.interruptions
+        guard.reject(first.to_state(), item, reason="keep it")
+        state = first.to_state()
+        assert guard.approve(state, item) is False
+        result = Runner.run_sync(app, state)
+    assert RAN == [] and any("keep it" in text for text in outputs(result))
+    verified(decision, log)
 
 
 def test_an_answer_after_a_restart_is_bound_to_the_same_call(decision: Path, tmp_path: Path) -> None:

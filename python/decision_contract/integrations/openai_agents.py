@@ -52,6 +52,9 @@ from ._core import ApprovalMode, Provider, ToolCall, ToolGate, Verdict, refusal_
 
 __all__ = ["DecisionGuard"]
 
+#: The most verdicts a guard keeps (see ``DecisionGuard._keep``).
+_KEPT_VERDICTS = 4096
+
 
 class DecisionGuard:
     """Decides the calls of the function tools it guards; see the module documentation.
@@ -77,7 +80,9 @@ class DecisionGuard:
     ) -> None:
         self.gate = gate or ToolGate(log=log, contract=contract, provider=provider, url=url, model=model, approvals=approvals)
         self.outcomes = Contracts.load(outcomes) if isinstance(outcomes, (str, Path)) else outcomes
-        self._verdicts: Dict[str, Verdict] = {}
+        # By (tool, call id): a call id alone may repeat (an agent used as a tool, a provider
+        # with short ids). Oldest first, and at most _KEPT_VERDICTS of them.
+        self._verdicts: Dict[Tuple[str, str], Verdict] = {}
         self._tools: Dict[str, Tuple[FunctionTool, Dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
@@ -89,7 +94,8 @@ class DecisionGuard:
         outcome: Optional[Tuple[str, str]] = None,
     ) -> FunctionTool:
         """``tool`` decided by the contract: a copy with ``needs_approval`` and the input
-        guardrail set (its own guardrails are kept, after the contract's). ``annotations`` are
+        guardrail set (its own input guardrails are kept, before the contract's, which records
+        the call that runs; its own output guardrails after the contract's). ``annotations`` are
         the tool's MCP hints; a tool without them is taken at MCP's defaults (destructive).
         ``outcome=(tool, method)`` names the outcome contract its output is checked against
         (one of the guard's ``outcomes``; an unknown one is refused here)."""
@@ -117,43 +123,62 @@ class DecisionGuard:
                 arguments = None
             verdict = self._decide(tool, hints, call_id, arguments)
             if verdict.outcome == "approval":
-                answered = context.is_tool_approved(tool.name, call_id)
-                if answered is None:
+                answered = _approval_status(context, tool.name, call_id)
+                if answered is None and not self._answered_in_log(verdict):
                     # Input guardrails asked before a person was (the run's
                     # pre_approval_tool_input_guardrails): the SDK asks for approval next, and
                     # nothing is recorded until a person answers. Any other run that reaches
                     # here unanswered is refused.
                     if _guardrails_run_before_approval(context):
                         return ToolGuardrailFunctionOutput.allow()
-                    self._forget(call_id)
+                    self._forget(tool.name, call_id)
+                    return ToolGuardrailFunctionOutput.reject_content(refusal_text(verdict))
+                if answered is False:
+                    self._forget(tool.name, call_id)
                     return ToolGuardrailFunctionOutput.reject_content(refusal_text(verdict))
                 # The SDK runs an interrupted call only once it was approved: an approval given
                 # with RunState.approve alone is recorded here. An answer the log already holds
                 # for the call counts, and a rejection recorded there is never overridden.
                 answer = self.gate.answer(verdict, {"approved": True})
                 if not answer.approved:
-                    self._forget(call_id)
+                    self._forget(tool.name, call_id)
                     return ToolGuardrailFunctionOutput.reject_content(refusal_text(verdict, answer))
             if verdict.outcome in ("run", "approval"):
                 # Its verdict is kept until its output exists: an agent used as a tool whose own
                 # run stopped for approval is asked about again when the run resumes.
                 self.gate.record_call(verdict)
                 return ToolGuardrailFunctionOutput.allow()
-            self._forget(call_id)
+            self._forget(tool.name, call_id)
             return ToolGuardrailFunctionOutput.reject_content(refusal_text(verdict))
 
         guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(guardrail_function=decided_by_contract, name="decision_contract")
         return dataclasses.replace(
             tool,
             needs_approval=needs_approval,
-            tool_input_guardrails=[guardrail, *(tool.tool_input_guardrails or [])],
+            # Last: a call a guardrail of the tool's own refuses is never recorded as running,
+            # nor its approval as used.
+            tool_input_guardrails=[*(tool.tool_input_guardrails or []), guardrail],
             tool_output_guardrails=output_guardrails,
         )
 
-    def _forget(self, call_id: str) -> None:
+    def _forget(self, tool: str, call_id: str) -> None:
         """Lets go of a call's verdict: the guard hears no more of that call."""
         with self._lock:
-            self._verdicts.pop(call_id, None)
+            self._verdicts.pop((tool, call_id), None)
+
+    def _answered_in_log(self, verdict: Verdict) -> bool:
+        """Whether the log holds a person's answer to ``verdict``'s approval."""
+        approval = self.gate.log.approval(verdict.approval_id or "")
+        return approval is not None and isinstance(approval.get("answer"), Mapping)
+
+    def _keep(self, verdict: Verdict) -> None:
+        """Keeps a call's verdict (the lock held). A call whose output never comes (a tool
+        that raised out of the run, a call a guardrail of the tool's own refused) is never
+        let go of, so the oldest go beyond a bound; a call that waits for a person is still
+        answered from the log's pending approval."""
+        self._verdicts[(verdict.call.tool, verdict.call.call_id)] = verdict
+        if len(self._verdicts) > _KEPT_VERDICTS:
+            del self._verdicts[next(iter(self._verdicts))]
 
     def _finished_guardrail(self, outcome: Optional[Tuple[str, str]]) -> ToolOutputGuardrail[Any]:
         """The output guardrail that hears a call finished (its verdict is let go) and, with
@@ -161,7 +186,7 @@ class DecisionGuard:
         check = None if outcome is None else self._outcome_check(outcome)
 
         def finished(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
-            self._forget(data.context.tool_call_id)
+            self._forget(data.context.tool_name, data.context.tool_call_id)
             return ToolGuardrailFunctionOutput.allow() if check is None else check(data)
 
         return ToolOutputGuardrail(guardrail_function=finished, name="decision_contract_outcome" if check else "decision_contract")
@@ -197,7 +222,7 @@ class DecisionGuard:
             annotations=hints,
         )
         with self._lock:
-            known = self._verdicts.get(call_id)
+            known = self._verdicts.get((tool.name, call_id))
             if known is not None and known.call.same_call(call):
                 return known
             problem = _schema_problem(tool.params_json_schema, arguments)
@@ -205,7 +230,7 @@ class DecisionGuard:
                 verdict = Verdict(call, "deny", "invalid_arguments", f"its arguments do not fit the tool's schema: {problem}", "")
             else:
                 verdict = self.gate.decide(call)
-            self._verdicts[call_id] = verdict
+            self._keep(verdict)
             return verdict
 
     # -- a person's answer ----------------------------------------------------------------
@@ -218,14 +243,14 @@ class DecisionGuard:
         call_id = item.call_id or ""
         asked = ToolCall(call_id=call_id, tool=item.name or "", arguments=arguments if isinstance(arguments, Mapping) else {})
         with self._lock:
-            verdict = self._verdicts.get(call_id)
+            verdict = self._verdicts.get((asked.tool, call_id))
             if verdict is None:
                 # A process restarted since the run stopped (its RunState was saved): the log
                 # still holds the pending approval of this exact call, and the answer is bound
                 # to it rather than to a decision made anew.
                 verdict = self.gate.waiting(asked)
                 if verdict is not None:
-                    self._verdicts[call_id] = verdict
+                    self._keep(verdict)
         guarded = self._tools.get(item.name or "")
         if verdict is None and guarded is not None:
             # The SDK asks for approval itself, without asking needs_approval, when it cannot
@@ -248,9 +273,14 @@ class DecisionGuard:
         verdict = self._waiting(item)
         if verdict.outcome != "approval":
             state.reject(item, rejection_message=refusal_text(verdict))
-            self._forget(verdict.call.call_id)
+            self._forget(verdict.call.tool, verdict.call.call_id)
             return False
-        self.gate.answer(verdict, {"approved": True})
+        answer = self.gate.answer(verdict, {"approved": True})
+        if not answer.approved:
+            # The log already holds a rejection of this call: it stands.
+            state.reject(item, rejection_message=refusal_text(verdict, answer))
+            self._forget(verdict.call.tool, verdict.call.call_id)
+            return False
         state.approve(item)
         return True
 
@@ -265,7 +295,7 @@ class DecisionGuard:
             state.reject(item, rejection_message=refusal_text(verdict, answer))
         # A rejected call never reaches the guardrails: its verdict is let go once the
         # rejection is recorded and in the state.
-        self._forget(verdict.call.call_id)
+        self._forget(verdict.call.tool, verdict.call.call_id)
 
     # -- the log ---------------------------------------------------------------------------
 
@@ -278,6 +308,15 @@ class DecisionGuard:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _approval_status(context: Any, tool: str, call_id: str) -> Optional[bool]:
+    """The SDK's answer for the call: ``True`` approved, ``False`` rejected, ``None`` not yet
+    answered. A tool in a namespace is approved under its qualified name (``fs.delete_file``)."""
+    status: Optional[bool] = context.is_tool_approved(context.qualified_tool_name, call_id)
+    if status is None:
+        status = context.is_tool_approved(tool, call_id)
+    return status
 
 
 def _guardrails_run_before_approval(context: Any) -> bool:
