@@ -155,8 +155,8 @@ class DecisionGuard:
         return dataclasses.replace(
             tool,
             needs_approval=needs_approval,
-            # Last: a call a guardrail of the tool's own refuses is never recorded as running,
-            # nor its approval as used.
+            # Last: a call a guardrail of the tool's own refuses is never recorded as running.
+            # (An approval given through `approve` is recorded as used there already.)
             tool_input_guardrails=[*(tool.tool_input_guardrails or []), guardrail],
             tool_output_guardrails=output_guardrails,
         )
