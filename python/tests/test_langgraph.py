@@ -274,6 +274,25 @@ def test_a_bad_answer_is_refused_and_runs_nothing(decision: Path, tmp_path: Path
     verified(decision, log)
 
 
+def test_a_call_id_that_comes_again_in_a_later_thread_waits_for_an_answer_of_its_own(decision: Path, tmp_path: Path) -> None:
+    # A model provider with short ids: a second thread on the same log asks for the very call
+    # the first did, with the same id. The person's first approval does not answer it.
+    log = tmp_path / "log.jsonl"
+    with DecisionToolNode(TOOLS, log=log) as node:
+        answers = [{"approved": True}, {"approved": False, "reason": "not twice"}]
+        for thread, answer in enumerate(answers):
+            config: Any = {"configurable": {"thread_id": f"t{thread}"}}
+            app = graph(node, [call("delete_file", "c2", path="a.txt")])
+            pending = app.invoke(START_INPUT, config)["__interrupt__"][0].value
+            result = app.invoke(Command(resume=answer), config)
+    assert RAN == ["delete a.txt"]
+    assert [m.status for m in tool_messages(result)] == ["error"] and "not twice" in str(tool_messages(result)[0].content)
+    assert pending["id"].endswith("-2")
+    recorded = [(r["id"], r["approved"]) for r in records(log) if r.get("type") == "approval:answer"]
+    assert recorded == [(pending["id"][:-2], True), (pending["id"], False)]
+    verified(decision, log)
+
+
 RESTART = textwrap.dedent(
     """
     import sys, sqlite3
@@ -315,7 +334,11 @@ def test_after_a_restart_the_approval_binds_to_the_same_call(decision: Path, tmp
     assert phase("resume", approval_id) == "['delete a.txt'] ['success']"
     pending = [r for r in records(log) if r.get("type") == "approval:pending"]
     answers = [r for r in records(log) if r.get("type") == "approval:answer"]
-    assert [p["id"] for p in pending] == [approval_id] and [a["id"] for a in answers] == [approval_id]
+    assert [a["id"] for a in answers] == [approval_id]
+    # The fake model, started anew in the second process, asks for the same call (same id and
+    # arguments) once more: that is a new decision, which waits for an approval of its own
+    # rather than reusing the answer to the first.
+    assert [p["id"] for p in pending] == [approval_id, f"{approval_id}-2"]
     # The answer is written by the second process, in the run of the call it answers, and
     # bound to that call's pending line.
     decisions = [r for r in records(log) if r.get("type") == "decision"]

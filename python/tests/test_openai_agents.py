@@ -19,6 +19,7 @@ pytest.importorskip("agents", reason="the OpenAI Agents SDK is not installed: pi
 from agents import Agent, ModelResponse, RunConfig, Runner, RunState, Usage, function_tool, set_tracing_disabled, tool_namespace  # noqa: E402
 from agents.run_config import ToolExecutionConfig  # noqa: E402
 from agents.tool_context import ToolContext  # noqa: E402
+from agents.exceptions import ToolInputGuardrailTripwireTriggered  # noqa: E402
 from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData  # noqa: E402
 from agents.models.interface import Model  # noqa: E402
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
@@ -152,6 +153,14 @@ def decisions(log: Path) -> List[Any]:
     return [json.loads(line)["e"] for line in log.read_text().splitlines() if '"type":"decision"' in line]
 
 
+def events(log: Path) -> List[Any]:
+    return [line["e"] for line in map(json.loads, log.read_text().splitlines()) if line.get("kind") == "event"]
+
+
+def event_types(log: Path) -> List[str]:
+    return [event["type"] for event in events(log)]
+
+
 def test_an_agent_used_as_a_tool_is_decided_once_across_its_interruption(decision: Path, tmp_path: Path) -> None:
     # The outer call runs an agent whose own call waits for a person. When the run resumes,
     # the SDK asks about the outer call again and continues it without its input guardrails:
@@ -283,6 +292,70 @@ def test_an_approval_after_a_recorded_rejection_is_refused(decision: Path, tmp_p
         assert guard.approve(state, item) is False
         result = Runner.run_sync(app, state)
     assert RAN == [] and any("keep it" in text for text in outputs(result))
+    verified(decision, log)
+
+
+def test_a_rejection_after_a_recorded_approval_leaves_the_call_unrun(decision: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with DecisionGuard(log=log) as guard:
+        app = agent(guard, [call("delete_file", "c2", path="a.txt")])
+        first = Runner.run_sync(app, "go")
+        (item,) = first.interruptions
+        assert guard.approve(first.to_state(), item) is True
+        state = first.to_state()
+        guard.reject(state, item, reason="changed my mind")
+        result = Runner.run_sync(app, state)
+    assert RAN == [] and any("changed my mind" in text for text in outputs(result))
+    # The approval stays in the log, never used: no call ran on it.
+    assert event_types(log).count("approval:answer") == 1 and "approval:used" not in event_types(log)
+    verified(decision, log)
+
+
+@pytest.mark.parametrize("how", ["reject_content", "raise_exception"])
+def test_an_approved_call_a_guardrail_of_the_tools_own_refuses_leaves_its_approval_unused(decision: Path, tmp_path: Path, how: str) -> None:
+    log = tmp_path / "log.jsonl"
+    refuse = ToolInputGuardrail(guardrail_function=lambda _data: getattr(ToolGuardrailFunctionOutput, how)(*(["not today"] if how == "reject_content" else [])), name="own")
+    own = dataclasses.replace(delete_file, tool_input_guardrails=[refuse])
+    with DecisionGuard(log=log) as guard:
+        app = Agent(name="assistant", instructions="", model=Scripted([call("delete_file", "c2", path="a.txt")], [say("done")]), tools=[guard.tool(own)])
+        first = Runner.run_sync(app, "go")
+        (item,) = first.interruptions
+        state = first.to_state()
+        assert guard.approve(state, item) is True
+        try:
+            Runner.run_sync(app, state)
+        except ToolInputGuardrailTripwireTriggered:
+            assert how == "raise_exception"
+    assert RAN == []
+    assert "approval:answer" in event_types(log) and "approval:used" not in event_types(log) and "tool:call" not in event_types(log)
+    verified(decision, log)
+
+
+@pytest.mark.parametrize("before_approval", [False, True])
+@pytest.mark.parametrize("second_answer", ["approve", "reject"])
+def test_a_call_id_that_comes_again_in_a_later_run_waits_for_an_approval_of_its_own(decision: Path, tmp_path: Path, before_approval: bool, second_answer: str) -> None:
+    # A model provider with short ids: the second run asks for the very call the first did,
+    # with the same id. The person's first approval does not answer it.
+    log = tmp_path / "log.jsonl"
+    config = RunConfig(tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=before_approval))
+    with DecisionGuard(log=log) as guard:
+        for run_number in range(2):
+            app = agent(guard, [call("delete_file", "call_0", path="a.txt")])
+            waiting = Runner.run_sync(app, "go", run_config=config)
+            (item,) = waiting.interruptions
+            # Nothing is recorded for the waiting call but its decision and its pending approval.
+            assert event_types(log)[-2:] == ["decision", "approval:pending"]
+            state = waiting.to_state()
+            if run_number == 1 and second_answer == "reject":
+                guard.reject(state, item, reason="not twice")
+            else:
+                assert guard.approve(state, item) is True
+            Runner.run_sync(app, state, run_config=config)
+    assert RAN == ["delete a.txt"] * (2 if second_answer == "approve" else 1)
+    pending = [e["id"] for e in events(log) if e["type"] == "approval:pending"]
+    answers = [(e["id"], e["approved"]) for e in events(log) if e["type"] == "approval:answer"]
+    assert pending == [pending[0], f"{pending[0]}-2"]
+    assert answers == [(pending[0], True), (pending[1], second_answer == "approve")]
     verified(decision, log)
 
 

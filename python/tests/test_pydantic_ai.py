@@ -107,6 +107,23 @@ def test_a_rejection_leaves_the_call_unrun_and_says_why(decision: Path, tmp_path
     verified(decision, log)
 
 
+def test_a_call_id_that_comes_again_in_a_later_run_waits_for_an_answer_of_its_own(decision: Path, tmp_path: Path) -> None:
+    # A model provider with short ids: a second run on the same log asks for the very call the
+    # first did, with the same id. The person's first approval does not answer it.
+    log = tmp_path / "log.jsonl"
+    toolset = gated(log)
+    for answer in ({"approved": True}, {"approved": False, "reason": "not twice"}):
+        app = agent(toolset, [ToolCallPart("delete_file", {"path": "a.txt"}, tool_call_id="c2")])
+        first = app.run_sync("go")
+        results = toolset.results(first.output, {"c2": answer})
+        second = app.run_sync(message_history=first.all_messages(), deferred_tool_results=results)
+    toolset.close()
+    assert RAN == ["delete a.txt"] and "not twice" in returns(second)["delete_file"]
+    answers = [(r["id"], r["approved"]) for r in records(log) if r.get("type") == "approval:answer"]
+    assert [approved for _, approved in answers] == [True, False] and answers[1][0] == f"{answers[0][0]}-2"
+    verified(decision, log)
+
+
 def test_no_verdict_is_kept_once_its_call_ran_or_was_refused(decision: Path, tmp_path: Path) -> None:
     # A long-lived toolset must not keep every call it decided: once a call ran, or a person
     # rejected it, its verdict is let go.

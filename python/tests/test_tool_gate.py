@@ -283,3 +283,23 @@ def test_a_decision_is_in_the_file_before_the_call_runs_and_a_refusal_at_once(tm
         gate.decide(ToolCall("c3", "cat", {"path": "b"}, "", {"readOnlyHint": True}))
     assert _types(log)[-2:] == ["decision", "seal"]
     assert dc.verify_log(log)["chain"] == "intact"
+
+
+@pytest.mark.parametrize("answer", [None, {"approved": False, "reason": "no"}, {"approved": True}])
+def test_a_call_that_waits_is_recorded_as_running_only_once_approved(decision: Path, tmp_path: Path, answer: Any) -> None:
+    log = tmp_path / "log.jsonl"
+    with ToolGate(log=log) as gate:
+        verdict = gate.decide(ToolCall("c1", "delete_file", {"path": "a.txt"}))
+        gate.record_pending(verdict)
+        if answer is not None:
+            gate.answer(verdict, answer)
+        if answer == {"approved": True}:
+            gate.record_call(verdict)
+        else:
+            with pytest.raises(dc.UsageError, match="waits for approval"):
+                gate.record_call(verdict)
+    kinds = [json.loads(line)["e"]["type"] for line in log.read_text().splitlines() if '"kind":"event"' in line]
+    ran = answer == {"approved": True}
+    assert ("approval:used" in kinds, "tool:call" in kinds) == (ran, ran)
+    status, out, err = run(decision, "replay", "--require-seal", str(log))
+    assert status == 0, out + err

@@ -18,7 +18,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, Union
 
 from .._errors import UsageError
 from .._native import Contract, SessionLog, check_provider
@@ -345,7 +345,7 @@ class ToolGate:
             return Verdict(call, "run", action, reason, digest, step=step)
         self.log.commit()
         if action in APPROVAL_ACTIONS and self.approvals == "interrupt":
-            return Verdict(call, "approval", action, reason, digest, approval_id=self.approval_id(call), step=step)
+            return Verdict(call, "approval", action, reason, digest, approval_id=self._approval_for_decision(call), step=step)
         if action in APPROVAL_ACTIONS:
             why = f"refused: it needs a person's approval ({reason}), and approvals are off"
             return Verdict(call, "deny", action, why, digest, step=step)
@@ -353,20 +353,53 @@ class ToolGate:
 
     @staticmethod
     def approval_id(call: ToolCall) -> str:
-        """The id of the approval a call waits for: its framework id and the start of its
-        fingerprint, so the same call (after a restart too) has the same id and another
-        call never does."""
+        """The id of the first approval a call waits for: its framework id and the start of
+        its fingerprint, so the same call (after a restart too) has the same id and another
+        call never does. A later decision of a call with the same id and arguments (a model
+        provider with short ids, a second run on the same log) waits under ``ID-2``, ``ID-3``,
+        …: see :meth:`_approval_chain`."""
         return f"ap-{_UNSAFE_ID.sub('_', call.call_id)[:64]}-{call.fingerprint()[:12]}"
+
+    def _approval_chain(self, call: ToolCall) -> Tuple[str, Optional[Mapping[str, Any]]]:
+        """The newest approval of ``call`` in the log, as ``(id, approval)``, or the id its
+        first would have and ``None``. Each decision after the first one that waits adds an
+        approval to the chain once the one before it was answered, so all but the newest are
+        answered."""
+        first = self.approval_id(call)
+        approval_id, approval = first, self.log.approval(first)
+        if approval is None:
+            return first, None
+        number = 2
+        while True:
+            following = f"{first}-{number}"
+            found = self.log.approval(following)
+            if found is None:
+                return approval_id, approval
+            approval_id, approval = following, found
+            number += 1
+
+    def _approval_for_decision(self, call: ToolCall) -> str:
+        """The approval a new decision of ``call`` waits for: the newest of its chain while no
+        person has answered it (the same call decided again: LangGraph re-executes a node after
+        a restart), else a new one. A new decision is never bound to an answer a person gave
+        to an earlier one."""
+        approval_id, approval = self._approval_chain(call)
+        if approval is None or not isinstance(approval.get("answer"), Mapping):
+            return approval_id
+        first = self.approval_id(call)
+        number = 2 if approval_id == first else int(approval_id.rsplit("-", 1)[1]) + 1
+        return f"{first}-{number}"
 
     # -- approvals: recorded here only --------------------------------------------------
 
     def waiting(self, call: ToolCall) -> Optional[Verdict]:
-        """The verdict of ``call`` when the log holds a pending approval for it — this exact
-        call: its id, tool and arguments — as an earlier process recorded it (after a
-        restart, the adapter's own memory is gone; the log's is not). ``None`` otherwise."""
-        approval_id = self.approval_id(call)
-        approval = self.log.approval(approval_id)
-        if approval is None or (approval["tool"], approval["input"]) != (call.tool, call.arguments_json()):
+        """The verdict of ``call`` when the log holds an approval of it — this exact call: its
+        id, tool and arguments — that an earlier process recorded and that has not let the
+        call run (after a restart, the adapter's own memory is gone; the log's is not): the
+        newest of its chain, answered or not (an answer recorded there stands). ``None``
+        otherwise."""
+        approval_id, approval = self._approval_chain(call)
+        if approval is None or approval.get("used") or (approval["tool"], approval["input"]) != (call.tool, call.arguments_json()):
             return None
         extra = approval.get("extra") or {}
         step = extra.get("step")
@@ -394,10 +427,11 @@ class ToolGate:
     def answer(self, verdict: Verdict, value: Any) -> Answer:
         """Reads a person's answer to ``verdict``'s approval (see :func:`parse_answer`),
         records it bound to the pending call (``approval:answer``, bound as ``decision
-        approve`` binds it: to this session, the call's fingerprint and its pending line)
-        and, when approved, that the call is about to run (``approval:used``). Returns the
-        answer. An approval already answered in the log keeps its recorded answer: LangGraph
-        replays the same resume values each time it re-executes a node."""
+        approve`` binds it: to this session, the call's fingerprint and its pending line).
+        Returns the answer. An approval already answered in the log keeps its recorded
+        answer: LangGraph replays the same resume values each time it re-executes a node.
+        That an approved call is about to run is recorded by :meth:`record_call`, not here: a
+        framework may still refuse the call (a guardrail of the tool's own)."""
         answer = parse_answer(value, verdict)
         approval_id = verdict.approval_id or ""
         approval = self.log.approval(approval_id)
@@ -417,8 +451,6 @@ class ToolGate:
             self.log.answer_pending(approval_id, True)
         else:
             self.log.answer_pending(approval_id, False, answer.reason or "denied by a person")
-        if answer.approved and approval is not None and not approval.get("used"):
-            self.log.use_pending(approval_id, verdict.step if verdict.step >= 0 else None)
         self.log.commit()
         return answer
 
@@ -430,10 +462,19 @@ class ToolGate:
         self.log.commit()
 
     def record_call(self, verdict: Verdict) -> None:
-        """Records that ``verdict``'s call runs now (``tool:call``, at the decision's step):
-        replay checks that an approved call ran, and a rejected one did not. Every line held
-        before it — the call's decision among them — is written with it, in one write."""
+        """Records that ``verdict``'s call runs now (``tool:call``, at the decision's step),
+        after the approval it waited for, if any, is marked used (``approval:used``): replay
+        checks that an approved call ran, and a rejected one did not. Every line held before
+        it — the call's decision among them — is written with it, in one write."""
         call = verdict.call
+        if verdict.approval_id:
+            approval = self.log.approval(verdict.approval_id)
+            answer = None if approval is None else approval.get("answer")
+            if approval is None or not (isinstance(answer, Mapping) and answer.get("approved") is True):
+                # Never expected: every adapter records the answer first. Fails closed.
+                raise UsageError(f"call {call.call_id} ({call.tool}) waits for approval {verdict.approval_id}: it may not run", code="E_USAGE", path="call")
+            if not approval.get("used"):
+                self.log.use_pending(verdict.approval_id, verdict.step if verdict.step >= 0 else None)
         self.log.append_event("tool:call", {"step": verdict.step, "callId": call.call_id, "tool": call.tool, "input": call.arguments_json()})
         self.log.commit()
 

@@ -48,7 +48,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
 from .. import Contract, SessionLog
 from .._errors import UsageError
 from ..outcomes import Contracts
-from ._core import ApprovalMode, Provider, ToolCall, ToolGate, Verdict, refusal_text
+from ._core import ApprovalMode, Provider, ToolCall, ToolGate, Verdict, parse_answer, refusal_text
 
 __all__ = ["DecisionGuard"]
 
@@ -124,11 +124,11 @@ class DecisionGuard:
             verdict = self._decide(tool, hints, call_id, arguments)
             if verdict.outcome == "approval":
                 answered = _approval_status(context, tool.name, call_id)
-                if answered is None and not self._answered_in_log(verdict):
+                if answered is None:
                     # Input guardrails asked before a person was (the run's
-                    # pre_approval_tool_input_guardrails): the SDK asks for approval next, and
-                    # nothing is recorded until a person answers. Any other run that reaches
-                    # here unanswered is refused.
+                    # pre_approval_tool_input_guardrails): the SDK asks for approval next and
+                    # runs nothing now, so nothing is recorded now — not even an answer the
+                    # log holds already. Any other run that reaches here unanswered is refused.
                     if _guardrails_run_before_approval(context):
                         return ToolGuardrailFunctionOutput.allow()
                     self._forget(tool.name, call_id)
@@ -138,7 +138,8 @@ class DecisionGuard:
                     return ToolGuardrailFunctionOutput.reject_content(refusal_text(verdict))
                 # The SDK runs an interrupted call only once it was approved: an approval given
                 # with RunState.approve alone is recorded here. An answer the log already holds
-                # for the call counts, and a rejection recorded there is never overridden.
+                # for the call counts, and a rejection recorded there is never overridden. That
+                # the approval is used is recorded with the call, next.
                 answer = self.gate.answer(verdict, {"approved": True})
                 if not answer.approved:
                     self._forget(tool.name, call_id)
@@ -155,8 +156,8 @@ class DecisionGuard:
         return dataclasses.replace(
             tool,
             needs_approval=needs_approval,
-            # Last: a call a guardrail of the tool's own refuses is never recorded as running.
-            # (An approval given through `approve` is recorded as used there already.)
+            # Last: a call a guardrail of the tool's own refuses is never recorded as running,
+            # nor its approval as used.
             tool_input_guardrails=[*(tool.tool_input_guardrails or []), guardrail],
             tool_output_guardrails=output_guardrails,
         )
@@ -165,11 +166,6 @@ class DecisionGuard:
         """Lets go of a call's verdict: the guard hears no more of that call."""
         with self._lock:
             self._verdicts.pop((tool, call_id), None)
-
-    def _answered_in_log(self, verdict: Verdict) -> bool:
-        """Whether the log holds a person's answer to ``verdict``'s approval."""
-        approval = self.gate.log.approval(verdict.approval_id or "")
-        return approval is not None and isinstance(approval.get("answer"), Mapping)
 
     def _keep(self, verdict: Verdict) -> None:
         """Keeps a call's verdict (the lock held). A call whose output never comes (a tool
@@ -286,12 +282,17 @@ class DecisionGuard:
 
     def reject(self, state: RunState[Any, Any], item: ToolApprovalItem, *, reason: str = "") -> None:
         """Records a person's rejection of ``item`` (with ``reason``) and rejects it in
-        ``state``; the model is told why."""
+        ``state``; the model is told why. A call whose approval the log holds already (given
+        through :meth:`approve` before) is rejected in ``state`` all the same and never runs;
+        the log keeps that approval, unused."""
         verdict = self._waiting(item)
         if verdict.outcome != "approval":
             state.reject(item, rejection_message=refusal_text(verdict))
         else:
-            answer = self.gate.answer(verdict, {"approved": False, "reason": reason})
+            rejection = {"approved": False, "reason": reason}
+            answer = self.gate.answer(verdict, rejection)
+            if answer.approved:
+                answer = parse_answer(rejection, verdict)
             state.reject(item, rejection_message=refusal_text(verdict, answer))
         # A rejected call never reaches the guardrails: its verdict is let go once the
         # rejection is recorded and in the state.
