@@ -348,6 +348,47 @@ def test_after_a_restart_the_approval_binds_to_the_same_call(decision: Path, tmp
     verified(decision, log)
 
 
+RESTART_TWO = textwrap.dedent(
+    """
+    import sys, sqlite3
+    sys.path.insert(0, {tests!r})
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.types import Command
+    import test_langgraph as t
+    from decision_contract.integrations.langgraph import DecisionToolNode
+
+    phase, log, db = sys.argv[1], sys.argv[2], sys.argv[3]
+    saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    calls = [t.call("delete_file", "c2", path="a.txt"), t.call("delete_file", "c3", path="b.txt")]
+    with DecisionToolNode(t.TOOLS, log=log) as node:
+        app = t.graph(node, calls, checkpointer=saver)
+        result = app.invoke(t.START_INPUT if phase == "start" else Command(resume={{"approved": True}}), t.CONFIG)
+        print(t.RAN, [m.status for m in t.tool_messages(result)])
+    """
+)
+
+
+def test_a_call_answered_before_a_restart_runs_once_on_its_answer(decision: Path, tmp_path: Path) -> None:
+    # Two calls of one message wait; the first is answered, then the process ends. The new
+    # process decides both again: the first, whose approval is answered, waits under a new id
+    # that LangGraph answers with the resume value it kept.
+    pytest.importorskip("langgraph.checkpoint.sqlite", reason="langgraph-checkpoint-sqlite is not installed")
+    script = tmp_path / "restart.py"
+    script.write_text(RESTART_TWO.format(tests=str(Path(__file__).parent)))
+    log, db = tmp_path / "log.jsonl", tmp_path / "checkpoints.db"
+    printed = []
+    for phase in ("start", "first", "second"):
+        done = subprocess.run([sys.executable, str(script), phase, str(log), str(db)], capture_output=True, text=True, cwd=REPO)
+        assert done.returncode == 0, done.stdout + done.stderr
+        printed.append(done.stdout.strip())
+    assert printed[-1] == "['delete a.txt', 'delete b.txt'] ['success', 'success']"
+    used = [r["id"] for r in records(log) if r.get("type") == "approval:used"]
+    answered = [r["id"] for r in records(log) if r.get("type") == "approval:answer"]
+    assert len(used) == 2 and used[0].endswith("-2") and used[0][:-2] in answered
+    assert [r["type"] for r in records(log)].count("tool:call") == 2
+    verified(decision, log)
+
+
 def test_a_node_never_closed_leaves_an_unfinished_log(decision: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     node = DecisionToolNode(TOOLS, log=log)
