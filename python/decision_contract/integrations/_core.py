@@ -356,15 +356,15 @@ class ToolGate:
         """The id of the first approval a call waits for: its framework id and the start of
         its fingerprint, so the same call (after a restart too) has the same id and another
         call never does. A later decision of a call with the same id and arguments (a model
-        provider with short ids, a second run on the same log) waits under ``ID-2``, ``ID-3``,
+        provider with short ids, a second run on the same log) after a call ran on its approval
+        waits under ``ID-2``, ``ID-3``,
         …: see :meth:`_approval_chain`."""
         return f"ap-{_UNSAFE_ID.sub('_', call.call_id)[:64]}-{call.fingerprint()[:12]}"
 
     def _approval_chain(self, call: ToolCall) -> Tuple[str, Optional[Mapping[str, Any]]]:
         """The newest approval of ``call`` in the log, as ``(id, approval)``, or the id its
-        first would have and ``None``. Each decision after the first one that waits adds an
-        approval to the chain once the one before it was answered, so all but the newest are
-        answered."""
+        first would have and ``None``. A decision adds an approval to the chain once a call ran
+        on the one before it, so all but the newest are used."""
         first = self.approval_id(call)
         approval_id, approval = first, self.log.approval(first)
         if approval is None:
@@ -379,12 +379,12 @@ class ToolGate:
             number += 1
 
     def _approval_for_decision(self, call: ToolCall) -> str:
-        """The approval a new decision of ``call`` waits for: the newest of its chain while no
-        person has answered it (the same call decided again: LangGraph re-executes a node after
-        a restart), else a new one. A new decision is never bound to an answer a person gave
-        to an earlier one."""
+        """The approval a new decision of ``call`` waits for: the newest of its chain until it
+        let the call run (the same call decided again after a restart keeps its approval and
+        any answer recorded there: a recorded rejection stands), else a new one. A decision is
+        never bound to an approval an earlier call already ran on."""
         approval_id, approval = self._approval_chain(call)
-        if approval is None or not isinstance(approval.get("answer"), Mapping):
+        if approval is None or not approval.get("used"):
             return approval_id
         first = self.approval_id(call)
         number = 2 if approval_id == first else int(approval_id.rsplit("-", 1)[1]) + 1
