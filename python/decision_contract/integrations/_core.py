@@ -357,38 +357,33 @@ class ToolGate:
         its fingerprint, so the same call (after a restart too) has the same id and another
         call never does. A later decision of a call with the same id and arguments (a model
         provider with short ids, a second run on the same log) after a call ran on its approval
-        waits under ``ID-2``, ``ID-3``,
-        …: see :meth:`_approval_chain`."""
+        waits under ``ID-2``, ``ID-3``, …: see :meth:`_approval_chain`."""
         return f"ap-{_UNSAFE_ID.sub('_', call.call_id)[:64]}-{call.fingerprint()[:12]}"
 
-    def _approval_chain(self, call: ToolCall) -> Tuple[str, Optional[Mapping[str, Any]]]:
-        """The newest approval of ``call`` in the log, as ``(id, approval)``, or the id its
-        first would have and ``None``. A decision adds an approval to the chain once a call ran
+    def _approval_chain(self, call: ToolCall) -> Tuple[int, str, Optional[Mapping[str, Any]]]:
+        """The newest approval of ``call`` in the log, as ``(number, id, approval)`` (the first
+        is number 1), or ``(1, ID, None)`` when the log holds none. A decision adds an approval to the chain once a call ran
         on the one before it, so all but the newest are used."""
         first = self.approval_id(call)
         approval_id, approval = first, self.log.approval(first)
-        if approval is None:
-            return first, None
-        number = 2
-        while True:
-            following = f"{first}-{number}"
+        number = 1
+        while approval is not None:
+            following = f"{first}-{number + 1}"
             found = self.log.approval(following)
             if found is None:
-                return approval_id, approval
-            approval_id, approval = following, found
-            number += 1
+                break
+            number, approval_id, approval = number + 1, following, found
+        return number, approval_id, approval
 
     def _approval_for_decision(self, call: ToolCall) -> str:
         """The approval a new decision of ``call`` waits for: the newest of its chain until it
         let the call run (the same call decided again after a restart keeps its approval and
         any answer recorded there: a recorded rejection stands), else a new one. A decision is
         never bound to an approval an earlier call already ran on."""
-        approval_id, approval = self._approval_chain(call)
+        number, approval_id, approval = self._approval_chain(call)
         if approval is None or not approval.get("used"):
             return approval_id
-        first = self.approval_id(call)
-        number = 2 if approval_id == first else int(approval_id.rsplit("-", 1)[1]) + 1
-        return f"{first}-{number}"
+        return f"{self.approval_id(call)}-{number + 1}"
 
     # -- approvals: recorded here only --------------------------------------------------
 
@@ -398,7 +393,7 @@ class ToolGate:
         call run (after a restart, the adapter's own memory is gone; the log's is not): the
         newest of its chain, answered or not (an answer recorded there stands). ``None``
         otherwise."""
-        approval_id, approval = self._approval_chain(call)
+        _, approval_id, approval = self._approval_chain(call)
         if approval is None or approval.get("used") or (approval["tool"], approval["input"]) != (call.tool, call.arguments_json()):
             return None
         extra = approval.get("extra") or {}
